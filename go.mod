@@ -1,0 +1,3 @@
+module github.com/latscope/latscope
+
+go 1.26.8

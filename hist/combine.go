@@ -1,0 +1,272 @@
+package hist
+
+import (
+	"fmt"
+	"math"
+)
+
+// Sub returns h − prev for two cumulative snapshots of the same counter set.
+// When any bucket went backwards (an instance restart, a counter reset) it
+// returns reset = true and no delta: the caller starts a new baseline at h.
+func (h *Histogram) Sub(prev *Histogram) (delta *Histogram, reset bool, err error) {
+	if h.Unit != prev.Unit || h.Scale != prev.Scale {
+		return nil, false, fmt.Errorf("cannot subtract histograms with different grids (%s scale %d, %s scale %d)",
+			h.Unit, h.Scale, prev.Unit, prev.Scale)
+	}
+	p := prev
+	if prev.ZeroPow != h.ZeroPow {
+		p = prev.Clone()
+		if h.ZeroPow > p.ZeroPow {
+			p.raiseZero(h.ZeroPow)
+		}
+	}
+	d := &Histogram{Unit: h.Unit, Scale: h.Scale, ZeroPow: h.ZeroPow, SumExact: h.SumExact, TopOpen: h.TopOpen}
+	d.ZeroCount = h.ZeroCount - p.ZeroCount
+	if d.ZeroCount < 0 {
+		return nil, true, nil
+	}
+	lo, hi := spanOf(h, p)
+	for i := lo; i < hi; i++ {
+		c := h.countAt(i) - p.countAt(i)
+		if c < 0 {
+			return nil, true, nil
+		}
+		if c > 0 {
+			d.addAt(i, c)
+		}
+	}
+	d.Sum = h.Sum - p.Sum
+	if d.Sum < 0 {
+		// Only float rounding can do this once every bucket grew.
+		d.Sum = 0
+	}
+	return d, false, nil
+}
+
+// spanOf returns the bucket index range [lo, hi) covering both histograms.
+func spanOf(a, b *Histogram) (lo, hi int) {
+	lo, hi = math.MaxInt, math.MinInt
+	for _, h := range []*Histogram{a, b} {
+		if len(h.Counts) == 0 {
+			continue
+		}
+		lo = min(lo, h.Offset)
+		hi = max(hi, h.Offset+len(h.Counts))
+	}
+	if lo > hi {
+		return 0, 0
+	}
+	return lo, hi
+}
+
+// countAt returns the count of bucket i (0 outside the stored range).
+func (h *Histogram) countAt(i int) float64 {
+	j := i - h.Offset
+	if j < 0 || j >= len(h.Counts) {
+		return 0
+	}
+	return h.Counts[j]
+}
+
+// Merge adds o into h. Histograms in different units are rebinned to h's
+// unit; at different scales the finer one is coarsened; the higher zero
+// bucket edge wins. The sum stays exact only if both were exact.
+func (h *Histogram) Merge(o *Histogram) {
+	if o.Count() == 0 && o.Sum == 0 {
+		h.TopOpen = h.TopOpen || o.TopOpen
+		return
+	}
+	if h.Count() == 0 && h.Sum == 0 && len(h.Counts) == 0 {
+		// Adopt o's grid so that merging into an empty histogram is exact.
+		unit := h.Unit
+		*h = *o.Clone()
+		if unit.Valid() && unit != o.Unit {
+			*h = *Rebin(h, unit, h.Scale)
+		}
+		return
+	}
+	if o.Unit != h.Unit {
+		o = Rebin(o, h.Unit, h.Scale)
+	}
+	if o.Scale > h.Scale {
+		o = o.Clone()
+		o.downscale(h.Scale)
+	} else if o.Scale < h.Scale {
+		h.downscale(o.Scale)
+	}
+	if o.ZeroPow > h.ZeroPow {
+		h.raiseZero(o.ZeroPow)
+	} else if o.ZeroPow < h.ZeroPow {
+		o = o.Clone()
+		o.raiseZero(h.ZeroPow)
+	}
+	h.ZeroCount += o.ZeroCount
+	for j, c := range o.Counts {
+		if c != 0 {
+			h.addAt(o.Offset+j, c)
+		}
+	}
+	h.Sum += o.Sum
+	h.SumExact = h.SumExact && o.SumExact
+	h.TopOpen = h.TopOpen || o.TopOpen
+}
+
+// downscale coarsens h to scale s ≤ h.Scale; it is exact because coarse
+// bucket edges are fine bucket edges.
+func (h *Histogram) downscale(s int) {
+	if s >= h.Scale || len(h.Counts) == 0 {
+		h.Scale = min(h.Scale, s)
+		return
+	}
+	shift := h.Scale - s
+	first := h.Offset >> shift
+	last := (h.Offset + len(h.Counts) - 1) >> shift
+	counts := make([]float64, last-first+1)
+	for j, c := range h.Counts {
+		counts[((h.Offset+j)>>shift)-first] += c
+	}
+	h.Scale, h.Offset, h.Counts = s, first, counts
+}
+
+// Downscaled returns a copy of h coarsened to scale s.
+func (h *Histogram) Downscaled(s int) *Histogram {
+	c := h.Clone()
+	c.downscale(s)
+	return c
+}
+
+// raiseZero moves the zero bucket's edge up to 2^pow units, folding the
+// buckets below it into the zero count.
+func (h *Histogram) raiseZero(pow int) {
+	if pow <= h.ZeroPow {
+		return
+	}
+	h.ZeroPow = pow
+	edge := h.zeroIndex()
+	j := 0
+	for ; j < len(h.Counts) && h.Offset+j < edge; j++ {
+		h.ZeroCount += h.Counts[j]
+	}
+	h.Counts = h.Counts[j:]
+	h.Offset += j
+	if len(h.Counts) == 0 {
+		h.Counts, h.Offset = nil, 0
+	}
+}
+
+// Rebin moves h onto the grid of another unit and scale. A bucket that
+// straddles target edges is split in proportion to the log-width of each
+// overlap (latencies spread evenly in log space); the zero bucket [0, T) is
+// split linearly. The target zero bucket ends at the largest power of two of
+// the new unit not above h's zero edge, so nothing is pushed below where it
+// was. The sum and its exactness are kept.
+func Rebin(h *Histogram, unit Unit, scale int) *Histogram {
+	if unit == h.Unit && scale <= h.Scale {
+		return h.Downscaled(scale)
+	}
+	ratio := float64(h.Unit) / float64(unit) // source units → target units
+	srcZero := h.zeroThreshold() * ratio
+	zp := int(math.Floor(math.Log2(srcZero) + 1e-9))
+	out := &Histogram{Unit: unit, Scale: scale, ZeroPow: zp, Sum: h.Sum * ratio, SumExact: h.SumExact, TopOpen: h.TopOpen}
+	h.eachBucket(func(b Bucket) {
+		lo, hi := b.Lower*ratio, b.Upper*ratio
+		out.spread(lo, hi, b.Count, b.Lower == 0)
+	})
+	return out
+}
+
+// spread distributes count over [lo, hi) in target units: linearly when the
+// range starts at zero, by log-width otherwise.
+func (h *Histogram) spread(lo, hi, count float64, linear bool) {
+	span, logSpan := hi-lo, math.Log(hi/lo)
+	width := func(a, b float64) float64 {
+		if linear {
+			return (b - a) / span
+		}
+		return math.Log(b/a) / logSpan
+	}
+	if hi <= lo {
+		h.addValue(lo, count)
+		return
+	}
+	z := h.zeroThreshold()
+	if lo < z {
+		top := math.Min(hi, z)
+		if linear || lo > 0 {
+			h.ZeroCount += count * width(lo, top)
+		}
+		if hi <= z {
+			return
+		}
+		lo = z
+	}
+	for i := bucketIndex(lo, h.Scale); ; i++ {
+		bl, bu := lowerBound(i, h.Scale), lowerBound(i+1, h.Scale)
+		a, b := math.Max(lo, bl), math.Min(hi, bu)
+		if b > a {
+			h.addAt(i, count*width(a, b))
+		}
+		if bu >= hi {
+			return
+		}
+	}
+}
+
+// addValue adds count at value v without touching the sum.
+func (h *Histogram) addValue(v, count float64) {
+	if v < h.zeroThreshold() {
+		h.ZeroCount += count
+		return
+	}
+	h.addAt(bucketIndex(v, h.Scale), count)
+}
+
+// Rows is a histogram folded into power-of-two rows, the rows heat maps draw:
+// row First+j covers [2^(First+j), 2^(First+j+1)) units, below them the zero
+// row [0, 2^ZeroPow).
+type Rows struct {
+	Unit      Unit
+	ZeroPow   int
+	ZeroCount float64
+	ZeroTime  float64 // latency in units spent in the zero row
+	First     int
+	Counts    []float64
+	Times     []float64 // latency in units spent per row
+}
+
+// Rows folds h into power-of-two rows with the time spent in each. Row times
+// come from bucket midpoints; for exact histograms they are scaled to add up
+// to the exact sum, so averages derived from rows stay exact.
+func (h *Histogram) Rows() Rows {
+	r := Rows{Unit: h.Unit, ZeroPow: h.ZeroPow, ZeroCount: h.ZeroCount}
+	r.ZeroTime = h.ZeroCount * h.zeroThreshold() / 2
+	top := len(h.Counts) - 1
+	for top >= 0 && h.Counts[top] == 0 {
+		top--
+	}
+	if top >= 0 {
+		r.First = h.Offset >> h.Scale
+		last := (h.Offset + top) >> h.Scale
+		r.Counts = make([]float64, last-r.First+1)
+		r.Times = make([]float64, last-r.First+1)
+	}
+	total := r.ZeroTime
+	h.eachBucket(func(b Bucket) {
+		if b.Lower == 0 {
+			return
+		}
+		row := bucketIndex(b.Lower, 0) - r.First
+		r.Counts[row] += b.Count
+		t := b.Count * b.Mid()
+		r.Times[row] += t
+		total += t
+	})
+	if h.SumExact && total > 0 {
+		k := h.Sum / total
+		r.ZeroTime *= k
+		for i := range r.Times {
+			r.Times[i] *= k
+		}
+	}
+	return r
+}

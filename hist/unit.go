@@ -1,0 +1,111 @@
+// Package hist is latscope's latency histogram model: buckets on a
+// power-of-two grid anchored in a time unit, explicit bound semantics, exact or
+// estimated sums, percentiles, merging and rebinning.
+//
+// Every source turns its data into a Histogram and every view starts from one;
+// this package imports only the standard library.
+package hist
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// Unit is the time unit in which a histogram's power-of-two grid is anchored,
+// in nanoseconds. Oracle's WAIT_TIME_MILLI buckets are powers of two in
+// milliseconds, WAIT_TIME_MICRO and 10046 ela values in microseconds, DTrace
+// in nanoseconds: keeping the unit keeps the source's bucket edges exact.
+type Unit int64
+
+// The units sources use.
+const (
+	Nanosecond  Unit = 1
+	Microsecond Unit = 1000
+	Millisecond Unit = 1000 * 1000
+	Second      Unit = 1000 * 1000 * 1000
+)
+
+// String returns the short name of the unit: ns, us, ms or s.
+func (u Unit) String() string {
+	switch u {
+	case Nanosecond:
+		return "ns"
+	case Microsecond:
+		return "us"
+	case Millisecond:
+		return "ms"
+	case Second:
+		return "s"
+	}
+	return fmt.Sprintf("%dns", int64(u))
+}
+
+// Duration converts a value in this unit to a time.Duration.
+func (u Unit) Duration(v float64) time.Duration {
+	return time.Duration(math.Round(v * float64(u)))
+}
+
+// Nanos converts a value in this unit to nanoseconds.
+func (u Unit) Nanos(v float64) float64 { return v * float64(u) }
+
+// Valid reports whether u is one of the known units.
+func (u Unit) Valid() bool {
+	switch u {
+	case Nanosecond, Microsecond, Millisecond, Second:
+		return true
+	}
+	return false
+}
+
+// ParseUnit reads a unit name as sources write it: ns/nanosec, us/µs/microsec,
+// ms/millisec, s/sec. Case is ignored.
+func ParseUnit(s string) (Unit, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "ns", "nanosec", "nanosecond", "nanoseconds":
+		return Nanosecond, nil
+	case "us", "µs", "μs", "microsec", "microsecond", "microseconds", "usec":
+		return Microsecond, nil
+	case "ms", "millisec", "millisecond", "milliseconds", "msec":
+		return Millisecond, nil
+	case "s", "sec", "second", "seconds":
+		return Second, nil
+	}
+	return 0, fmt.Errorf("unknown latency unit %q (want ns, us, ms or s)", s)
+}
+
+// FormatDuration prints a latency given in nanoseconds in a human unit with
+// three significant digits: 512ns, 1.02µs, 65.5µs, 8.19ms, 1.05s.
+func FormatDuration(ns float64) string {
+	abs := math.Abs(ns)
+	switch {
+	case abs == 0:
+		return "0"
+	case abs < 1e3:
+		return trimFloat(ns) + "ns"
+	case abs < 1e6:
+		return trimFloat(ns/1e3) + "µs"
+	case abs < 1e9:
+		return trimFloat(ns/1e6) + "ms"
+	default:
+		return trimFloat(ns/1e9) + "s"
+	}
+}
+
+// trimFloat prints v with three significant digits and no trailing zeros.
+func trimFloat(v float64) string {
+	var s string
+	switch a := math.Abs(v); {
+	case a >= 100:
+		s = fmt.Sprintf("%.0f", v)
+	case a >= 10:
+		s = fmt.Sprintf("%.1f", v)
+	default:
+		s = fmt.Sprintf("%.2f", v)
+	}
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}

@@ -1,0 +1,230 @@
+package source
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/latscope/latscope/stream"
+)
+
+// Probe opens a live source named "scheme:ARG" on the command line, such
+// as iotest:DIR.
+type Probe struct {
+	Scheme      string
+	Description string
+	Open        func(arg string, opts Options, diag *Diagnostics) (Source, error)
+}
+
+// Opener turns command-line SOURCE arguments into Sources.
+type Opener struct {
+	Formats []Format
+	Probes  []Probe
+	Options Options
+	Diag    *Diagnostics
+	// Stdin is read for the SOURCE "-".
+	Stdin io.Reader
+}
+
+// ErrUnknownFormat says no format recognised an input.
+var ErrUnknownFormat = errors.New("input format not recognised")
+
+// detectLimit is how much of an input detection may read.
+const detectLimit = 64 << 10
+
+// Open opens one SOURCE: "-" (stdin), "scheme:ARG" for a live probe, or a
+// file path.
+func (o *Opener) Open(ctx context.Context, spec string) (Source, error) {
+	if scheme, arg, ok := strings.Cut(spec, ":"); ok {
+		for _, p := range o.Probes {
+			if p.Scheme == scheme {
+				return p.Open(arg, o.Options, o.Diag)
+			}
+		}
+	}
+	if spec == "-" {
+		if o.Stdin == nil {
+			return nil, errors.New("no standard input")
+		}
+		return o.openReader("-", o.Stdin)
+	}
+	f, err := os.Open(spec)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("%s is a directory (give a file, - for stdin, or a probe such as iotest:%s)", spec, spec)
+	}
+	var r io.Reader = f
+	if o.Options.Follow {
+		if err := waitForData(ctx, f); err != nil {
+			f.Close()
+			return nil, err
+		}
+		r = &followReader{ctx: ctx, f: f, poll: 200 * time.Millisecond}
+	}
+	src, err := o.openReader(spec, r)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &closingSource{Source: src, c: f}, nil
+}
+
+// openReader detects the format (or takes --input-format) and opens it.
+func (o *Opener) openReader(name string, r io.Reader) (Source, error) {
+	br := bufio.NewReaderSize(r, detectLimit)
+	prefix, _ := br.Peek(2)
+	var in io.Reader = br
+	if len(prefix) == 2 && prefix[0] == 0x1f && prefix[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		br = bufio.NewReaderSize(zr, detectLimit)
+		in = br
+	}
+	input := Input{Name: name, Reader: in, Diag: o.Diag}
+	if o.Options.Format != "" {
+		for _, f := range o.Formats {
+			if f.Name == o.Options.Format {
+				return f.Open(input, o.Options)
+			}
+		}
+		return nil, fmt.Errorf("unknown input format %q (known: %s)", o.Options.Format, strings.Join(o.FormatNames(), ", "))
+	}
+	f, empty, err := o.detect(br)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if empty {
+		return emptySource{name: name}, nil
+	}
+	return f.Open(input, o.Options)
+}
+
+// detect offers a growing prefix to every format until one says Yes, all
+// say No, or the limit or end of input is reached. It reads only what has
+// arrived, so a slow pipe is recognised as soon as its first lines tell.
+func (o *Opener) detect(br *bufio.Reader) (f Format, empty bool, err error) {
+	want := 1
+	for {
+		_, perr := br.Peek(want)
+		prefix, _ := br.Peek(br.Buffered())
+		blank := len(bytes.TrimSpace(prefix)) == 0
+		if !blank {
+			undecided := false
+			for _, f := range o.Formats {
+				switch f.Detect(prefix) {
+				case Yes:
+					return f, false, nil
+				case NeedMore:
+					undecided = true
+				}
+			}
+			if !undecided {
+				return Format{}, false, o.unknown()
+			}
+		}
+		if perr != nil || len(prefix) >= detectLimit {
+			if perr != nil && perr != io.EOF && perr != bufio.ErrBufferFull {
+				return Format{}, false, perr
+			}
+			if blank {
+				return Format{}, true, nil
+			}
+			return Format{}, false, o.unknown()
+		}
+		want = len(prefix) + 1
+	}
+}
+
+func (o *Opener) unknown() error {
+	return fmt.Errorf("%w: tried %s (use --input-format to force one)", ErrUnknownFormat, strings.Join(o.FormatNames(), ", "))
+}
+
+// FormatNames lists the known formats.
+func (o *Opener) FormatNames() []string {
+	var names []string
+	for _, f := range o.Formats {
+		names = append(names, f.Name)
+	}
+	return names
+}
+
+// waitForData blocks until a followed file has some content.
+func waitForData(ctx context.Context, f *os.File) error {
+	for {
+		st, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		if st.Size() > 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// followReader reads a growing file like tail -f: at the end it waits for
+// more data; when the file shrinks (truncated or rotated in place) it starts
+// again from the top. It returns io.EOF once ctx is done.
+type followReader struct {
+	ctx  context.Context
+	f    *os.File
+	poll time.Duration
+	off  int64
+}
+
+func (r *followReader) Read(p []byte) (int, error) {
+	for {
+		n, err := r.f.Read(p)
+		r.off += int64(n)
+		if n > 0 {
+			return n, nil
+		}
+		if err != nil && err != io.EOF {
+			return 0, err
+		}
+		if st, serr := r.f.Stat(); serr == nil && st.Size() < r.off {
+			if _, err := r.f.Seek(0, io.SeekStart); err != nil {
+				return 0, err
+			}
+			r.off = 0
+			continue
+		}
+		select {
+		case <-r.ctx.Done():
+			return 0, io.EOF
+		case <-time.After(r.poll):
+		}
+	}
+}
+
+type closingSource struct {
+	Source
+	c io.Closer
+}
+
+func (s *closingSource) Run(ctx context.Context, emit func(stream.Interval) error) error {
+	defer s.c.Close()
+	return s.Source.Run(ctx, emit)
+}
+
+// emptySource is an empty input: no intervals, no error.
+type emptySource struct{ name string }
+
+func (e emptySource) Name() string                                           { return e.name }
+func (e emptySource) Run(context.Context, func(stream.Interval) error) error { return nil }

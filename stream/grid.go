@@ -1,0 +1,330 @@
+package stream
+
+import (
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/latscope/latscope/hist"
+)
+
+// Grid resamples intervals onto columns of equal wall-clock width, the
+// columns of a heat map. An interval's events are shared among the columns it
+// overlaps in proportion to the overlap, and a column's rate is the events
+// attributed to it divided by the time its sources observed, so intervals of
+// any length and jitter give steady columns, and windows no source observed
+// stay visible as gaps.
+type Grid struct {
+	// Width is the column width; when zero the first interval's duration is
+	// used.
+	Width time.Duration
+
+	origin    time.Time
+	relative  bool
+	started   bool
+	sources   map[string]int
+	coverage  map[int][]float64 // column → seconds observed per source
+	series    map[Key]*GridSeries
+	minCol    int
+	maxCol    int
+	skipped   int
+	intervals int
+}
+
+// NewGrid returns a grid with the given column width (0: infer it).
+func NewGrid(width time.Duration) *Grid {
+	return &Grid{Width: width, sources: map[string]int{}, coverage: map[int][]float64{}, series: map[Key]*GridSeries{}}
+}
+
+// InferWidth returns the median duration of the non-gap intervals, the
+// column width that puts about one source interval in each column.
+func InferWidth(ivs []Interval) time.Duration {
+	var ds []time.Duration
+	for _, iv := range ivs {
+		if !iv.Gap && iv.Duration > 0 {
+			ds = append(ds, iv.Duration)
+		}
+	}
+	if len(ds) == 0 {
+		return 0
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}
+
+// GridSeries is one series on the grid.
+type GridSeries struct {
+	Key  Key
+	Unit hist.Unit
+	Idle bool
+	// Total sums every interval; Latest is the most recent interval's
+	// histogram (by end time), LatestDuration its length.
+	Total          *hist.Histogram
+	Latest         *hist.Histogram
+	LatestEnd      time.Time
+	LatestDuration time.Duration
+
+	sources []int
+	cells   map[int][]cellPart
+	minRow  int
+	maxRow  int
+	hasRows bool
+}
+
+// cellPart is what one source contributed to one column of a series:
+// power-of-two rows (row r covers [2^r, 2^(r+1)) units; the zero row is
+// stored at r = ZeroPow−1) with events and latency in units.
+type cellPart struct {
+	src    int
+	first  int
+	counts []float64
+	times  []float64
+}
+
+// Add places an interval on the grid. Intervals whose clock kind (wall or
+// relative) differs from the first interval's are skipped and counted.
+func (g *Grid) Add(iv Interval) {
+	if iv.Duration <= 0 {
+		g.skipped++
+		return
+	}
+	if !g.started {
+		g.started = true
+		g.origin, g.relative = iv.Start, iv.Relative
+		if g.Width <= 0 {
+			g.Width = iv.Duration
+		}
+		g.minCol, g.maxCol = 0, 0
+	} else if iv.Relative != g.relative {
+		g.skipped++
+		return
+	}
+	g.intervals++
+	src, ok := g.sources[iv.Source]
+	if !ok {
+		src = len(g.sources)
+		g.sources[iv.Source] = src
+	}
+	for _, s := range iv.Series {
+		g.seriesFor(s.Key, s.Hist.Unit, src).record(iv, s.Hist)
+	}
+	if iv.Gap {
+		return
+	}
+	for _, s := range g.series {
+		if !slices.Contains(s.sources, src) {
+			continue
+		}
+		s.extendTime(iv)
+	}
+	// Spread the interval over the columns it overlaps.
+	start := iv.Start.Sub(g.origin)
+	end := start + iv.Duration
+	first := floorDiv(start, g.Width)
+	last := floorDiv(end-1, g.Width)
+	for c := first; c <= last; c++ {
+		cs := time.Duration(c) * g.Width
+		overlap := min(end, cs+g.Width) - max(start, cs)
+		if overlap <= 0 {
+			continue
+		}
+		frac := float64(overlap) / float64(iv.Duration)
+		cov := g.coverage[c]
+		for len(cov) <= src {
+			cov = append(cov, 0)
+		}
+		cov[src] += overlap.Seconds()
+		g.coverage[c] = cov
+		g.minCol, g.maxCol = min(g.minCol, c), max(g.maxCol, c)
+		for _, s := range iv.Series {
+			g.series[s.Key].addToCell(c, src, s.Hist, frac)
+		}
+	}
+}
+
+func floorDiv(a, b time.Duration) int {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return int(q)
+}
+
+func (g *Grid) seriesFor(k Key, unit hist.Unit, src int) *GridSeries {
+	s := g.series[k]
+	if s == nil {
+		s = &GridSeries{Key: k, Unit: unit, Idle: IsIdleEvent(k.Event), Total: &hist.Histogram{Unit: unit}, cells: map[int][]cellPart{}}
+		g.series[k] = s
+	}
+	if !slices.Contains(s.sources, src) {
+		s.sources = append(s.sources, src)
+	}
+	return s
+}
+
+// record updates totals and the latest histogram.
+func (s *GridSeries) record(iv Interval, h *hist.Histogram) {
+	if iv.Gap {
+		return
+	}
+	s.Total.Merge(h)
+	s.extendTime(iv)
+	if iv.End().Equal(s.LatestEnd) && s.Latest != nil {
+		s.Latest.Merge(h)
+	} else if iv.End().After(s.LatestEnd) || s.Latest == nil {
+		s.Latest = h.Clone()
+	}
+}
+
+// extendTime moves the latest window forward when a source observed a
+// newer window, so that a quiet latest interval shows as zero.
+func (s *GridSeries) extendTime(iv Interval) {
+	if iv.End().After(s.LatestEnd) {
+		s.LatestEnd = iv.End()
+		s.LatestDuration = iv.Duration
+		s.Latest = &hist.Histogram{Unit: s.Unit}
+	}
+}
+
+func (s *GridSeries) addToCell(c, src int, h *hist.Histogram, frac float64) {
+	if h.Unit != s.Unit {
+		h = hist.Rebin(h, s.Unit, 0)
+	}
+	rows := h.Rows()
+	parts := s.cells[c]
+	idx := slices.IndexFunc(parts, func(p cellPart) bool { return p.src == src })
+	if idx < 0 {
+		parts = append(parts, cellPart{src: src})
+		idx = len(parts) - 1
+	}
+	p := &parts[idx]
+	if rows.ZeroCount > 0 {
+		p.add(rows.ZeroPow-1, rows.ZeroCount*frac, rows.ZeroTime*frac)
+		s.noteRow(rows.ZeroPow - 1)
+	}
+	for j, n := range rows.Counts {
+		if n > 0 {
+			p.add(rows.First+j, n*frac, rows.Times[j]*frac)
+			s.noteRow(rows.First + j)
+		}
+	}
+	s.cells[c] = parts
+}
+
+func (s *GridSeries) noteRow(r int) {
+	if !s.hasRows {
+		s.minRow, s.maxRow, s.hasRows = r, r, true
+		return
+	}
+	s.minRow, s.maxRow = min(s.minRow, r), max(s.maxRow, r)
+}
+
+func (p *cellPart) add(row int, n, t float64) {
+	if len(p.counts) == 0 {
+		p.first = row
+	}
+	if row < p.first {
+		grow := p.first - row
+		p.counts = append(make([]float64, grow), p.counts...)
+		p.times = append(make([]float64, grow), p.times...)
+		p.first = row
+	}
+	for row-p.first >= len(p.counts) {
+		p.counts = append(p.counts, 0)
+		p.times = append(p.times, 0)
+	}
+	p.counts[row-p.first] += n
+	p.times[row-p.first] += t
+}
+
+// Columns returns the first and last column index holding data; ok is false
+// for an empty grid.
+func (g *Grid) Columns() (first, last int, ok bool) {
+	return g.minCol, g.maxCol, g.intervals > 0
+}
+
+// ColumnStart returns the start time of column c.
+func (g *Grid) ColumnStart(c int) time.Time {
+	return g.origin.Add(time.Duration(c) * g.Width)
+}
+
+// Relative reports whether the grid's times are relative (no wall clock).
+func (g *Grid) Relative() bool { return g.relative }
+
+// Skipped returns the number of intervals the grid could not place.
+func (g *Grid) Skipped() int { return g.skipped }
+
+// Series returns the series ordered by time waited, idle events last.
+func (g *Grid) Series() []*GridSeries {
+	out := make([]*GridSeries, 0, len(g.series))
+	for _, s := range g.series {
+		out = append(out, s)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Idle != b.Idle {
+			return !a.Idle
+		}
+		ta, tb := a.Total.Unit.Nanos(a.Total.Sum), b.Total.Unit.Nanos(b.Total.Sum)
+		if ta != tb {
+			return ta > tb
+		}
+		return a.Key.String() < b.Key.String()
+	})
+	return out
+}
+
+// RowRange returns the lowest and highest power-of-two row holding events
+// (row r covers [2^r, 2^(r+1)) units; row ZeroPow−1 is the zero bucket).
+func (s *GridSeries) RowRange() (lo, hi int, ok bool) {
+	return s.minRow, s.maxRow, s.hasRows
+}
+
+// Rates fills freq (events/s) and inten (seconds waited per second) for rows
+// lo..lo+len(freq)−1 of column c. Rows below lo fold into the first row and
+// rows above into the last, as OraLatencyMap's edge rows do. covered is false
+// when none of the series' sources observed the column (a gap).
+func (g *Grid) Rates(s *GridSeries, c, lo int, freq, inten []float64) (covered bool) {
+	clear(freq)
+	clear(inten)
+	n := len(freq)
+	if n == 0 {
+		return false
+	}
+	cov := g.coverage[c]
+	observed := 0.0
+	for _, src := range s.sources {
+		if src < len(cov) {
+			observed += cov[src]
+		}
+	}
+	if observed <= 0 {
+		return false
+	}
+	unitSeconds := float64(s.Unit) / 1e9
+	for _, p := range s.cells[c] {
+		secs := cov[p.src]
+		if secs <= 0 {
+			continue
+		}
+		for j, cnt := range p.counts {
+			r := min(max(p.first+j-lo, 0), n-1)
+			freq[r] += cnt / secs
+			inten[r] += p.times[j] * unitSeconds / secs
+		}
+	}
+	return true
+}
+
+// Observed returns the seconds the series' sources observed in column c.
+func (g *Grid) Observed(s *GridSeries, c int) float64 {
+	cov := g.coverage[c]
+	total := 0.0
+	for _, src := range s.sources {
+		if src < len(cov) {
+			total = math.Max(total, cov[src])
+		}
+	}
+	return total
+}
