@@ -37,6 +37,9 @@ type Options struct {
 	Events []string
 	// Follow keeps reading a growing file like tail -f.
 	Follow bool
+	// Progress receives human progress lines for long setup work, such as
+	// a probe creating its scratch file (nil: silent).
+	Progress io.Writer
 }
 
 // Loc returns the zone for offset-less timestamps (local by default).
