@@ -57,10 +57,12 @@ func ParseBoundKind(s string) (BoundKind, error) {
 // Histogram counts latencies in buckets on a logarithmic grid anchored in Unit.
 //
 // At scale s, bucket i covers [2^(i/2^s), 2^((i+1)/2^s)) units: inclusive
-// below, exclusive above, which is how Oracle ([N/2, N)), DTrace/bcc ([N, 2N))
-// and TVD$XTAT (256 ≥ duration < 512) all read buckets. Prometheus and
-// OpenTelemetry use the same grid with the other edge inclusive. The zero
-// bucket covers [0, 2^ZeroPow) units; buckets below it never hold counts.
+// below, exclusive above, which is how Oracle's own histograms ([N/2, N)) and
+// DTrace/bcc ([N, 2N)) read buckets, and right for durations truncated to
+// whole units (a 10046 ela of 4 µs lasted [4, 5) µs). Prometheus and
+// OpenTelemetry use the same grid with the other edge inclusive, and so, in
+// fact, does TVD$XTAT although its labels say "256 ≥ duration < 512". The
+// zero bucket covers [0, 2^ZeroPow) units; buckets below it never hold counts.
 //
 // Counts are float64 so that deltas, rebinned and merged histograms share one
 // type; counts read from sources stay exact integers up to 2^53.
@@ -236,7 +238,9 @@ func (h *Histogram) AddOpenTop(lower, count float64) error {
 	return nil
 }
 
-// addAt adds c to bucket i, growing the dense slice as needed.
+// addAt adds c to bucket i, growing the dense slice as needed. Growth
+// leaves slack on the side it grows, so that recording values in random
+// order does not copy the slice for every new lower bucket.
 func (h *Histogram) addAt(i int, c float64) {
 	if i < h.zeroIndex() {
 		h.ZeroCount += c
@@ -248,10 +252,12 @@ func (h *Histogram) addAt(i int, c float64) {
 		return
 	}
 	if i < h.Offset {
-		grow := h.Offset - i
-		counts := make([]float64, len(h.Counts)+grow, len(h.Counts)+grow+8)
+		slack := max(len(h.Counts)/2, 8)
+		first := max(i-slack, h.zeroIndex())
+		grow := h.Offset - first
+		counts := make([]float64, len(h.Counts)+grow)
 		copy(counts[grow:], h.Counts)
-		h.Counts, h.Offset = counts, i
+		h.Counts, h.Offset = counts, first
 	} else if j := i - h.Offset; j >= len(h.Counts) {
 		h.Counts = append(h.Counts, make([]float64, j-len(h.Counts)+1)...)
 	}

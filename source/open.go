@@ -31,6 +31,9 @@ type Opener struct {
 	Diag    *Diagnostics
 	// Stdin is read for the SOURCE "-".
 	Stdin io.Reader
+	// WrapFile, when set, wraps every opened file before reading (the
+	// driver counts bytes for progress); size is the file size at open.
+	WrapFile func(name string, size int64, r io.Reader) io.Reader
 }
 
 // ErrUnknownFormat says no format recognised an input.
@@ -64,6 +67,11 @@ func (o *Opener) Open(ctx context.Context, spec string) (Source, error) {
 		return nil, fmt.Errorf("%s is a directory (give a file, - for stdin, or a probe such as iotest:%s)", spec, spec)
 	}
 	var r io.Reader = f
+	if o.WrapFile != nil && !o.Options.Follow {
+		if st, err := f.Stat(); err == nil {
+			r = o.WrapFile(spec, st.Size(), f)
+		}
+	}
 	if o.Options.Follow {
 		if err := waitForData(ctx, f); err != nil {
 			f.Close()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/latscope/latscope/stream"
@@ -25,16 +26,15 @@ func RunAll(ctx context.Context, srcs []Source, byFile bool, diag *Diagnostics, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// A plain send is safe: the loop below drains ch until every
+			// source is done, so a live source's last (partial) interval
+			// after cancellation is delivered, not dropped.
 			err := src.Run(ctx, func(iv stream.Interval) error {
-				select {
-				case ch <- iv:
-					return nil
-				case <-ctx.Done():
-					return ctx.Err()
-				}
+				ch <- iv
+				return nil
 			})
 			if err != nil && !errors.Is(err, context.Canceled) {
-				errs[i] = fmt.Errorf("%s: %w", src.Name(), err)
+				errs[i] = withSourceName(src.Name(), err)
 			}
 		}()
 	}
@@ -65,4 +65,13 @@ func RunAll(ctx context.Context, srcs []Source, byFile bool, diag *Diagnostics, 
 		return emitErr
 	}
 	return errors.Join(errs...)
+}
+
+// withSourceName prefixes err with the source's name unless the message
+// already starts with it (parsers report file:line themselves).
+func withSourceName(name string, err error) error {
+	if strings.HasPrefix(err.Error(), name+":") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", name, err)
 }

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sort"
@@ -24,7 +25,7 @@ type Grid struct {
 	relative  bool
 	started   bool
 	sources   map[string]int
-	coverage  map[int][]float64 // column → seconds observed per source
+	coverage  map[int][]observed // column → time observed, per source
 	series    map[Key]*GridSeries
 	minCol    int
 	maxCol    int
@@ -34,7 +35,7 @@ type Grid struct {
 
 // NewGrid returns a grid with the given column width (0: infer it).
 func NewGrid(width time.Duration) *Grid {
-	return &Grid{Width: width, sources: map[string]int{}, coverage: map[int][]float64{}, series: map[Key]*GridSeries{}}
+	return &Grid{Width: width, sources: map[string]int{}, coverage: map[int][]observed{}, series: map[Key]*GridSeries{}}
 }
 
 // InferWidth returns the median duration of the non-gap intervals, the
@@ -132,9 +133,9 @@ func (g *Grid) Add(iv Interval) {
 		frac := float64(overlap) / float64(iv.Duration)
 		cov := g.coverage[c]
 		for len(cov) <= src {
-			cov = append(cov, 0)
+			cov = append(cov, observed{})
 		}
-		cov[src] += overlap.Seconds()
+		cov[src].add(max(start, cs)-cs, min(end, cs+g.Width)-cs)
 		g.coverage[c] = cov
 		g.minCol, g.maxCol = min(g.minCol, c), max(g.maxCol, c)
 		for _, s := range iv.Series {
@@ -292,19 +293,13 @@ func (g *Grid) Rates(s *GridSeries, c, lo int, freq, inten []float64) (covered b
 	if n == 0 {
 		return false
 	}
-	cov := g.coverage[c]
-	observed := 0.0
-	for _, src := range s.sources {
-		if src < len(cov) {
-			observed += cov[src]
-		}
-	}
-	if observed <= 0 {
+	if g.Observed(s, c) <= 0 {
 		return false
 	}
+	cov := g.coverage[c]
 	unitSeconds := float64(s.Unit) / 1e9
 	for _, p := range s.cells[c] {
-		secs := cov[p.src]
+		secs := cov[p.src].seconds()
 		if secs <= 0 {
 			continue
 		}
@@ -323,8 +318,38 @@ func (g *Grid) Observed(s *GridSeries, c int) float64 {
 	total := 0.0
 	for _, src := range s.sources {
 		if src < len(cov) {
-			total = math.Max(total, cov[src])
+			total = math.Max(total, cov[src].seconds())
 		}
 	}
 	return total
 }
+
+// observed is the part of a column one source observed: the union of the
+// windows it reported there, so that a source reporting the same window
+// twice (a trace concatenated with another session's) sums the events
+// instead of averaging them.
+type observed struct {
+	spans [][2]time.Duration // disjoint, sorted offsets within the column
+	total time.Duration
+}
+
+// add marks [from, to) of the column as observed.
+func (o *observed) add(from, to time.Duration) {
+	merged := [2]time.Duration{from, to}
+	kept := o.spans[:0:0]
+	for _, sp := range o.spans {
+		if sp[1] < merged[0] || sp[0] > merged[1] {
+			kept = append(kept, sp)
+			continue
+		}
+		merged[0], merged[1] = min(merged[0], sp[0]), max(merged[1], sp[1])
+	}
+	kept = append(kept, merged)
+	slices.SortFunc(kept, func(a, b [2]time.Duration) int { return cmp.Compare(a[0], b[0]) })
+	o.spans, o.total = kept, 0
+	for _, sp := range kept {
+		o.total += sp[1] - sp[0]
+	}
+}
+
+func (o observed) seconds() float64 { return o.total.Seconds() }

@@ -220,3 +220,23 @@ func TestValidate(t *testing.T) {
 		t.Error("invalid histogram accepted")
 	}
 }
+
+func TestGridSumsTheSameWindowReportedTwiceByOneSource(t *testing.T) {
+	// Two sessions' traces concatenated into one file report the same
+	// window twice: their events add up, the observed time does not.
+	k := Key{Event: "e"}
+	g := NewGrid(time.Second)
+	g.Add(exactInterval("all.trc", t0, time.Second, k, 10, 10))
+	g.Add(exactInterval("all.trc", t0, time.Second, k, 10, 10, 10))
+	g.Add(exactInterval("all.trc", t0.Add(time.Second), 500*time.Millisecond, k, 10))
+	g.Add(exactInterval("all.trc", t0.Add(1500*time.Millisecond), 500*time.Millisecond, k, 10))
+	s := g.Series()[0]
+	lo, _, _ := s.RowRange()
+	f, in := make([]float64, 1), make([]float64, 1)
+	if g.Rates(s, 0, lo, f, in); f[0] != 5 {
+		t.Errorf("column 0: %g events/s, want 5", f[0])
+	}
+	if g.Rates(s, 1, lo, f, in); f[0] != 2 || g.Observed(s, 1) != 1 {
+		t.Errorf("column 1: %g events/s over %g s, want 2 over 1", f[0], g.Observed(s, 1))
+	}
+}

@@ -1,0 +1,49 @@
+package oracle10046
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/stream"
+)
+
+// repeatToSize repeats data until the result holds at least size bytes.
+func repeatToSize(data []byte, size int) []byte {
+	n := (size + len(data) - 1) / len(data)
+	return bytes.Repeat(data, n)
+}
+
+// BenchmarkParse measures parse throughput on the 11.1 trace (binds, SQL
+// text, 2289 WAIT lines per 1.28 MB) repeated in memory to about 64 MB.
+func BenchmarkParse(b *testing.B) {
+	one := readShared(b, fileDBM11106)
+	data := repeatToSize(one, 64<<20)
+	want := float64(2289 * (len(data) / len(one)))
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for b.Loop() {
+		src, _ := Open(source.Input{Name: "bench", Reader: bytes.NewReader(data)}, source.Options{})
+		waits := 0.0
+		err := src.Run(context.Background(), func(iv stream.Interval) error {
+			for _, s := range iv.Series {
+				waits += s.Hist.Count()
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if waits != want {
+			b.Fatalf("waits = %g, want %g", waits, want)
+		}
+	}
+	// Wall-clock MB/s is noisy when other jobs share the cores; MB per
+	// CPU second is not (it includes the GC's work).
+	if cpu := cpuTime() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(b.N)*float64(len(data))/1e6/cpu.Seconds(), "MB/cpu-s")
+	}
+}

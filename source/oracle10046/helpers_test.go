@@ -1,0 +1,214 @@
+package oracle10046
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/internal/testenv"
+	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/stream"
+)
+
+// Real trace files, relative to the shared test data directory.
+const (
+	dirApress  = "trc10046/apress-top1e_10.2.0.3_11.1.0.6/"
+	dirFree    = "trc10046/carymillsap-tracing-oracle_23.2/"
+	dirJKStill = "trc10046/jkstill-trace-combine_12.2.0.1/"
+	dirPriitp2 = "trc10046/priitp2-trctools_19.x/"
+
+	fileDBM11106 = dirApress + "DBM11106_ora_6334.trc"
+	fileTkprof   = dirApress + "DBM11106_ora_6334_tkprof.txt"
+	fileTVD      = dirApress + "DBM11106_ora_6334_tvdxtat.html"
+	fileDBM10203 = dirApress + "dbm10203_ora_24433.trc"
+	fileS000     = dirApress + "dbm10203_s000_24374.trc"
+	fileFree     = dirFree + "FREE_ora_39079.trc"
+	fileFree01   = dirFree + "FREE_ora_39079_test01.trc"
+	file9850     = dirJKStill + "js122a1_ora_9850.trc"
+	file9854     = dirJKStill + "js122a1_ora_9854.trc"
+	fileTrcsess  = dirJKStill + "main_trcsess_output.trc"
+)
+
+// result is what one Run produced.
+type result struct {
+	intervals []stream.Interval
+	diag      *source.Diagnostics
+	log       *bytes.Buffer
+	err       error
+}
+
+// run reads data through the format and validates every interval the way
+// source.RunAll does.
+func run(t testing.TB, name string, data []byte, opts source.Options) result {
+	t.Helper()
+	return runReader(t, name, bytes.NewReader(data), opts)
+}
+
+func runReader(t testing.TB, name string, r io.Reader, opts source.Options) result {
+	t.Helper()
+	log := &bytes.Buffer{}
+	diag := source.NewDiagnostics(log, 1000)
+	src, err := Format().Open(source.Input{Name: name, Reader: r, Diag: diag}, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	if src.Name() != name {
+		t.Errorf("Name() = %q, want %q", src.Name(), name)
+	}
+	res := result{diag: diag, log: log}
+	res.err = src.Run(context.Background(), func(iv stream.Interval) error {
+		if err := iv.Validate(); err != nil {
+			t.Errorf("invalid interval: %v", err)
+		}
+		if iv.Source != name {
+			t.Errorf("interval source %q, want %q", iv.Source, name)
+		}
+		res.intervals = append(res.intervals, iv)
+		return nil
+	})
+	return res
+}
+
+// readShared returns the bytes of a shared real test file.
+func readShared(t testing.TB, rel string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(testenv.SharedFile(t, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// allTraces lists every .trc file of the shared trc10046 directory.
+func allTraces(t testing.TB) []string {
+	t.Helper()
+	dir := filepath.Join(testenv.SharedDataDir(t), "trc10046")
+	paths, err := filepath.Glob(filepath.Join(dir, "*", "*.trc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) < 15 {
+		testenv.SkipOrFail(t, "expected the 15 real traces in %s, found %d", dir, len(paths))
+	}
+	var rels []string
+	for _, p := range paths {
+		rel, _ := filepath.Rel(testenv.SharedDataDir(t), p)
+		rels = append(rels, filepath.ToSlash(rel))
+	}
+	return rels
+}
+
+// eventTotals sums, per event name, the counts and exact sums (µs) of every
+// interval.
+type eventTotal struct {
+	count float64
+	sum   float64
+}
+
+func totals(ivs []stream.Interval) map[string]eventTotal {
+	out := map[string]eventTotal{}
+	for _, iv := range ivs {
+		for _, s := range iv.Series {
+			e := out[s.Key.Event]
+			e.count += s.Hist.Count()
+			e.sum += s.Hist.Sum
+			out[s.Key.Event] = e
+		}
+	}
+	return out
+}
+
+// merged returns, per event, the merge of all its histograms.
+func merged(ivs []stream.Interval) map[string]*hist.Histogram {
+	out := map[string]*hist.Histogram{}
+	for _, iv := range ivs {
+		for _, s := range iv.Series {
+			if out[s.Key.Event] == nil {
+				out[s.Key.Event] = hist.NewExact(hist.Microsecond, 0)
+			}
+			out[s.Key.Event].Merge(s.Hist)
+		}
+	}
+	return out
+}
+
+// waitLineRe matches the WAIT lines of real traces the way a reader of the
+// file would, independently of the parser: event name and ela.
+var waitLineRe = regexp.MustCompile(`(?m)^WAIT #\d+: nam='(.*?)' ela= ?(\d+) .* tim=\d+\r?$`)
+
+// grepWaits counts, per event, the lines containing nam='<event>' (what
+// grep -c "nam='<event>'" prints) and sums their ela values.
+func grepWaits(text string) map[string]eventTotal {
+	out := map[string]eventTotal{}
+	for _, m := range waitLineRe.FindAllStringSubmatch(text, -1) {
+		var ela float64
+		fmt.Sscan(m[2], &ela)
+		e := out[m[1]]
+		e.sum += ela
+		out[m[1]] = e
+	}
+	for ev := range out {
+		e := out[ev]
+		e.count = float64(strings.Count(text, "nam='"+ev+"'"))
+		out[ev] = e
+	}
+	return out
+}
+
+// windowKey is an interval's window.
+type windowKey struct {
+	start string
+	dur   time.Duration
+}
+
+// byWindow sums counts and sums per (window, event).
+func byWindow(ivs []stream.Interval) map[windowKey]map[string]eventTotal {
+	out := map[windowKey]map[string]eventTotal{}
+	for _, iv := range ivs {
+		k := windowKey{iv.Start.UTC().Format(time.RFC3339Nano), iv.Duration}
+		if out[k] == nil {
+			out[k] = map[string]eventTotal{}
+		}
+		for _, s := range iv.Series {
+			e := out[k][s.Key.Event]
+			e.count += s.Hist.Count()
+			e.sum += s.Hist.Sum
+			out[k][s.Key.Event] = e
+		}
+	}
+	return out
+}
+
+// describe prints intervals for failure messages.
+func describe(ivs []stream.Interval) string {
+	var b strings.Builder
+	for _, iv := range ivs {
+		fmt.Fprintf(&b, "%s +%s rel=%v:", iv.Start.Format(time.RFC3339Nano), iv.Duration, iv.Relative)
+		names := []string{}
+		for _, s := range iv.Series {
+			names = append(names, fmt.Sprintf(" %s=%g", s.Key, s.Hist.Count()))
+		}
+		sort.Strings(names)
+		b.WriteString(strings.Join(names, ","))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func zurich(t testing.TB) *time.Location {
+	t.Helper()
+	loc, err := time.LoadLocation("Europe/Zurich")
+	if err != nil {
+		return time.FixedZone("CET", 3600) // no tzdata: the traces are from winter
+	}
+	return loc
+}

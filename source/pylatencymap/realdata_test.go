@@ -1,0 +1,244 @@
+package pylatencymap
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/internal/testenv"
+	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/stream"
+)
+
+// example_latency_data.txt: 72 RAC records of gv$event_histogram 'db file
+// sequential read' (ms), about 3 s apart, no datasource line.
+func TestExampleLatencyData(t *testing.T) {
+	res := runShared(t, "pylatencymap/example_latency_data.txt", source.Options{})
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	if got := res.malformed(); len(got) > 0 {
+		t.Errorf("malformed lines reported: %q", got)
+	}
+	if w := res.diag.Warnings(); len(w) > 0 {
+		t.Errorf("warnings: %q (the label names gv$event_histogram, so upper bound is inferred silently)", w)
+	}
+	ivs := res.intervals
+	if len(ivs) != 71 {
+		t.Fatalf("got %d intervals from 72 records, want 71", len(ivs))
+	}
+
+	// Wall-clock time from the text dates (+02:00), lengths from the µs field.
+	zone := time.FixedZone("", 2*3600)
+	firstStart := time.Date(2013, 8, 26, 16, 26, 51, 653754000, zone)
+	lastEnd := time.Date(2013, 8, 26, 16, 30, 26, 120610000, zone)
+	if !ivs[0].Start.Equal(firstStart) {
+		t.Errorf("first interval starts %s, want %s (the first record's date)", ivs[0].Start, firstStart)
+	}
+	if !ivs[70].End().Equal(lastEnd) {
+		t.Errorf("last interval ends %s, want %s (the last record's date)", ivs[70].End(), lastEnd)
+	}
+	if _, off := ivs[0].Start.Zone(); off != 2*3600 {
+		t.Errorf("zone offset %d s, want +02:00", off)
+	}
+	if got, want := ivs[0].Duration, 3017710*time.Microsecond; got != want {
+		t.Errorf("first interval lasts %s, want %s (52014671464 - 52011653754 µs)", got, want)
+	}
+	for i, iv := range ivs {
+		if iv.Relative || iv.Gap {
+			t.Errorf("interval %d: relative=%v gap=%v", i, iv.Relative, iv.Gap)
+		}
+		if iv.Duration < 2900*time.Millisecond || iv.Duration > 3100*time.Millisecond {
+			t.Errorf("interval %d lasts %s, want about 3 s", i, iv.Duration)
+		}
+		if i > 0 && !iv.Start.Equal(ivs[i-1].End()) {
+			t.Errorf("interval %d starts %s, previous ended %s", i, iv.Start, ivs[i-1].End())
+		}
+		for _, s := range iv.Series {
+			if s.Key != (stream.Key{Event: "db file sequential read latency data from gv$event_histogram"}) {
+				t.Errorf("interval %d: key %+v", i, s.Key)
+			}
+			if s.Hist.Unit != hist.Millisecond {
+				t.Errorf("interval %d: unit %s", i, s.Hist.Unit)
+			}
+		}
+	}
+
+	total := res.total()
+	if got := total.Count(); got != 1237243 {
+		t.Errorf("total events %.0f, want 1237243 (last record's sum minus the first's)", got)
+	}
+	// Upper-bound buckets: midpoint 0.75·N. PyLatencyMap prints 23 ms
+	// because it weighted this Oracle file as lower bound (×1.5).
+	if mean := total.Mean(); math.Abs(mean-11.2) > 0.1 {
+		t.Errorf("mean latency %.3f ms, want 11.2 ± 0.1 ms", mean)
+	}
+
+	// The workload stops at the end: the last two deltas have no events at
+	// all (observed windows, not gaps) and the one before only 72.
+	for _, i := range []int{69, 70} {
+		if len(ivs[i].Series) != 0 {
+			t.Errorf("interval %d has %.0f events, want an idle window", i, eventCount(ivs[i]))
+		}
+	}
+	if got := eventCount(ivs[68]); got != 72 {
+		t.Errorf("interval 68 has %.0f events, want 72", got)
+	}
+	// Two RAC instances are summed: the first delta adds both instances'
+	// 1 ms bucket growth (4131014-4129312) + (2681431-2681431).
+	if h := ivs[0].Series[0].Hist; h.ZeroCount != 1702 {
+		t.Errorf("first interval's [0,1) ms bucket holds %.0f, want 1702", h.ZeroCount)
+	}
+}
+
+// calibration_data*.txt: every bucket 64..32768 µs grows by one per record,
+// records 1 s apart by the µs field although the dates say 00:00:0,
+// 00:00:01, 00:00:01.
+func TestCalibration(t *testing.T) {
+	const bucketSum = 65472.0 // 64 + 128 + ... + 32768
+	for _, tc := range []struct {
+		file   string
+		factor float64 // estimated time per event of bucket value N, in N
+		// firstRow is the power of two of the row holding value 64.
+		firstRow int
+	}{
+		{"calibration_data.txt", 1.5, 6},         // systemtap: [N, 2N)
+		{"calibration_data_oracle.txt", 0.75, 5}, // oracle: [N/2, N)
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			res := runShared(t, "pylatencymap/"+tc.file, source.Options{})
+			if res.err != nil {
+				t.Fatal(res.err)
+			}
+			if len(res.diag.Warnings()) > 0 || len(res.malformed()) > 0 {
+				t.Errorf("warnings %q, malformed %q", res.diag.Warnings(), res.malformed())
+			}
+			if len(res.intervals) != 2 {
+				t.Fatalf("got %d intervals, want 2", len(res.intervals))
+			}
+			cet := time.FixedZone("CET", 3600)
+			for i, iv := range res.intervals {
+				wantStart := time.Date(2015, 3, 14, 0, 0, i, 0, cet)
+				if !iv.Start.Equal(wantStart) || iv.Duration != time.Second {
+					t.Errorf("interval %d: %s for %s, want %s for 1s", i, iv.Start, iv.Duration, wantStart)
+				}
+				if len(iv.Series) != 1 {
+					t.Fatalf("interval %d: %d series", i, len(iv.Series))
+				}
+				h := iv.Series[0].Hist
+				if h.Unit != hist.Microsecond {
+					t.Errorf("unit %s, want us", h.Unit)
+				}
+				if want := tc.factor * bucketSum; math.Abs(h.Sum-want) > 1e-9 {
+					t.Errorf("interval %d: sum %g µs, want %g", i, h.Sum, want)
+				}
+				rows := h.Rows()
+				if rows.First != tc.firstRow || len(rows.Counts) != 10 || rows.ZeroCount != 0 {
+					t.Fatalf("rows start at 2^%d with %d rows, zero %g", rows.First, len(rows.Counts), rows.ZeroCount)
+				}
+				for j, c := range rows.Counts {
+					n := math.Ldexp(64, j) // the bucket value the source wrote
+					rate := c / iv.Duration.Seconds()
+					if rate != 1 {
+						t.Errorf("bucket %g: %g events/s, want 1", n, rate)
+					}
+					if want := tc.factor * n; math.Abs(rows.Times[j]-want) > 1e-9 {
+						t.Errorf("bucket %g: time %g µs, want %g", n, rows.Times[j], want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// The raw DTrace quantize() and SystemTap @hist_log files need connectors
+// latscope does not have yet: a clear error, never empty intervals.
+func TestRawHistogramFilesAreRefused(t *testing.T) {
+	for _, tc := range []struct{ file, where string }{
+		{"test_DTrace_data.txt", "test_DTrace_data.txt:8: "},
+		{"test_SystemTap_data.txt", "test_SystemTap_data.txt:7: "},
+	} {
+		res := runShared(t, "pylatencymap/"+tc.file, source.Options{})
+		if !errors.Is(res.err, ErrRawHistogram) {
+			t.Fatalf("%s: error %v, want ErrRawHistogram", tc.file, res.err)
+		}
+		if !strings.HasPrefix(res.err.Error(), tc.where) || !strings.Contains(res.err.Error(), "DTrace/SystemTap input formats are planned") {
+			t.Errorf("%s: error %q, want it to start with %q", tc.file, res.err, tc.where)
+		}
+		if len(res.intervals) != 0 || len(res.malformed()) != 0 {
+			t.Errorf("%s: %d intervals and malformed %q before the error", tc.file, len(res.intervals), res.malformed())
+		}
+	}
+}
+
+func TestDetect(t *testing.T) {
+	for _, rel := range []string{
+		"pylatencymap/example_latency_data.txt",
+		"pylatencymap/calibration_data.txt",
+		"pylatencymap/calibration_data_oracle.txt",
+		"pylatencymap/test_DTrace_data.txt",
+		"pylatencymap/test_SystemTap_data.txt",
+	} {
+		data, err := os.ReadFile(testenv.SharedFile(t, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := Detect(data[:min(len(data), 4096)]); v != source.Yes {
+			t.Errorf("%s: %v, want Yes", rel, v)
+		}
+		// A prefix cut before the first record line cannot tell yet.
+		begin := strings.Index(string(data), beginMarker)
+		if v := Detect(data[:begin+5]); v != source.NeedMore {
+			t.Errorf("%s cut inside <begin record>: %v, want NeedMore", rel, v)
+		}
+	}
+	trace, err := os.ReadFile(testenv.SharedFile(t, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := Detect(trace[:min(len(trace), 2048)]); v != source.No {
+		t.Errorf("Oracle 10046 trace: %v, want No", v)
+	}
+	for _, tc := range []struct {
+		prefix string
+		want   source.Verdict
+	}{
+		{"", source.NeedMore},
+		{"31 rows selected.\n", source.NeedMore},
+		{"  <BEGIN RECORD>  \r\n", source.Yes},
+		{"WAIT #1: nam='db file sequential read' ela= 5\n", source.No},
+		{strings.Repeat("some other text\n", 300), source.No},
+	} {
+		if got := Detect([]byte(tc.prefix)); got != tc.want {
+			t.Errorf("Detect(%.30q) = %v, want %v", tc.prefix, got, tc.want)
+		}
+	}
+}
+
+// The format is found by detection through the core Opener, as the CLI does.
+func TestOpenerDetectsRealFile(t *testing.T) {
+	path := testenv.SharedFile(t, "pylatencymap/calibration_data_oracle.txt")
+	diag := source.NewDiagnostics(nil, 5)
+	o := &source.Opener{Formats: []source.Format{Format()}, Diag: diag}
+	src, err := o.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src.Name() != path {
+		t.Errorf("Name() = %q, want %q", src.Name(), path)
+	}
+	n := 0
+	err = source.RunAll(context.Background(), []source.Source{src}, false, diag, func(stream.Interval) error { n++; return nil })
+	if err != nil || n != 2 {
+		t.Errorf("RunAll: %d intervals, err %v; want 2, nil", n, err)
+	}
+	f := Format()
+	if f.Name != "pylatencymap" || f.Description == "" || strings.Contains(f.Description, "\n") {
+		t.Errorf("format name %q description %q", f.Name, f.Description)
+	}
+}

@@ -1,0 +1,147 @@
+// Package report summarises a recording per series: events, total and mean
+// latency, percentiles, power-of-two buckets and per-interval rows, as a
+// human table, JSON or CSV.
+package report
+
+import (
+	"math"
+	"time"
+
+	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/stream"
+)
+
+// Report is the whole report; its JSON form is latscope's machine-readable
+// summary (see docs/report-format.md).
+type Report struct {
+	Series   []Series        `json:"series"`
+	Sources  []SourceSummary `json:"sources"`
+	Warnings []string        `json:"warnings"`
+}
+
+// SourceSummary says how much of a source was skipped.
+type SourceSummary struct {
+	Name      string `json:"name"`
+	Malformed int    `json:"malformed_lines"`
+}
+
+// Series is one series' summary. Latencies are in microseconds whatever the
+// source's unit; nil percentiles mean no events.
+type Series struct {
+	Event      string     `json:"event"`
+	Instance   string     `json:"instance"`
+	Source     string     `json:"source,omitempty"`
+	Sources    []string   `json:"sources"`
+	Unit       string     `json:"unit"`
+	SourceUnit string     `json:"source_unit"`
+	Idle       bool       `json:"idle"`
+	Count      float64    `json:"count"`
+	SumUs      float64    `json:"sum_us"`
+	SumExact   bool       `json:"sum_exact"`
+	TopCapped  bool       `json:"top_capped"`
+	MeanUs     *float64   `json:"mean_us"`
+	P50Us      *float64   `json:"p50_us"`
+	P90Us      *float64   `json:"p90_us"`
+	P99Us      *float64   `json:"p99_us"`
+	Buckets    []Bucket   `json:"buckets"`
+	Intervals  []Interval `json:"intervals"`
+}
+
+// Bucket is one power-of-two latency bucket [LowerUs, UpperUs).
+type Bucket struct {
+	LowerUs float64 `json:"lower_us"`
+	UpperUs float64 `json:"upper_us"`
+	Count   float64 `json:"count"`
+	SumUs   float64 `json:"sum_us"`
+	Capped  bool    `json:"capped,omitempty"`
+}
+
+// Interval is one observation window of the series. Start is RFC 3339 with
+// the source's UTC offset, absent when the source had no wall clock;
+// OffsetS counts seconds from the first interval of the series.
+type Interval struct {
+	Start   *string `json:"start"`
+	OffsetS float64 `json:"offset_s"`
+	Seconds float64 `json:"seconds"`
+	Gap     bool    `json:"gap,omitempty"`
+	Count   float64 `json:"count"`
+	SumUs   float64 `json:"sum_us"`
+}
+
+// Build summarises the recording; diag (may be nil) adds skipped-input
+// counts and warnings.
+func Build(rec *stream.Recording, diag *source.Diagnostics) Report {
+	r := Report{Series: []Series{}, Sources: []SourceSummary{}, Warnings: diag.Warnings()}
+	if r.Warnings == nil {
+		r.Warnings = []string{}
+	}
+	for _, p := range diag.Problems() {
+		r.Sources = append(r.Sources, SourceSummary{Name: p.Source, Malformed: p.Count})
+	}
+	for _, s := range rec.Series() {
+		r.Series = append(r.Series, summarise(s))
+	}
+	return r
+}
+
+func summarise(s *stream.Series) Series {
+	t := s.Total
+	us := func(v float64) float64 { return t.Unit.Nanos(v) / 1e3 }
+	out := Series{
+		Event: s.Key.Event, Instance: s.Key.Instance, Source: s.Key.Source, Sources: s.Sources,
+		Unit: "us", SourceUnit: t.Unit.String(), Idle: s.Idle,
+		Count: t.Count(), SumUs: us(t.Sum), SumExact: t.SumExact, TopCapped: t.TopOpen,
+	}
+	if out.Count > 0 {
+		out.MeanUs = ptr(us(t.Mean()))
+		out.P50Us = ptr(us(t.Quantile(0.5)))
+		out.P90Us = ptr(us(t.Quantile(0.9)))
+		out.P99Us = ptr(us(t.Quantile(0.99)))
+	}
+	out.Buckets = powerOfTwoBuckets(t)
+	var origin time.Time
+	for i, p := range s.Points {
+		if i == 0 {
+			origin = p.Start
+		}
+		iv := Interval{OffsetS: p.Start.Sub(origin).Seconds(), Seconds: p.Duration.Seconds(), Gap: p.Gap}
+		if !p.Relative {
+			iv.Start = ptr(p.Start.Format(time.RFC3339Nano))
+		}
+		if p.Hist != nil {
+			iv.Count = p.Hist.Count()
+			iv.SumUs = p.Hist.Unit.Nanos(p.Hist.Sum) / 1e3
+		}
+		out.Intervals = append(out.Intervals, iv)
+	}
+	if out.Intervals == nil {
+		out.Intervals = []Interval{}
+	}
+	return out
+}
+
+// powerOfTwoBuckets folds the histogram into power-of-two rows: the buckets
+// Oracle, DTrace and TVD$XTAT print, whatever the source's resolution.
+func powerOfTwoBuckets(h *hist.Histogram) []Bucket {
+	rows := h.Rows()
+	toUs := func(v float64) float64 { return h.Unit.Nanos(v) / 1e3 }
+	out := []Bucket{}
+	if rows.ZeroCount > 0 {
+		out = append(out, Bucket{LowerUs: 0, UpperUs: toUs(math.Ldexp(1, rows.ZeroPow)), Count: rows.ZeroCount, SumUs: toUs(rows.ZeroTime)})
+	}
+	for j, c := range rows.Counts {
+		if c == 0 {
+			continue
+		}
+		lo := math.Ldexp(1, rows.First+j)
+		b := Bucket{LowerUs: toUs(lo), UpperUs: toUs(2 * lo), Count: c, SumUs: toUs(rows.Times[j])}
+		if h.TopOpen && j == len(rows.Counts)-1 {
+			b.Capped = true
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,209 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/latscope/latscope/hist"
+)
+
+// Formats the report can be written in.
+const (
+	FormatTable = "table"
+	FormatJSON  = "json"
+	FormatCSV   = "csv"
+)
+
+// Options shape the human table.
+type Options struct {
+	// Intervals adds the per-interval rows to the table (JSON and CSV
+	// always have them).
+	Intervals bool
+}
+
+// Write writes the report in one of the formats.
+func Write(w io.Writer, r Report, format string, o Options) error {
+	switch format {
+	case FormatTable, "":
+		return WriteTable(w, r, o)
+	case FormatJSON:
+		return WriteJSON(w, r)
+	case FormatCSV:
+		return WriteCSV(w, r)
+	}
+	return fmt.Errorf("unknown report format %q (want table, json or csv)", format)
+}
+
+// WriteJSON writes the report as indented JSON.
+func WriteJSON(w io.Writer, r Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteCSV writes one long table: a "series" row per series, then its
+// "bucket" and "interval" rows, all with the same columns.
+func WriteCSV(w io.Writer, r Report) error {
+	cw := csv.NewWriter(w)
+	header := []string{"kind", "event", "instance", "source", "start", "offset_s", "seconds", "lower_us", "upper_us",
+		"count", "sum_us", "sum_exact", "mean_us", "p50_us", "p90_us", "p99_us"}
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	opt := func(v *float64) string {
+		if v == nil {
+			return ""
+		}
+		return num(*v)
+	}
+	for _, s := range r.Series {
+		id := []string{s.Event, s.Instance, s.Source}
+		row := func(kind string, rest ...string) error {
+			return cw.Write(append(append([]string{kind}, id...), rest...))
+		}
+		if err := row("series", "", "", "", "", "", num(s.Count), num(s.SumUs), strconv.FormatBool(s.SumExact),
+			opt(s.MeanUs), opt(s.P50Us), opt(s.P90Us), opt(s.P99Us)); err != nil {
+			return err
+		}
+		for _, b := range s.Buckets {
+			if err := row("bucket", "", "", "", num(b.LowerUs), num(b.UpperUs), num(b.Count), num(b.SumUs), "", "", "", "", ""); err != nil {
+				return err
+			}
+		}
+		for _, iv := range s.Intervals {
+			start := ""
+			if iv.Start != nil {
+				start = *iv.Start
+			}
+			count := num(iv.Count)
+			if iv.Gap {
+				count = ""
+			}
+			if err := row("interval", start, num(iv.OffsetS), num(iv.Seconds), "", "", count, num(iv.SumUs), "", "", "", "", ""); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteTable writes the human report: per series a summary line and its
+// latency buckets with shares of events and of time waited.
+func WriteTable(w io.Writer, r Report, o Options) error {
+	if len(r.Series) == 0 {
+		_, err := fmt.Fprintln(w, "no latency data (no events were read)")
+		return err
+	}
+	for i, s := range r.Series {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		writeSeriesTable(w, s, o)
+	}
+	return nil
+}
+
+func writeSeriesTable(w io.Writer, s Series, o Options) {
+	name := s.Event
+	if s.Instance != "" {
+		name += " @" + s.Instance
+	}
+	if s.Source != "" {
+		name += " [" + s.Source + "]"
+	}
+	if s.Idle {
+		name += "  (idle wait)"
+	}
+	fmt.Fprintln(w, name)
+	sumNote := "exact"
+	if !s.SumExact {
+		sumNote = "estimated from bucket midpoints"
+	}
+	fmt.Fprintf(w, "  events %s   time waited %s (%s)\n", groupDigits(s.Count), dur(s.SumUs), sumNote)
+	if s.MeanUs != nil {
+		fmt.Fprintf(w, "  mean %s   p50 %s   p90 %s   p99 %s\n", dur(*s.MeanUs), dur(*s.P50Us), dur(*s.P90Us), dur(*s.P99Us))
+	}
+	if s.TopCapped {
+		fmt.Fprintln(w, "  the top bucket had no upper bound: read as [lower, 2×lower)")
+	}
+	if len(s.Buckets) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "  latency bucket\tevents\t%\ttime waited\t%\t\t")
+		maxShare := 0.0
+		for _, b := range s.Buckets {
+			maxShare = math.Max(maxShare, b.Count/s.Count)
+		}
+		for _, b := range s.Buckets {
+			share := 100 * b.Count / s.Count
+			tshare := 0.0
+			if s.SumUs > 0 {
+				tshare = 100 * b.SumUs / s.SumUs
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%.1f\t%s\t%.1f\t%s\t\n", bucketRange(b), groupDigits(b.Count), share, dur(b.SumUs), tshare,
+				bar(b.Count/s.Count/maxShare, 30))
+		}
+		tw.Flush()
+	}
+	if o.Intervals && len(s.Intervals) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "  start\tseconds\tevents\tevents/s\tmean\t")
+		for _, iv := range s.Intervals {
+			start := fmt.Sprintf("+%.1fs", iv.OffsetS)
+			if iv.Start != nil {
+				start = *iv.Start
+			}
+			if iv.Gap {
+				fmt.Fprintf(tw, "  %s\t%.3f\tno data\t\t\t\n", start, iv.Seconds)
+				continue
+			}
+			mean := "-"
+			if iv.Count > 0 {
+				mean = dur(iv.SumUs / iv.Count)
+			}
+			fmt.Fprintf(tw, "  %s\t%.3f\t%s\t%.1f\t%s\t\n", start, iv.Seconds, groupDigits(iv.Count), iv.Count/iv.Seconds, mean)
+		}
+		tw.Flush()
+	}
+}
+
+func bucketRange(b Bucket) string {
+	if b.LowerUs == 0 {
+		return "< " + dur(b.UpperUs)
+	}
+	if b.Capped {
+		return "≥ " + dur(b.LowerUs)
+	}
+	return dur(b.LowerUs) + " – " + dur(b.UpperUs)
+}
+
+func dur(us float64) string { return hist.FormatDuration(us * 1e3) }
+
+// groupDigits prints a count with thin groups of three digits; fractional
+// counts (from rebinning) keep one decimal.
+func groupDigits(v float64) string {
+	if v != math.Trunc(v) {
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	s := strconv.FormatFloat(v, 'f', 0, 64)
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func bar(frac float64, width int) string {
+	n := int(math.Round(frac * float64(width)))
+	return strings.Repeat("█", max(n, 0))
+}
