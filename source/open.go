@@ -67,6 +67,7 @@ func (o *Opener) Open(ctx context.Context, spec string) (Source, error) {
 		return nil, fmt.Errorf("%s is a directory (give a file, - for stdin, or a probe such as iotest:%s)", spec, spec)
 	}
 	var r io.Reader = f
+	var closer io.Closer = f
 	if o.WrapFile != nil && !o.Options.Follow {
 		if st, err := f.Stat(); err == nil {
 			r = o.WrapFile(spec, st.Size(), f)
@@ -77,14 +78,15 @@ func (o *Opener) Open(ctx context.Context, spec string) (Source, error) {
 			f.Close()
 			return nil, err
 		}
-		r = &followReader{ctx: ctx, f: f, poll: 200 * time.Millisecond}
+		fr := &followReader{ctx: ctx, path: spec, f: f, poll: 200 * time.Millisecond}
+		r, closer = fr, fr
 	}
 	src, err := o.openReader(spec, r)
 	if err != nil {
-		f.Close()
+		closer.Close()
 		return nil, err
 	}
-	return &closingSource{Source: src, c: f}, nil
+	return &closingSource{Source: src, c: closer}, nil
 }
 
 // openReader detects the format (or takes --input-format) and opens it.
@@ -186,11 +188,13 @@ func waitForData(ctx context.Context, f *os.File) error {
 	}
 }
 
-// followReader reads a growing file like tail -f: at the end it waits for
-// more data; when the file shrinks (truncated or rotated in place) it starts
-// again from the top. It returns io.EOF once ctx is done.
+// followReader reads a growing file like tail -F: at the end it waits for
+// more data; when the file shrinks (truncated in place) it starts again from
+// the top, and when the path names a new file (rotated by rename) it
+// switches to that file. It returns io.EOF once ctx is done.
 type followReader struct {
 	ctx  context.Context
+	path string
 	f    *os.File
 	poll time.Duration
 	off  int64
@@ -206,11 +210,7 @@ func (r *followReader) Read(p []byte) (int, error) {
 		if err != nil && err != io.EOF {
 			return 0, err
 		}
-		if st, serr := r.f.Stat(); serr == nil && st.Size() < r.off {
-			if _, err := r.f.Seek(0, io.SeekStart); err != nil {
-				return 0, err
-			}
-			r.off = 0
+		if r.rotated() {
 			continue
 		}
 		select {
@@ -220,6 +220,32 @@ func (r *followReader) Read(p []byte) (int, error) {
 		}
 	}
 }
+
+// rotated switches to the start of the file when it was truncated or
+// replaced; it reports whether reading should be retried at once.
+func (r *followReader) rotated() bool {
+	cur, err := r.f.Stat()
+	if err != nil {
+		return false
+	}
+	if named, err := os.Stat(r.path); err == nil && !os.SameFile(cur, named) {
+		if nf, err := os.Open(r.path); err == nil {
+			r.f.Close()
+			r.f, r.off = nf, 0
+			return true
+		}
+	}
+	if cur.Size() < r.off {
+		if _, err := r.f.Seek(0, io.SeekStart); err == nil {
+			r.off = 0
+			return true
+		}
+	}
+	return false
+}
+
+// Close closes the file currently followed.
+func (r *followReader) Close() error { return r.f.Close() }
 
 type closingSource struct {
 	Source
