@@ -10,16 +10,64 @@ import (
 )
 
 // Recording gathers the intervals of one or more sources. Several sources are
-// merged by time; series with the same Key are summed.
+// merged by time; series with the same Key are summed. A source that reports
+// the same window again (a trace file that concatenates sessions, a file
+// read twice) has the window's histograms summed in place, so memory grows
+// with the distinct windows, not with the input.
 type Recording struct {
 	intervals []Interval
+	index     map[windowKey]int
 	sorted    bool
 }
 
-// Add appends an interval.
+// windowKey identifies one source's observation window.
+type windowKey struct {
+	source   string
+	start    int64
+	duration time.Duration
+	relative bool
+}
+
+// Add adds an interval, summing it into an earlier one of the same source
+// and window.
 func (r *Recording) Add(iv Interval) {
-	r.intervals = append(r.intervals, iv)
-	r.sorted = false
+	if r.index == nil {
+		r.index = map[windowKey]int{}
+	}
+	k := windowKey{iv.Source, iv.Start.UnixNano(), iv.Duration, iv.Relative}
+	i, seen := r.index[k]
+	if !seen {
+		r.index[k] = len(r.intervals)
+		r.intervals = append(r.intervals, iv)
+		r.sorted = false
+		return
+	}
+	r.intervals[i] = mergeWindows(r.intervals[i], iv)
+}
+
+// mergeWindows sums two reports of the same window; a gap only stands when
+// neither report had data.
+func mergeWindows(a, b Interval) Interval {
+	if b.Gap {
+		return a
+	}
+	if a.Gap {
+		return b
+	}
+	out := a
+	out.Series = make([]SeriesHist, len(a.Series))
+	copy(out.Series, a.Series)
+	for _, sb := range b.Series {
+		j := slices.IndexFunc(out.Series, func(s SeriesHist) bool { return s.Key == sb.Key })
+		if j < 0 {
+			out.Series = append(out.Series, SeriesHist{Key: sb.Key, Hist: sb.Hist.Clone()})
+			continue
+		}
+		merged := out.Series[j].Hist.Clone()
+		merged.Merge(sb.Hist)
+		out.Series[j].Hist = merged
+	}
+	return out
 }
 
 // Intervals returns all intervals ordered by start time, then source.
@@ -31,6 +79,9 @@ func (r *Recording) Intervals() []Interval {
 			}
 			return cmp.Compare(a.Source, b.Source)
 		})
+		for i, iv := range r.intervals {
+			r.index[windowKey{iv.Source, iv.Start.UnixNano(), iv.Duration, iv.Relative}] = i
+		}
 		r.sorted = true
 	}
 	return r.intervals

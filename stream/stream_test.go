@@ -240,3 +240,24 @@ func TestGridSumsTheSameWindowReportedTwiceByOneSource(t *testing.T) {
 		t.Errorf("column 1: %g events/s over %g s, want 2 over 1", f[0], g.Observed(s, 1))
 	}
 }
+
+func TestRecordingSumsARepeatedWindowInPlace(t *testing.T) {
+	k := Key{Event: "e"}
+	var r Recording
+	for i := 0; i < 100; i++ {
+		r.Add(exactInterval("cat.trc", t0, 3*time.Second, k, 10, 20))
+		r.Add(exactInterval("cat.trc", t0.Add(3*time.Second), 3*time.Second, k, 30))
+	}
+	if r.Len() != 2 {
+		t.Fatalf("%d intervals kept, want 2 distinct windows", r.Len())
+	}
+	s := r.Series()[0]
+	if s.Total.Count() != 300 || s.Points[0].Count() != 200 || s.Points[1].Count() != 100 {
+		t.Errorf("total %g, points %g %g", s.Total.Count(), s.Points[0].Count(), s.Points[1].Count())
+	}
+	gap := Interval{Source: "cat.trc", Start: t0, Duration: 3 * time.Second, Gap: true}
+	r.Add(gap)
+	if r.Series()[0].Points[0].Gap {
+		t.Error("a gap report hid a window that had data")
+	}
+}
