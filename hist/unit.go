@@ -88,8 +88,11 @@ func FormatDuration(ns float64) string {
 		return trimFloat(ns/1e3) + "µs"
 	case abs < 1e9:
 		return trimFloat(ns/1e6) + "ms"
-	default:
+	case abs < 100e9:
 		return trimFloat(ns/1e9) + "s"
+	default:
+		// Long totals read better as 3h51m than as 13881s.
+		return time.Duration(ns).Round(time.Second).String()
 	}
 }
 

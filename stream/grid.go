@@ -31,6 +31,8 @@ type Grid struct {
 	maxCol    int
 	skipped   int
 	intervals int
+	// samples counts the observed (non-gap) intervals per source.
+	samples []int
 }
 
 // NewGrid returns a grid with the given column width (0: infer it).
@@ -113,6 +115,10 @@ func (g *Grid) Add(iv Interval) {
 	if iv.Gap {
 		return
 	}
+	for len(g.samples) <= src {
+		g.samples = append(g.samples, 0)
+	}
+	g.samples[src]++
 	for _, s := range g.series {
 		if !slices.Contains(s.sources, src) {
 			continue
@@ -310,6 +316,18 @@ func (g *Grid) Rates(s *GridSeries, c, lo int, freq, inten []float64) (covered b
 		}
 	}
 	return true
+}
+
+// Samples returns how many intervals the series' sources have reported (the
+// "sample number" of OraLatencyMap's footer).
+func (g *Grid) Samples(s *GridSeries) int {
+	n := 0
+	for _, src := range s.sources {
+		if src < len(g.samples) {
+			n += g.samples[src]
+		}
+	}
+	return n
 }
 
 // Observed returns the seconds the series' sources observed in column c.

@@ -250,7 +250,7 @@ func Build(g *stream.Grid, s *stream.GridSeries, opt Options) Frame {
 	}
 	f.Frequency.finish(opt.Scale)
 	f.Intensity.finish(opt.Scale)
-	f.Stats = stats(g, s, len(f.Columns))
+	f.Stats = stats(g, s, g.Samples(s))
 	return f
 }
 

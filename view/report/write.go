@@ -136,7 +136,7 @@ func writeSeriesTable(w io.Writer, s Series, o Options) {
 	}
 	if len(s.Buckets) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "  latency bucket\tevents\t%\ttime waited\t%\t\t")
+		fmt.Fprintln(tw, "  latency bucket\tevents\t%\ttime waited\t%\t")
 		maxShare := 0.0
 		for _, b := range s.Buckets {
 			maxShare = math.Max(maxShare, b.Count/s.Count)
@@ -147,7 +147,8 @@ func writeSeriesTable(w io.Writer, s Series, o Options) {
 			if s.SumUs > 0 {
 				tshare = 100 * b.SumUs / s.SumUs
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%.1f\t%s\t%.1f\t%s\t\n", bucketRange(b), groupDigits(b.Count), share, dur(b.SumUs), tshare,
+			// The bar is the trailing cell, so it stays left-aligned.
+			fmt.Fprintf(tw, "  %s\t%s\t%.1f\t%s\t%.1f\t %s\n", bucketRange(b), groupDigits(b.Count), share, dur(b.SumUs), tshare,
 				bar(b.Count/s.Count/maxShare, 30))
 		}
 		tw.Flush()

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# make bench: latscope's benchmarks, side by side with the peer tools where
+# an issue names them. Results go to $BENCH_OUT (default bench-out/) and a
+# summary is printed; docs/benchmarks.md records the figures.
+#
+#   BENCH_DIR   where the 1 GB trace is built (default: a temp dir, removed)
+#   BENCH_GB    size of the big trace in GB (default 1)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${BENCH_OUT:-bench-out}
+mkdir -p "$out"
+bin=bin/latscope
+[ -x "$bin" ] || { echo "bench: build first (make build)"; exit 1; }
+
+# Peers and measuring tools: installed when missing and we are root.
+need=()
+command -v hyperfine >/dev/null || need+=(hyperfine)
+[ -x /usr/bin/time ] || need+=(time)
+if [ ${#need[@]} -gt 0 ]; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+		echo "bench: installing ${need[*]}"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null ||
+			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null; }
+	else
+		echo "bench: cannot install ${need[*]} (not root); those comparisons are skipped"
+	fi
+fi
+
+machine() {
+	echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
+	echo "kernel: $(uname -r); $(go version)"
+	echo "date: $(date -u +%FT%TZ); commit: $(git rev-parse --short HEAD 2>/dev/null || echo none)"
+}
+machine | tee "$out/machine.txt"
+
+echo
+echo "== Go benchmarks (go test -bench) =="
+go test -run '^$' -bench . -benchmem -count 1 ./... 2>&1 | grep -E '^(Benchmark|ok|FAIL|pkg:)' | tee "$out/go-bench.txt"
+
+echo
+echo "== 10046 trace: latscope vs grep -c on the same page-cached file, one core =="
+src=../shared/testdata/trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc
+[ -f "$src" ] || src=${LATSCOPE_TESTDATA:-}/trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc
+if [ ! -f "$src" ]; then
+	echo "bench: DBM11106_ora_6334.trc not found (set LATSCOPE_TESTDATA); skipped"
+	exit 0
+fi
+dir=${BENCH_DIR:-$(mktemp -d)}
+big="$dir/DBM11106_x_repeated.trc"
+gb=${BENCH_GB:-1}
+reps=$(( gb * 1024 * 1024 * 1024 / $(stat -c %s "$src") ))
+if [ ! -f "$big" ] || [ "$(stat -c %s "$big")" -lt $(( reps * $(stat -c %s "$src") )) ]; then
+	echo "building $big ($reps copies of $(basename "$src"))"
+	for _ in $(seq "$reps"); do cat "$src"; done > "$big"
+fi
+size=$(stat -c %s "$big")
+cat "$big" > /dev/null # page-cache it
+pin=""
+command -v taskset >/dev/null && pin="taskset -c 0"
+grep_cmd="LC_ALL=C $pin grep -c \"nam='db file sequential read'\" $big"
+ls_cmd="$pin $bin report --format json $big"
+echo "file: $size bytes"
+echo "grep count: $(LC_ALL=C grep -c "nam='db file sequential read'" "$big")"
+if command -v hyperfine >/dev/null; then
+	hyperfine --warmup 1 --runs 5 --export-json "$out/trace10046-hyperfine.json" \
+		-n grep "$grep_cmd" -n latscope "$ls_cmd > /dev/null" | tee "$out/trace10046-hyperfine.txt"
+	python3 - "$out/trace10046-hyperfine.json" "$size" <<'EOF' | tee "$out/trace10046-summary.txt"
+import json, sys
+r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}
+size = int(sys.argv[2])
+g, l = r["grep"]["mean"], r["latscope"]["mean"]
+print(f"grep -c:          {g:.3f} s  ({size/g/1e6:.0f} MB/s)")
+print(f"latscope report:  {l:.3f} s  ({size/l/1e6:.0f} MB/s)")
+print(f"latscope / grep:  {l/g:.2f}x   (issue: within 4x, and >= 300 MB/s)")
+EOF
+fi
+if [ -x /usr/bin/time ]; then
+	/usr/bin/time -f "latscope report max RSS: %M KB, %e s" $ls_cmd > /dev/null 2> "$out/trace10046-rss.txt" || true
+	tail -1 "$out/trace10046-rss.txt"
+fi
+[ -n "${BENCH_DIR:-}" ] || rm -rf "$dir"
