@@ -68,6 +68,7 @@ func (o *Opener) Open(ctx context.Context, spec string) (Source, error) {
 	}
 	var r io.Reader = f
 	var closer io.Closer = f
+	var follow *followReader
 	if o.WrapFile != nil && !o.Options.Follow {
 		if st, err := f.Stat(); err == nil {
 			r = o.WrapFile(spec, st.Size(), f)
@@ -79,14 +80,14 @@ func (o *Opener) Open(ctx context.Context, spec string) (Source, error) {
 			return nil, err
 		}
 		fr := &followReader{ctx: ctx, path: spec, f: f, poll: 200 * time.Millisecond}
-		r, closer = fr, fr
+		r, closer, follow = fr, fr, fr
 	}
 	src, err := o.openReader(spec, r)
 	if err != nil {
 		closer.Close()
 		return nil, err
 	}
-	return &closingSource{Source: src, c: closer}, nil
+	return &closingSource{Source: src, c: closer, follow: follow}, nil
 }
 
 // openReader detects the format (or takes --input-format) and opens it.
@@ -247,13 +248,20 @@ func (r *followReader) rotated() bool {
 // Close closes the file currently followed.
 func (r *followReader) Close() error { return r.f.Close() }
 
+// closingSource closes the file when the source is done. A followed file
+// waits for data until the context of Run (not of Open) is done, so that
+// --duration and a quitting view stop it.
 type closingSource struct {
 	Source
-	c io.Closer
+	c      io.Closer
+	follow *followReader
 }
 
 func (s *closingSource) Run(ctx context.Context, emit func(stream.Interval) error) error {
 	defer s.c.Close()
+	if s.follow != nil {
+		s.follow.ctx = ctx
+	}
 	return s.Source.Run(ctx, emit)
 }
 

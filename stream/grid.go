@@ -17,8 +17,8 @@ import (
 // any length and jitter give steady columns, and windows no source observed
 // stay visible as gaps.
 type Grid struct {
-	// Width is the column width; when zero the first interval's duration is
-	// used.
+	// Width is the column width; when zero the first interval's duration,
+	// rounded (RoundWidth), is used.
 	Width time.Duration
 
 	origin    time.Time
@@ -40,8 +40,9 @@ func NewGrid(width time.Duration) *Grid {
 	return &Grid{Width: width, sources: map[string]int{}, coverage: map[int][]observed{}, series: map[Key]*GridSeries{}}
 }
 
-// InferWidth returns the median duration of the non-gap intervals, the
-// column width that puts about one source interval in each column.
+// InferWidth returns the median duration of the non-gap intervals rounded to
+// the nearest round width (3.021 s → 3 s), the column width that puts about
+// one source interval in each column with readable column times.
 func InferWidth(ivs []Interval) time.Duration {
 	var ds []time.Duration
 	for _, iv := range ivs {
@@ -53,7 +54,35 @@ func InferWidth(ivs []Interval) time.Duration {
 		return 0
 	}
 	slices.Sort(ds)
-	return ds[len(ds)/2]
+	return RoundWidth(ds[len(ds)/2])
+}
+
+// roundWidths are the column widths people choose.
+var roundWidths = []time.Duration{
+	time.Millisecond, 2 * time.Millisecond, 5 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond,
+	50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond,
+	time.Second, 2 * time.Second, 3 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 20 * time.Second,
+	30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 20 * time.Minute,
+	30 * time.Minute, time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour,
+}
+
+// RoundWidth returns the round width nearest to d in ratio, or d itself when
+// no round width is within 2 % (an unusual but deliberate interval).
+func RoundWidth(d time.Duration) time.Duration {
+	if d <= 0 {
+		return d
+	}
+	best, bestRatio := d, math.Inf(1)
+	for _, w := range roundWidths {
+		r := math.Abs(math.Log(float64(d) / float64(w)))
+		if r < bestRatio {
+			best, bestRatio = w, r
+		}
+	}
+	if bestRatio > math.Log(1.02) {
+		return d
+	}
+	return best
 }
 
 // GridSeries is one series on the grid.
@@ -96,7 +125,7 @@ func (g *Grid) Add(iv Interval) {
 		g.started = true
 		g.origin, g.relative = iv.Start, iv.Relative
 		if g.Width <= 0 {
-			g.Width = iv.Duration
+			g.Width = RoundWidth(iv.Duration)
 		}
 		g.minCol, g.maxCol = 0, 0
 	} else if iv.Relative != g.relative {

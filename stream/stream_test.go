@@ -261,3 +261,16 @@ func TestRecordingSumsARepeatedWindowInPlace(t *testing.T) {
 		t.Error("a gap report hid a window that had data")
 	}
 }
+
+func TestRoundWidth(t *testing.T) {
+	cases := map[time.Duration]time.Duration{
+		3021 * time.Millisecond: 3 * time.Second, 2990 * time.Millisecond: 3 * time.Second,
+		time.Second: time.Second, 61 * time.Second: time.Minute, 7 * time.Second: 7 * time.Second,
+		0: 0, 499 * time.Millisecond: 500 * time.Millisecond,
+	}
+	for in, want := range cases {
+		if got := RoundWidth(in); got != want {
+			t.Errorf("RoundWidth(%v) = %v, want %v", in, got, want)
+		}
+	}
+}

@@ -327,9 +327,11 @@ func (p *parser) restartUnknownTime(snap *snapshot) error {
 // skipDamaged reports a record whose bad lines may have hidden counts and
 // whose counts look like a reset: using it would invent a reset and then a
 // burst. Its events are counted in the next interval instead.
+// It is a warning, not one more malformed line: the lines themselves were
+// already counted.
 func (p *parser) skipDamaged(snap *snapshot) {
-	p.diag.Malformed(p.name, snap.line, "record skipped: its malformed lines may hide bucket counts "+
-		"(its events are counted in the next interval)")
+	p.diag.Warn(p.name, "record at line %d skipped: its malformed lines may hide bucket counts "+
+		"(its events are counted in the next interval)", snap.line)
 }
 
 // change describes what differs between the previous snapshot and snap.

@@ -40,6 +40,10 @@ type Options struct {
 	// FullScreen draws on the alternate screen with the cursor hidden and
 	// prints the last frame on the normal screen on exit.
 	FullScreen bool
+	// StayOpen keeps the last frame on screen after the feed ends, still
+	// answering keys (n/p, f/i/b, l), until q: an interactive replay is
+	// browsed, not just watched.
+	StayOpen bool
 }
 
 // Frame pacing and the default screen.
@@ -203,7 +207,7 @@ func (v *viewer) live(ctx context.Context, feed <-chan stream.Interval, keys <-c
 			return ctx.Err()
 		case iv, ok := <-feed:
 			if !ok {
-				return v.finish(ctx)
+				return v.endOfFeed(ctx, keys)
 			}
 			v.grid.Add(iv)
 			v.stale = true
@@ -219,6 +223,38 @@ func (v *viewer) live(ctx context.Context, feed <-chan stream.Interval, keys <-c
 			dirty = dirty || v.resized()
 		case <-wake.C:
 			waiting = false
+		}
+	}
+}
+
+// endOfFeed draws the final frame and, with StayOpen, keeps answering keys until
+// the user quits.
+func (v *viewer) endOfFeed(ctx context.Context, keys <-chan byte) error {
+	if err := v.finish(ctx); err != nil || !v.o.StayOpen {
+		return err
+	}
+	ticker := time.NewTicker(frameInterval)
+	defer ticker.Stop()
+	for {
+		redraw := false
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case b := <-keys:
+			switch v.handleKey(b) {
+			case keyQuit:
+				return nil
+			case keyRedraw:
+				redraw = true
+			}
+		case <-ticker.C:
+			redraw = v.resized()
+		}
+		if redraw {
+			v.draw()
+		}
+		if v.err != nil {
+			return v.err
 		}
 	}
 }
@@ -290,7 +326,7 @@ func (v *viewer) replay(ctx context.Context, feed <-chan stream.Interval, keys <
 			case err != nil:
 				return err
 			case closed:
-				return v.finish(ctx)
+				return v.endOfFeed(ctx, keys)
 			}
 			redraw = redraw || added
 		}

@@ -427,3 +427,32 @@ func TestRunResizeAndTinyTerminals(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestRunStayOpenAfterTheReplayEnds(t *testing.T) {
+	t.Parallel()
+	keys, press := io.Pipe()
+	defer press.Close()
+	var out recorder
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(runCtx(t), feedOf(threeSeries(t, 3)...), Options{Out: &out, Keys: keys, Plain: true, Replay: true,
+			StayOpen: true, Size: func() (int, int) { return 100, 40 }})
+	}()
+	out.waitFor(t, "the last column", func(f string) bool { return strings.Contains(f, "Series 1/3") && strings.Contains(f, "events 9") })
+	select {
+	case err := <-done:
+		t.Fatalf("Run returned (%v) at the end of the replay; StayOpen should wait for q", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	press.Write([]byte("n"))
+	out.waitFor(t, "the second series after the end", func(f string) bool { return strings.Contains(f, "Series 2/3") })
+	press.Write([]byte("q"))
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("q: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("q did not end the view")
+	}
+}

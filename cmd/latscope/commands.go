@@ -1,0 +1,315 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/latscope/latscope/driver"
+	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/view/heatmap"
+	"github.com/latscope/latscope/view/terminal"
+)
+
+// environment is the process's standard streams, injected for tests.
+type environment struct {
+	stdin                io.Reader
+	stdout, stderr       io.Writer
+	stdoutTTY, stderrTTY bool
+}
+
+// sharedFlags are the flags every data command takes.
+type sharedFlags struct {
+	inputFormat string
+	bound       string
+	tz          string
+	interval    time.Duration
+	events      []string
+	follow      bool
+	by          string
+	duration    time.Duration
+}
+
+func (f *sharedFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.inputFormat, "input-format", "", "force an input format instead of detecting it (see `latscope formats`)")
+	fl.StringVar(&f.bound, "bound", "", "bucket values of records that do not say: upper (Oracle) or lower (DTrace/SystemTap/bcc)")
+	fl.StringVar(&f.tz, "tz", "", "time zone of timestamps without a UTC offset, e.g. Europe/Zurich or UTC (default: local)")
+	fl.DurationVar(&f.interval, "interval", 0, "binning interval for per-event sources and heat-map column width (default: 3s for traces, 1s for iotest, else the data's own)")
+	fl.StringArrayVar(&f.events, "event", nil, "keep only this wait event (repeatable; exact name)")
+	fl.BoolVarP(&f.follow, "follow", "f", false, "keep reading files as they grow, like tail -f")
+	fl.StringVar(&f.by, "by", "", "\"file\" keeps series from different SOURCE files apart instead of summing them")
+	fl.DurationVar(&f.duration, "duration", 0, "stop live sources (probes, --follow, pipes) after this long, e.g. 30s")
+}
+
+// config turns the flags into the driver's shared configuration.
+func (f *sharedFlags) config(env environment, args []string) (driver.Config, error) {
+	c := driver.Config{
+		Sources: args, ByFile: f.by == "file", Duration: f.duration,
+		Stdin: env.stdin, Stdout: env.stdout, Stderr: env.stderr, StdoutTTY: env.stdoutTTY, StderrTTY: env.stderrTTY,
+	}
+	switch f.by {
+	case "", "file", "none":
+	default:
+		return c, usagef("--by %q: want file", f.by)
+	}
+	c.Read.Format = f.inputFormat
+	if f.bound != "" {
+		b, err := hist.ParseBoundKind(f.bound)
+		if err != nil {
+			return c, usageError{err}
+		}
+		c.Read.Bound = b
+	}
+	if f.tz != "" {
+		loc, err := loadLocation(f.tz)
+		if err != nil {
+			return c, usagef("--tz %q: %v", f.tz, err)
+		}
+		c.Read.Location = loc
+	}
+	if f.interval < 0 {
+		return c, usagef("--interval must be positive")
+	}
+	c.Read.Interval = f.interval
+	c.Read.Events = f.events
+	c.Read.Follow = f.follow
+	return c, nil
+}
+
+// loadLocation accepts IANA names, UTC and fixed offsets like +02:00.
+func loadLocation(name string) (*time.Location, error) {
+	if t, err := time.Parse("-07:00", name); err == nil {
+		_, off := t.Zone()
+		return time.FixedZone(name, off), nil
+	}
+	return time.LoadLocation(name)
+}
+
+func newRootCommand(env environment) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "latscope",
+		Short: "Latency heat maps and reports for databases and hosts",
+		Long: `latscope makes database and host latency visible: latency histograms over time
+(heat maps), per-event reports and recordings, from Oracle 10046 traces, PyLatencyMap
+records (Oracle event histograms, AWR extracts), latscope recordings and live probes.
+
+Frequency heat maps show events per second per latency bucket; intensity heat maps show
+time waited per second, which is where the time goes.`,
+		Example: `  latscope heatmap iotest:/var/tmp --duration 30s       # live storage latency test
+  latscope heatmap trace.trc                           # replay a 10046 trace as heat maps
+  latscope heatmap example_latency_data.txt -o map.html
+  latscope report trace.trc --format json
+  latscope record iotest:. --duration 1m -o io.lsr && latscope heatmap io.lsr`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       version(),
+	}
+	root.SetOut(env.stdout)
+	root.SetErr(env.stderr)
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%w (see %s --help)", err, cmd.CommandPath())}
+	})
+	root.AddCommand(newHeatmapCommand(env), newReportCommand(env), newRecordCommand(env), newFormatsCommand(env))
+	root.SetVersionTemplate("latscope {{.Version}}\n")
+	return root
+}
+
+func requireSources(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return usagef("%s needs at least one SOURCE (a file, - for stdin, or a probe such as iotest:DIR); see --help", cmd.CommandPath())
+	}
+	return nil
+}
+
+func newHeatmapCommand(env environment) *cobra.Command {
+	var (
+		shared        sharedFlags
+		output, scale string
+		show          string
+		once, plain   bool
+		speed         float64
+	)
+	cmd := &cobra.Command{
+		Use:   "heatmap SOURCE...",
+		Short: "Show latency heat maps in the terminal or write them as HTML/SVG/PNG",
+		Long: `Show frequency (events/s) and intensity (time waited/s) heat maps per latency bucket
+over time, one series at a time, as OraLatencyMap and PyLatencyMap do.
+
+Files are replayed (at most 10 frames/s; --speed N paces at N× recorded time); probes,
+--follow and stdin are drawn live. Keys: space pause, n/p next/previous series,
+f/i/b frequency/intensity/both, l log scale, q quit.
+
+Without a terminal (pipes, CI) frames are printed as plain text: ' ' no data, '.' zero
+events, '1'-'6' colour levels. -o FILE.html|.svg|.png writes the whole recording as one
+image (HTML: every series, hover tooltips, summary table, no network access); for a live
+source the terminal view runs first and the file is written when it stops.`,
+		Example: `  latscope heatmap iotest:. --duration 30s
+  latscope heatmap DBM11106_ora_6334.trc --event 'db file sequential read'
+  latscope heatmap example_latency_data.txt --once --plain
+  latscope heatmap a.trc b.trc -o waits.html
+  sqlplus -S / @ora_latency.sql | latscope heatmap -`,
+		Args: requireSources,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := shared.config(env, args)
+			if err != nil {
+				return err
+			}
+			hc := driver.HeatmapConfig{Config: c, Output: output, Once: once, Plain: plain, Speed: speed, ColumnWidth: shared.interval}
+			switch scale {
+			case "linear":
+				hc.Scale = heatmap.Linear
+			case "log":
+				hc.Scale = heatmap.Log
+			default:
+				return usagef("--scale %q: want linear or log", scale)
+			}
+			switch show {
+			case "both":
+				hc.Show = terminal.Both
+			case "frequency":
+				hc.Show = terminal.FrequencyOnly
+			case "intensity":
+				hc.Show = terminal.IntensityOnly
+			default:
+				return usagef("--show %q: want both, frequency or intensity", show)
+			}
+			if speed < 0 {
+				return usagef("--speed must be positive")
+			}
+			return driver.Heatmap(cmd.Context(), hc)
+		},
+	}
+	shared.register(cmd)
+	fl := cmd.Flags()
+	fl.StringVarP(&output, "output", "o", "", "write the whole recording to FILE.html, .svg or .png")
+	fl.StringVar(&scale, "scale", "linear", "colour scale: linear or log")
+	fl.StringVar(&show, "show", "both", "maps to show: both, frequency or intensity")
+	fl.BoolVar(&once, "once", false, "read the whole source and print only the final frame of every series")
+	fl.BoolVar(&plain, "plain", false, "print frames without escape codes (implied when stdout is not a terminal)")
+	fl.Float64Var(&speed, "speed", 0, "replay at N× recorded time (default: one column per frame, 10 frames/s)")
+	return cmd
+}
+
+func newReportCommand(env environment) *cobra.Command {
+	var (
+		shared    sharedFlags
+		format    string
+		output    string
+		intervals bool
+	)
+	cmd := &cobra.Command{
+		Use:   "report SOURCE...",
+		Short: "Summarise latency per series: counts, time waited, percentiles, buckets, intervals",
+		Long: `Summarise every series (wait event and instance): events, total time waited (exact when
+the source gives every event's duration, else estimated from bucket midpoints), mean,
+p50/p90/p99, power-of-two latency buckets and per-interval rows.
+
+--format json gives the machine-readable form (docs/report-format.md); csv gives one long
+table with a "kind" column (series, bucket, interval). -o FILE writes by extension:
+.json, .csv, .txt, or .html/.svg/.png for heat-map images.`,
+		Example: `  latscope report DBM11106_ora_6334.trc
+  latscope report example_latency_data.txt --format json | jq '.series[0].mean_us'
+  latscope report a.trc b.trc --by file --format csv > waits.csv`,
+		Args: requireSources,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := shared.config(env, args)
+			if err != nil {
+				return err
+			}
+			switch format {
+			case "table", "json", "csv":
+			default:
+				return usagef("--format %q: want table, json or csv", format)
+			}
+			return driver.Report(cmd.Context(), driver.ReportConfig{Config: c, Format: format, Output: output, Intervals: intervals})
+		},
+	}
+	shared.register(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&format, "format", "table", "stdout format: table, json or csv")
+	fl.StringVarP(&output, "output", "o", "", "write to FILE (.json, .csv, .txt, .html, .svg, .png) instead of stdout")
+	fl.BoolVar(&intervals, "intervals", false, "list per-interval rows in the table too")
+	return cmd
+}
+
+func newRecordCommand(env environment) *cobra.Command {
+	var (
+		shared sharedFlags
+		output string
+	)
+	cmd := &cobra.Command{
+		Use:   "record SOURCE... -o FILE",
+		Short: "Save the normalised latency stream in latscope's recording format",
+		Long: `Save the stream of latency histograms (every interval of every series) in latscope's
+compact, versioned recording format (docs/recording-format.md). Every latscope command
+accepts the file as a SOURCE, so a recording can be replayed, reported or turned into an
+image later. Live sources are written interval by interval, so another latscope can
+follow the file while it grows (latscope heatmap --follow FILE).`,
+		Example: `  latscope record iotest:/u01 --duration 10m -o u01.lsr
+  latscope record DBM11106_ora_6334.trc -o trace.lsr && latscope report trace.lsr`,
+		Args: requireSources,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := shared.config(env, args)
+			if err != nil {
+				return err
+			}
+			if output == "" {
+				return usagef("record needs -o FILE (for example -o capture.lsr)")
+			}
+			return driver.Record(cmd.Context(), driver.RecordConfig{Config: c, Output: output})
+		},
+	}
+	shared.register(cmd)
+	cmd.Flags().StringVarP(&output, "output", "o", "", "recording file to write (required)")
+	return cmd
+}
+
+func newFormatsCommand(env environment) *cobra.Command {
+	return &cobra.Command{
+		Use:   "formats",
+		Short: "List the input formats latscope detects and the live probes",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "FORMAT\tDESCRIPTION")
+			for _, f := range driver.Formats() {
+				fmt.Fprintf(tw, "%s\t%s\n", f.Name, f.Description)
+			}
+			fmt.Fprintln(tw, "\nPROBE\tDESCRIPTION")
+			for _, p := range driver.Probes() {
+				fmt.Fprintf(tw, "%s:ARG\t%s\n", p.Scheme, p.Description)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+// buildVersion is set by the Makefile (-ldflags -X main.buildVersion=...).
+var buildVersion string
+
+// version reports the version the binary was built from.
+func version() string {
+	if buildVersion != "" {
+		return buildVersion
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	v := info.Main.Version
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v = strings.TrimSpace(v + " " + s.Value[:12])
+		}
+	}
+	if v == "" || v == "(devel)" {
+		return "dev"
+	}
+	return v
+}

@@ -1,0 +1,477 @@
+package main
+
+// End-to-end tests: the real binary, built once, run on the real files in
+// ../shared/testdata as a user would run it.
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/latscope/latscope/internal/testenv"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "latscope-e2e-")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "latscope")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		os.RemoveAll(dir)
+		panic("building latscope: " + err.Error())
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func run(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running latscope %v: %v", args, err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+// jsonReport mirrors the parts of the report JSON the tests read.
+type jsonReport struct {
+	Series []struct {
+		Event      string   `json:"event"`
+		Instance   string   `json:"instance"`
+		Source     string   `json:"source"`
+		SourceUnit string   `json:"source_unit"`
+		Count      float64  `json:"count"`
+		SumUs      float64  `json:"sum_us"`
+		SumExact   bool     `json:"sum_exact"`
+		MeanUs     *float64 `json:"mean_us"`
+		P50Us      *float64 `json:"p50_us"`
+		P99Us      *float64 `json:"p99_us"`
+		Buckets    []struct {
+			LowerUs float64 `json:"lower_us"`
+			UpperUs float64 `json:"upper_us"`
+			Count   float64 `json:"count"`
+			SumUs   float64 `json:"sum_us"`
+		} `json:"buckets"`
+		Intervals []struct {
+			Start   *string `json:"start"`
+			Seconds float64 `json:"seconds"`
+			Count   float64 `json:"count"`
+			Gap     bool    `json:"gap"`
+		} `json:"intervals"`
+	} `json:"series"`
+	Sources []struct {
+		Name      string `json:"name"`
+		Malformed int    `json:"malformed_lines"`
+	} `json:"sources"`
+	Warnings []string `json:"warnings"`
+}
+
+func reportJSON(t *testing.T, args ...string) jsonReport {
+	t.Helper()
+	r := run(t, "", append([]string{"report", "--format", "json"}, args...)...)
+	if r.code != 0 {
+		t.Fatalf("latscope report %v: exit %d\n%s", args, r.code, r.stderr)
+	}
+	var rep jsonReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("report JSON: %v\n%s", err, r.stdout)
+	}
+	return rep
+}
+
+func TestReportOracleEventHistogramRecords(t *testing.T) {
+	f := testenv.SharedFile(t, "pylatencymap/example_latency_data.txt")
+	rep := reportJSON(t, f)
+	if len(rep.Series) != 1 {
+		t.Fatalf("%d series, want 1", len(rep.Series))
+	}
+	s := rep.Series[0]
+	if s.Event != "db file sequential read latency data from gv$event_histogram" {
+		t.Errorf("event %q (label kept verbatim, not lower-cased)", s.Event)
+	}
+	if s.Count != 1237243 {
+		t.Errorf("count %v, want 1 237 243 waits over the recording", s.Count)
+	}
+	// Upper-bound buckets: about 11.2 ms (PyLatencyMap's ×1.5 gives 23 ms).
+	if s.MeanUs == nil || math.Abs(*s.MeanUs-11200) > 100 {
+		t.Errorf("mean %v µs, want about 11.2 ms", s.MeanUs)
+	}
+	if s.SumExact || s.SourceUnit != "ms" {
+		t.Errorf("sum_exact %v unit %s", s.SumExact, s.SourceUnit)
+	}
+	if len(s.Intervals) != 71 {
+		t.Errorf("%d intervals, want 71 (72 records, the first a baseline)", len(s.Intervals))
+	}
+	if first := s.Intervals[0].Start; first == nil || *first != "2013-08-26T16:26:51.653754+02:00" {
+		t.Errorf("first interval starts %v", first)
+	}
+}
+
+func TestReportCalibrationFactors(t *testing.T) {
+	for _, c := range []struct {
+		file   string
+		factor float64
+	}{{"calibration_data.txt", 1.5}, {"calibration_data_oracle.txt", 0.75}} {
+		rep := reportJSON(t, testenv.SharedFile(t, "pylatencymap/"+c.file))
+		s := rep.Series[0]
+		want := 0.0
+		for n := 64.0; n <= 32768; n *= 2 {
+			want += 2 * c.factor * n // +1 event per bucket per second, two 1 s intervals
+		}
+		if math.Abs(s.SumUs-want) > 1e-6 || s.Count != 20 {
+			t.Errorf("%s: %v events, sum %v µs, want 20 and %v (factor %v)", c.file, s.Count, s.SumUs, want, c.factor)
+		}
+		for _, iv := range s.Intervals {
+			if iv.Seconds != 1 {
+				t.Errorf("%s: interval of %v s, want 1 (from the µs field)", c.file, iv.Seconds)
+			}
+		}
+	}
+}
+
+func TestReportTraceMatchesTKPROFCounts(t *testing.T) {
+	f := testenv.SharedFile(t, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc")
+	rep := reportJSON(t, f)
+	want := map[string]float64{"db file sequential read": 176, "db file scattered read": 225, "direct path write temp": 941,
+		"direct path read temp": 941, "log file sync": 2, "SQL*Net message to client": 2, "SQL*Net message from client": 2}
+	got := map[string]float64{}
+	for _, s := range rep.Series {
+		got[s.Event] = s.Count
+		if !s.SumExact {
+			t.Errorf("%s: trace sums must be exact", s.Event)
+		}
+	}
+	for ev, n := range want {
+		if got[ev] != n {
+			t.Errorf("%s: %v waits, want %v", ev, got[ev], n)
+		}
+	}
+	if last := rep.Series[len(rep.Series)-1].Event; !strings.HasPrefix(last, "SQL*Net message from client") {
+		t.Errorf("idle event not last: %s", last)
+	}
+}
+
+func TestTrcsessMergeEqualsItsParts(t *testing.T) {
+	dir := "trc10046/jkstill-trace-combine_12.2.0.1/"
+	merged := reportJSON(t, testenv.SharedFile(t, dir+"main_trcsess_output.trc"))
+	parts := reportJSON(t, testenv.SharedFile(t, dir+"js122a1_ora_9850.trc"), testenv.SharedFile(t, dir+"js122a1_ora_9854.trc"))
+	type tot struct{ n, sum float64 }
+	sums := func(r jsonReport) map[string]tot {
+		m := map[string]tot{}
+		for _, s := range r.Series {
+			m[s.Event] = tot{s.Count, s.SumUs}
+		}
+		return m
+	}
+	a, b := sums(merged), sums(parts)
+	if len(a) == 0 || len(a) != len(b) {
+		t.Fatalf("series: merged %d, parts %d", len(a), len(b))
+	}
+	for ev, x := range a {
+		if b[ev] != x {
+			t.Errorf("%s: merged %+v, parts %+v", ev, x, b[ev])
+		}
+	}
+}
+
+func TestByFileKeepsSourcesApart(t *testing.T) {
+	dir := "trc10046/jkstill-trace-combine_12.2.0.1/"
+	rep := reportJSON(t, "--by", "file", testenv.SharedFile(t, dir+"js122a1_ora_9850.trc"), testenv.SharedFile(t, dir+"js122a1_ora_9854.trc"))
+	sources := map[string]bool{}
+	for _, s := range rep.Series {
+		sources[filepath.Base(s.Source)] = true
+	}
+	if !sources["js122a1_ora_9850.trc"] || !sources["js122a1_ora_9854.trc"] {
+		t.Errorf("series sources %v", sources)
+	}
+}
+
+func TestEveryTraceFileReads(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(testenv.SharedDataDir(t), "trc10046", "*", "*.trc"))
+	if len(files) < 10 {
+		t.Fatalf("found %d trace files", len(files))
+	}
+	for _, f := range files {
+		r := run(t, "", "report", "--format", "json", f)
+		if r.code != 0 {
+			t.Errorf("%s: exit %d: %s", filepath.Base(f), r.code, r.stderr)
+		}
+	}
+}
+
+func TestHeatmapOncePlain(t *testing.T) {
+	f := testenv.SharedFile(t, "pylatencymap/example_latency_data.txt")
+	r := run(t, "", "heatmap", "--once", "--plain", f)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if strings.Contains(r.stdout, "\x1b") {
+		t.Error("plain output contains escape codes")
+	}
+	for _, want := range []string{"db file sequential read latency data from gv$event_histogram", "6", "."} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("frame lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+func TestHeatmapPipeWithoutTerminalPrintsPlainFrames(t *testing.T) {
+	f := testenv.SharedFile(t, "trc10046/carymillsap-tracing-oracle_23.2/FREE_ora_39079.trc")
+	r := run(t, "", "heatmap", "--speed", "1000", f)
+	if r.code != 0 || strings.Contains(r.stdout, "\x1b") || r.stdout == "" {
+		t.Errorf("exit %d, escapes %v, %d bytes", r.code, strings.Contains(r.stdout, "\x1b"), len(r.stdout))
+	}
+}
+
+func TestHeatmapImages(t *testing.T) {
+	f := testenv.SharedFile(t, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc")
+	dir := t.TempDir()
+	for _, ext := range []string{".html", ".svg", ".png"} {
+		out := filepath.Join(dir, "waits"+ext)
+		if r := run(t, "", "heatmap", f, "-o", out); r.code != 0 {
+			t.Fatalf("%s: exit %d: %s", ext, r.code, r.stderr)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil || len(data) < 100 {
+			t.Fatalf("%s: %d bytes, %v", ext, len(data), err)
+		}
+		if ext == ".html" {
+			html := string(data)
+			for _, ev := range []string{"db file sequential read", "direct path read temp", "SQL*Net message from client"} {
+				if !strings.Contains(html, ev) {
+					t.Errorf("HTML lacks series %q", ev)
+				}
+			}
+			if strings.Contains(html, "src=\"http") || strings.Contains(html, "href=\"http") {
+				t.Error("HTML references the network")
+			}
+		}
+	}
+	if r := run(t, "", "heatmap", f, "-o", filepath.Join(dir, "x.gif")); r.code == 0 {
+		t.Error("unknown image extension accepted")
+	}
+}
+
+func TestRecordReplayGivesTheSameReport(t *testing.T) {
+	for _, rel := range []string{"pylatencymap/example_latency_data.txt", "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc"} {
+		f := testenv.SharedFile(t, rel)
+		rec := filepath.Join(t.TempDir(), "x.lsr")
+		if r := run(t, "", "record", f, "-o", rec); r.code != 0 {
+			t.Fatalf("record: exit %d: %s", r.code, r.stderr)
+		}
+		orig := run(t, "", "report", "--format", "json", f)
+		replay := run(t, "", "report", "--format", "json", rec)
+		if orig.stdout != replay.stdout {
+			t.Errorf("%s: replayed report differs from the original", rel)
+		}
+		st, _ := os.Stat(rec)
+		src, _ := os.Stat(f)
+		t.Logf("%s: %d bytes of source, %d bytes recorded", rel, src.Size(), st.Size())
+	}
+}
+
+func TestStdinSource(t *testing.T) {
+	data, err := os.ReadFile(testenv.SharedFile(t, "pylatencymap/example_latency_data.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, string(data), "report", "--format", "json", "-")
+	var rep jsonReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || len(rep.Series) != 1 || rep.Series[0].Count != 1237243 {
+		t.Errorf("stdin report: %v %+v\n%s", err, rep, r.stderr)
+	}
+}
+
+func TestBadInputs(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cases := []struct {
+		name     string
+		args     []string
+		code     int
+		inStderr string
+	}{
+		{"missing file", []string{"report", filepath.Join(dir, "nope.trc")}, 1, "nope.trc"},
+		{"unknown format", []string{"report", write("x.txt", "hello world\nthis is not latency data\n")}, 1, "tried latscope, pylatencymap, oracle-10046"},
+		{"raw dtrace records", []string{"report", testenv.SharedFile(t, "pylatencymap/test_DTrace_data.txt")}, 1, "test_DTrace_data.txt:"},
+		{"no sources", []string{"report"}, 2, "SOURCE"},
+		{"bad flag", []string{"report", "--nope", "x"}, 2, "--nope"},
+		{"bad bound", []string{"report", "--bound", "middle", "x"}, 2, "bound"},
+		{"record without -o", []string{"record", "x"}, 2, "-o FILE"},
+	}
+	for _, c := range cases {
+		r := run(t, "", c.args...)
+		if r.code != c.code || !strings.Contains(r.stderr, c.inStderr) {
+			t.Errorf("%s: exit %d (want %d), stderr %q should name %q", c.name, r.code, c.code, r.stderr, c.inStderr)
+		}
+	}
+	empty := write("empty.trc", "")
+	if r := run(t, "", "report", empty); r.code != 0 || !strings.Contains(r.stdout, "no latency data") {
+		t.Errorf("empty input: exit %d, %q", r.code, r.stdout)
+	}
+	noWaits := write("nowaits.trc", "Trace file /x/y_ora_1.trc\nOracle Database 19c\n\n*** 2024-01-01T00:00:00.000000+00:00\n")
+	if r := run(t, "", "report", noWaits); r.code != 0 {
+		t.Errorf("trace without WAIT lines: exit %d %s", r.code, r.stderr)
+	}
+}
+
+func TestMalformedLinesAreReportedAndSkipped(t *testing.T) {
+	data, err := os.ReadFile(testenv.SharedFile(t, "pylatencymap/example_latency_data.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	lines[9] = "32, not-a-number" // line 10, inside the first record
+	p := filepath.Join(t.TempDir(), "damaged.txt")
+	if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "", "report", "--format", "json", p)
+	if r.code != 0 || !strings.Contains(r.stderr, "damaged.txt:10:") {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	var rep jsonReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || len(rep.Series) != 1 || rep.Series[0].Count == 0 {
+		t.Errorf("good records were lost: %v %+v", err, rep)
+	}
+	if len(rep.Sources) != 1 || rep.Sources[0].Malformed != 1 {
+		t.Errorf("malformed count %+v", rep.Sources)
+	}
+}
+
+func TestFormatsAndHelp(t *testing.T) {
+	r := run(t, "", "formats")
+	for _, want := range []string{"pylatencymap", "oracle-10046", "latscope", "iotest:ARG"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("formats lacks %q", want)
+		}
+	}
+	for _, cmd := range []string{"heatmap", "report", "record"} {
+		h := run(t, "", cmd, "--help")
+		if h.code != 0 || !strings.Contains(h.stdout, "Examples:") {
+			t.Errorf("%s --help: exit %d, no examples", cmd, h.code)
+		}
+	}
+}
+
+func TestIOTestProbeEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Now()
+	rep := reportJSON(t, "--duration", "3s", "iotest:"+dir)
+	if len(rep.Series) != 1 || rep.Series[0].Count == 0 {
+		t.Fatalf("iotest report %+v", rep)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "*"))
+	if len(left) != 0 {
+		t.Errorf("scratch files left behind: %v", left)
+	}
+	t.Logf("iotest: %v events in %v, p50 %v µs, p99 %v µs", rep.Series[0].Count, time.Since(start).Round(time.Millisecond),
+		*rep.Series[0].P50Us, *rep.Series[0].P99Us)
+}
+
+func TestFollowReadsAGrowingFile(t *testing.T) {
+	data, err := os.ReadFile(testenv.SharedFile(t, "pylatencymap/example_latency_data.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	records := strings.SplitAfter(string(data), "<end record>")
+	p := filepath.Join(t.TempDir(), "growing.txt")
+	if err := os.WriteFile(p, []byte(records[0]+records[1]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		for _, rec := range records[2:12] {
+			time.Sleep(100 * time.Millisecond)
+			f.WriteString(rec)
+		}
+	}()
+	rep := reportJSON(t, "--follow", "--duration", "3s", p)
+	if len(rep.Series) != 1 || len(rep.Series[0].Intervals) != 11 {
+		t.Fatalf("followed %d intervals, want 11 (12 records)", len(rep.Series[0].Intervals))
+	}
+}
+
+// TestInteractiveTerminal drives the full-screen view in a real terminal
+// (tmux): keys switch series and maps, q quits with exit code 0.
+func TestInteractiveTerminal(t *testing.T) {
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		testenv.SkipOrFail(t, "tmux not installed")
+	}
+	f := testenv.SharedFile(t, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc")
+	sock := "latscope-e2e-" + strings.ReplaceAll(t.Name(), "/", "-")
+	tm := func(args ...string) string {
+		out, err := exec.Command(tmux, append([]string{"-L", sock}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	tm("-f", "/dev/null", "new-session", "-d", "-s", "e2e", "-x", "150", "-y", "50", "-e", "TERM=xterm-256color", binary+" heatmap "+f)
+	defer exec.Command(tmux, "-L", sock, "kill-server").Run()
+	tm("set-option", "-t", "e2e", "remain-on-exit", "on")
+	screen := func() string { return tm("capture-pane", "-p", "-t", "e2e") }
+	waitFor := func(what string, ok func(string) bool) string {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			s := screen()
+			if ok(s) {
+				return s
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("waiting for %s; screen:\n%s", what, s)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	first := waitFor("the first series", func(s string) bool { return strings.Contains(s, "db file scattered read") })
+	if !strings.Contains(first, "requency") || !strings.Contains(first, "ntensity") {
+		t.Errorf("both maps expected:\n%s", first)
+	}
+	tm("send-keys", "-t", "e2e", "n")
+	waitFor("the next series", func(s string) bool { return !strings.Contains(s, "db file scattered read") })
+	tm("send-keys", "-t", "e2e", "f")
+	waitFor("frequency only", func(s string) bool { return !strings.Contains(s, "ntensity heat map") })
+	tm("send-keys", "-t", "e2e", "q")
+	waitFor("exit", func(string) bool {
+		return strings.TrimSpace(tm("list-panes", "-t", "e2e", "-F", "#{pane_dead}")) == "1"
+	})
+	if st := strings.TrimSpace(tm("list-panes", "-t", "e2e", "-F", "#{pane_dead_status}")); st != "0" {
+		t.Errorf("exit status %s after q", st)
+	}
+}

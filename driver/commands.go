@@ -1,0 +1,256 @@
+package driver
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/latscope/latscope/recording"
+	"github.com/latscope/latscope/stream"
+	"github.com/latscope/latscope/view/heatmap"
+	"github.com/latscope/latscope/view/report"
+	"github.com/latscope/latscope/view/static"
+	"github.com/latscope/latscope/view/terminal"
+)
+
+// ReportConfig configures `latscope report`.
+type ReportConfig struct {
+	Config
+	// Format is table, json or csv for stdout.
+	Format string
+	// Output, when set, writes the report (or an image) to a file whose
+	// extension picks the format: .json .csv .txt .html .svg .png.
+	Output    string
+	Intervals bool
+}
+
+// Report summarises the sources per series.
+func Report(ctx context.Context, rc ReportConfig) error {
+	o, err := rc.open(ctx)
+	if err != nil {
+		return err
+	}
+	rec, err := rc.collect(ctx, o)
+	if err != nil {
+		return err
+	}
+	o.finish(rc.Stderr)
+	r := report.Build(rec, o.diag)
+	if rc.Output != "" {
+		if isImage(rc.Output) {
+			return static.Write(rc.Output, rec.Intervals(), static.Options{Title: strings.Join(rc.Sources, ", ")})
+		}
+		return writeFile(rc.Output, func(f *bufio.Writer) error {
+			return report.Write(f, r, formatOf(rc.Output), report.Options{Intervals: true})
+		})
+	}
+	return report.Write(rc.Stdout, r, rc.Format, report.Options{Intervals: rc.Intervals})
+}
+
+// HeatmapConfig configures `latscope heatmap`.
+type HeatmapConfig struct {
+	Config
+	// Output writes the whole recording as .html, .svg or .png.
+	Output string
+	Scale  heatmap.Scale
+	Show   terminal.Show
+	Once   bool
+	Plain  bool
+	// Speed paces replays at N× recorded time (0: one column per frame).
+	Speed float64
+	// ColumnWidth is the heat-map column width (0: from the data).
+	ColumnWidth time.Duration
+}
+
+// Heatmap draws terminal heat maps and/or writes an image of the recording.
+func Heatmap(ctx context.Context, hc HeatmapConfig) error {
+	o, err := hc.open(ctx)
+	if err != nil {
+		return err
+	}
+	if hc.Output != "" && !isImage(hc.Output) {
+		return fmt.Errorf("-o %s: heat maps are written as .html, .svg or .png", hc.Output)
+	}
+	// A finished recording written to a file needs no terminal replay.
+	if hc.Output != "" && !o.live {
+		rec, err := hc.collect(ctx, o)
+		if err != nil {
+			return err
+		}
+		o.finish(hc.Stderr)
+		return hc.writeImage(rec.Intervals())
+	}
+	plain := hc.Plain || !hc.StdoutTTY
+	topts := terminal.Options{
+		Out: hc.Stdout, Plain: plain, Once: hc.Once, Scale: hc.Scale, Show: hc.Show,
+		Replay: !o.live, Speed: hc.Speed, ColumnWidth: hc.ColumnWidth,
+		FullScreen: hc.StdoutTTY && !plain && !hc.Once,
+	}
+	if hc.StdoutTTY && !hc.Once {
+		if tty, err := terminal.OpenTTY(); err == nil {
+			defer tty.Restore()
+			topts.Keys, topts.Size = tty, tty.Size
+			// A replayed file stays on screen to be browsed; a live run
+			// (make demo, --duration) ends by itself.
+			topts.StayOpen = !o.live
+		}
+	}
+	srcCtx, stopSources := context.WithCancel(ctx)
+	defer stopSources()
+	feed := make(chan stream.Interval, 256)
+	var all []stream.Interval
+	runErr := make(chan error, 1)
+	go func() {
+		defer close(feed)
+		send := func(iv stream.Interval) error {
+			select {
+			case feed <- iv:
+				return nil
+			case <-srcCtx.Done():
+				return srcCtx.Err()
+			}
+		}
+		if o.live {
+			runErr <- hc.run(srcCtx, o, func(iv stream.Interval) error {
+				all = append(all, iv)
+				return send(iv)
+			})
+			return
+		}
+		rec, err := hc.collect(srcCtx, o)
+		all = rec.Intervals()
+		runErr <- err
+		for _, iv := range all {
+			if send(iv) != nil {
+				return
+			}
+		}
+	}()
+	viewErr := terminal.Run(ctx, feed, topts)
+	// The view may stop early (q): stop the sources and let them finish.
+	stopSources()
+	for range feed {
+	}
+	srcErr := <-runErr
+	o.finish(hc.Stderr)
+	if viewErr != nil {
+		return viewErr
+	}
+	if srcErr != nil {
+		return srcErr
+	}
+	if hc.Output != "" {
+		return hc.writeImage(all)
+	}
+	return nil
+}
+
+func (hc HeatmapConfig) writeImage(ivs []stream.Interval) error {
+	err := static.Write(hc.Output, ivs, static.Options{Title: strings.Join(hc.Sources, ", "), Scale: hc.Scale, ColumnWidth: hc.ColumnWidth})
+	if err == nil {
+		fmt.Fprintf(hc.Stderr, "latscope: wrote %s\n", hc.Output)
+	}
+	return err
+}
+
+// RecordConfig configures `latscope record`.
+type RecordConfig struct {
+	Config
+	Output string
+}
+
+// Record saves the normalised stream of the sources in latscope's recording
+// format; live sources are flushed interval by interval so the file can be
+// followed while it grows.
+func Record(ctx context.Context, rc RecordConfig) error {
+	if rc.Output == "" {
+		return fmt.Errorf("record needs -o FILE (for example -o capture.lsr)")
+	}
+	o, err := rc.open(ctx)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(rc.Output)
+	if err != nil {
+		return err
+	}
+	w, err := recording.NewWriter(f)
+	if err != nil {
+		f.Close()
+		return err
+	}
+	n := 0
+	write := func(iv stream.Interval) error {
+		n++
+		if err := w.Write(iv); err != nil {
+			return err
+		}
+		if o.live {
+			return w.Flush()
+		}
+		return nil
+	}
+	if o.live {
+		err = rc.run(ctx, o, write)
+	} else {
+		var rec *stream.Recording
+		if rec, err = rc.collect(ctx, o); err == nil {
+			for _, iv := range rec.Intervals() {
+				if err = write(iv); err != nil {
+					break
+				}
+			}
+		}
+	}
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	o.finish(rc.Stderr)
+	if err == nil {
+		fmt.Fprintf(rc.Stderr, "latscope: recorded %d intervals to %s\n", n, rc.Output)
+	}
+	return err
+}
+
+func isImage(path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".html", ".htm", ".svg", ".png":
+		return true
+	}
+	return false
+}
+
+// formatOf maps a report file extension to a report format.
+func formatOf(path string) string {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".json":
+		return report.FormatJSON
+	case ".csv":
+		return report.FormatCSV
+	}
+	return report.FormatTable
+}
+
+func writeFile(path string, write func(*bufio.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(f)
+	if err := write(bw); err != nil {
+		f.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,163 @@
+// Package driver runs latscope's commands: it opens the SOURCE arguments
+// with the known formats and probes, runs them through the stream and hands
+// the result to a view or sink. cmd/latscope only maps flags onto Config.
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/latscope/latscope/recording"
+	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/source/iotest"
+	"github.com/latscope/latscope/source/oracle10046"
+	"github.com/latscope/latscope/source/pylatencymap"
+	"github.com/latscope/latscope/stream"
+)
+
+// Config is what every command shares.
+type Config struct {
+	Sources []string
+	Read    source.Options
+	// ByFile keeps series from different sources apart (--by file).
+	ByFile bool
+	// Duration stops live sources after this long (0: run until Ctrl-C).
+	Duration time.Duration
+	Stdin    io.Reader
+	Stdout   io.Writer
+	Stderr   io.Writer
+	// StdoutTTY and StderrTTY say whether they are terminals.
+	StdoutTTY bool
+	StderrTTY bool
+}
+
+// Formats lists the file formats latscope detects, in detection order.
+func Formats() []source.Format {
+	return []source.Format{recording.Format(), pylatencymap.Format(), oracle10046.Format()}
+}
+
+// Probes lists the live sources named scheme:ARG.
+func Probes() []source.Probe {
+	return []source.Probe{iotest.Probe()}
+}
+
+// opened is the set of sources of one run.
+type opened struct {
+	sources []source.Source
+	live    bool
+	diag    *source.Diagnostics
+	prog    *progress
+}
+
+// open opens every SOURCE; it fails only when none could be opened.
+func (c *Config) open(ctx context.Context) (*opened, error) {
+	if len(c.Sources) == 0 {
+		return nil, errors.New("no SOURCE given (a file, - for stdin, or a probe such as iotest:DIR)")
+	}
+	diag := source.NewDiagnostics(c.Stderr, source.DefaultReportLimit)
+	o := &opened{diag: diag, prog: newProgress(c.Stderr, c.StderrTTY)}
+	opts := c.Read
+	if opts.Progress == nil {
+		opts.Progress = c.Stderr
+	}
+	op := &source.Opener{Formats: Formats(), Probes: Probes(), Options: opts, Diag: diag, Stdin: c.Stdin, WrapFile: o.prog.wrap}
+	var failed []string
+	for _, spec := range c.Sources {
+		src, err := op.Open(ctx, spec)
+		if err != nil {
+			failed = append(failed, err.Error())
+			fmt.Fprintf(c.Stderr, "latscope: %v\n", err)
+			continue
+		}
+		o.sources = append(o.sources, src)
+		o.live = o.live || isLive(spec, c.Read)
+		if isProbe(spec) {
+			reserveProcsForProbe()
+		}
+	}
+	if len(o.sources) == 0 {
+		if len(failed) == 1 {
+			return nil, errors.New(failed[0])
+		}
+		return nil, fmt.Errorf("none of the %d sources could be read", len(c.Sources))
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(c.Stderr, "latscope: %d of %d sources opened\n", len(o.sources), len(c.Sources))
+	}
+	return o, nil
+}
+
+// isProbe reports whether a SOURCE names a live probe.
+func isProbe(spec string) bool {
+	for _, p := range Probes() {
+		if strings.HasPrefix(spec, p.Scheme+":") {
+			return true
+		}
+	}
+	return false
+}
+
+// reserveProcsForProbe gives every iotest reader its own Go processor (plus
+// one for the view): with fewer, a read that completes while all processors
+// are busy waits up to 10 ms for the scheduler, and that wait would be
+// measured as storage latency.
+func reserveProcsForProbe() {
+	runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), iotest.DefaultReaders+1))
+}
+
+// isLive reports whether a SOURCE produces data over time (a probe, a
+// followed file, or a pipe) rather than being a finished recording.
+func isLive(spec string, opts source.Options) bool {
+	return spec == "-" || opts.Follow || isProbe(spec)
+}
+
+// run feeds every interval of the sources to emit. Live sources stop after
+// Duration; errors of single sources are printed and only fail the run when
+// no source produced anything.
+func (c *Config) run(ctx context.Context, o *opened, emit func(stream.Interval) error) error {
+	if o.live && c.Duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.Duration)
+		defer cancel()
+	}
+	got := 0
+	err := source.RunAll(ctx, o.sources, c.ByFile, o.diag, func(iv stream.Interval) error {
+		got++
+		return emit(iv)
+	})
+	o.prog.done()
+	// A live source stopped by --duration or by the view quitting is done,
+	// not failed.
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	if err != nil && got > 0 {
+		fmt.Fprintf(c.Stderr, "latscope: %v\n", err)
+		return nil
+	}
+	return err
+}
+
+// collect reads every source to the end into a recording.
+func (c *Config) collect(ctx context.Context, o *opened) (*stream.Recording, error) {
+	rec := &stream.Recording{}
+	err := c.run(ctx, o, func(iv stream.Interval) error {
+		rec.Add(iv)
+		return nil
+	})
+	return rec, err
+}
+
+// finish prints the skipped-input summary.
+func (o *opened) finish(w io.Writer) {
+	for _, p := range o.diag.Problems() {
+		if p.Count > len(p.First) {
+			fmt.Fprintf(w, "latscope: %s: %d malformed line(s) skipped in all (first %d shown above)\n", p.Source, p.Count, len(p.First))
+		}
+	}
+}

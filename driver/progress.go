@@ -1,0 +1,75 @@
+package driver
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// progress shows how far big files have been read, on one stderr line that
+// rewrites itself, when stderr is a terminal and the input is large enough
+// to take a while.
+type progress struct {
+	out     io.Writer
+	enabled bool
+	total   atomic.Int64
+	read    atomic.Int64
+	start   time.Time
+	mu      sync.Mutex
+	last    time.Time
+	shown   bool
+}
+
+// progressMin is the input size from which progress is shown.
+const progressMin = 32 << 20
+
+func newProgress(out io.Writer, tty bool) *progress {
+	return &progress{out: out, enabled: tty, start: time.Now()}
+}
+
+// wrap counts the bytes read from a file.
+func (p *progress) wrap(name string, size int64, r io.Reader) io.Reader {
+	p.total.Add(size)
+	return &countingReader{r: r, p: p}
+}
+
+type countingReader struct {
+	r io.Reader
+	p *progress
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.p.add(int64(n))
+	return n, err
+}
+
+func (p *progress) add(n int64) {
+	read := p.read.Add(n)
+	total := p.total.Load()
+	if !p.enabled || total < progressMin {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	if now.Sub(p.last) < 250*time.Millisecond {
+		return
+	}
+	p.last = now
+	secs := now.Sub(p.start).Seconds()
+	fmt.Fprintf(p.out, "\rreading: %3.0f%%  %d of %d MB  %.0f MB/s ", 100*float64(read)/float64(total), read>>20, total>>20, float64(read)/1e6/secs)
+	p.shown = true
+}
+
+// done clears the progress line.
+func (p *progress) done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shown {
+		fmt.Fprint(p.out, "\r\033[K")
+		p.shown = false
+	}
+}
