@@ -90,8 +90,10 @@ func Heatmap(ctx context.Context, hc HeatmapConfig) error {
 		Replay: !o.live, Speed: hc.Speed, ColumnWidth: hc.ColumnWidth,
 		FullScreen: hc.StdoutTTY && !plain && !hc.Once,
 	}
+	var tty *terminal.TTY
 	if hc.StdoutTTY && !hc.Once {
-		if tty, err := terminal.OpenTTY(); err == nil {
+		var err error
+		if tty, err = terminal.OpenTTY(); err == nil {
 			defer tty.Restore()
 			topts.Keys, topts.Size = tty, tty.Size
 			// A replayed file stays on screen to be browsed; a live run
@@ -131,6 +133,9 @@ func Heatmap(ctx context.Context, hc HeatmapConfig) error {
 		}
 	}()
 	viewErr := terminal.Run(ctx, feed, topts)
+	if tty != nil {
+		tty.Restore() // before anything else is printed
+	}
 	// The view may stop early (q): stop the sources and let them finish.
 	stopSources()
 	for range feed {

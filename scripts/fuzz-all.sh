@@ -3,12 +3,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fuzztime=${FUZZTIME:-5s}
+# A fresh corpus cache per run: a large cached corpus from earlier long runs
+# would not even be replayed in a few seconds (and Go then fails the run).
+# Long runs keep the shared cache: FUZZCACHE=keep.
+cache_flag=()
+if [ "${FUZZCACHE:-}" != keep ]; then
+	cache=$(mktemp -d)
+	trap 'rm -rf "$cache"' EXIT
+	cache_flag=(-test.fuzzcachedir "$cache")
+fi
 for pkg in $(go list ./...); do
 	dir=$(go list -f '{{.Dir}}' "$pkg")
 	grep -lq '^func Fuzz' "$dir"/*_test.go 2>/dev/null || continue
 	for target in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go | sed 's/^func //'); do
 		echo "fuzz $pkg $target ($fuzztime)"
-		if ! out=$(go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$pkg" 2>&1); then
+		if ! out=$(go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" -fuzzminimizetime 1s "$pkg" "${cache_flag[@]}" 2>&1); then
 			echo "$out"
 			exit 1
 		fi
