@@ -64,6 +64,9 @@ type HeatmapConfig struct {
 	Speed float64
 	// ColumnWidth is the heat-map column width (0: from the data).
 	ColumnWidth time.Duration
+	// Format "json" or "csv" prints the whole heat-map matrix of every
+	// series instead of drawing ("" or "table": draw).
+	Format string
 }
 
 // Heatmap draws terminal heat maps and/or writes an image of the recording.
@@ -74,6 +77,9 @@ func Heatmap(ctx context.Context, hc HeatmapConfig) error {
 	}
 	if hc.Output != "" && !isImage(hc.Output) {
 		return fmt.Errorf("-o %s: heat maps are written as .html, .svg or .png", hc.Output)
+	}
+	if hc.Format == "json" || hc.Format == "csv" {
+		return hc.writeMatrix(ctx, o)
 	}
 	// A finished recording written to a file needs no terminal replay.
 	if hc.Output != "" && !o.live {
@@ -152,6 +158,35 @@ func Heatmap(ctx context.Context, hc HeatmapConfig) error {
 		return hc.writeImage(all)
 	}
 	return nil
+}
+
+// writeMatrix reads the sources to the end (live ones for --duration) and
+// prints every series' heat-map matrix as JSON or CSV.
+func (hc HeatmapConfig) writeMatrix(ctx context.Context, o *opened) error {
+	rec, err := hc.collect(ctx, o)
+	if err != nil {
+		return err
+	}
+	o.finish(hc.Stderr)
+	ivs := rec.Intervals()
+	width := hc.ColumnWidth
+	if width <= 0 {
+		width = stream.InferWidth(ivs)
+	}
+	g := stream.NewGrid(width)
+	for _, iv := range ivs {
+		g.Add(iv)
+	}
+	frames := heatmap.FramesOf(g, hc.Scale)
+	if hc.Format == "csv" {
+		err = heatmap.WriteCSV(hc.Stdout, frames)
+	} else {
+		err = heatmap.WriteJSON(hc.Stdout, frames)
+	}
+	if err == nil && hc.Output != "" {
+		err = hc.writeImage(ivs)
+	}
+	return err
 }
 
 func (hc HeatmapConfig) writeImage(ivs []stream.Interval) error {

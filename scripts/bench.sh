@@ -46,6 +46,7 @@ if [ ! -f "$src" ]; then
 	exit 0
 fi
 dir=${BENCH_DIR:-$(mktemp -d)}
+mkdir -p "$dir"
 big="$dir/DBM11106_x_repeated.trc"
 gb=${BENCH_GB:-1}
 reps=$(( gb * 1024 * 1024 * 1024 / $(stat -c %s "$src") ))
@@ -62,8 +63,10 @@ ls_cmd="$pin $bin report --format json $big"
 echo "file: $size bytes"
 echo "grep count: $(LC_ALL=C grep -c "nam='db file sequential read'" "$big")"
 if command -v hyperfine >/dev/null; then
-	hyperfine --warmup 1 --runs 5 --export-json "$out/trace10046-hyperfine.json" \
-		-n grep "$grep_cmd" -n latscope "$ls_cmd > /dev/null" | tee "$out/trace10046-hyperfine.txt"
+	# --output=pipe: GNU grep stops at the first match when its output is
+	# /dev/null (hyperfine's default), which would measure nothing.
+	hyperfine --warmup 1 --runs 5 --output=pipe --export-json "$out/trace10046-hyperfine.json" \
+		-n grep "$grep_cmd" -n latscope "$ls_cmd" | tee "$out/trace10046-hyperfine.txt"
 	python3 - "$out/trace10046-hyperfine.json" "$size" <<'EOF' | tee "$out/trace10046-summary.txt"
 import json, sys
 r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}

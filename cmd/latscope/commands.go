@@ -131,7 +131,7 @@ func newHeatmapCommand(env environment) *cobra.Command {
 	var (
 		shared        sharedFlags
 		output, scale string
-		show          string
+		show, format  string
 		once, plain   bool
 		speed         float64
 	)
@@ -153,6 +153,7 @@ source the terminal view runs first and the file is written when it stops.`,
   latscope heatmap DBM11106_ora_6334.trc --event 'db file sequential read'
   latscope heatmap example_latency_data.txt --once --plain
   latscope heatmap a.trc b.trc -o waits.html
+  latscope heatmap example_latency_data.txt --format json > matrix.json
   sqlplus -S / @ora_latency.sql | latscope heatmap -`,
 		Args: requireSources,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -161,6 +162,12 @@ source the terminal view runs first and the file is written when it stops.`,
 				return err
 			}
 			hc := driver.HeatmapConfig{Config: c, Output: output, Once: once, Plain: plain, Speed: speed, ColumnWidth: shared.interval}
+			switch format {
+			case "table", "json", "csv":
+				hc.Format = format
+			default:
+				return usagef("--format %q: want table, json or csv", format)
+			}
 			switch scale {
 			case "linear":
 				hc.Scale = heatmap.Linear
@@ -193,6 +200,7 @@ source the terminal view runs first and the file is written when it stops.`,
 	fl.BoolVar(&once, "once", false, "read the whole source and print only the final frame of every series")
 	fl.BoolVar(&plain, "plain", false, "print frames without escape codes (implied when stdout is not a terminal)")
 	fl.Float64Var(&speed, "speed", 0, "replay at N× recorded time (default: one column per frame, 10 frames/s)")
+	fl.StringVar(&format, "format", "table", "table draws the maps; json or csv print every series' whole heat-map matrix (rates per cell) instead")
 	return cmd
 }
 

@@ -481,3 +481,50 @@ func TestInteractiveTerminal(t *testing.T) {
 		t.Errorf("exit status %s after q, want 0", st)
 	}
 }
+
+func TestHeatmapMatrixJSONShowsTheCalibrationRates(t *testing.T) {
+	for _, c := range []struct {
+		file   string
+		factor float64 // time waited per event, relative to the bucket value
+	}{{"calibration_data.txt", 1.5}, {"calibration_data_oracle.txt", 0.75}} {
+		r := run(t, "", "heatmap", "--format", "json", testenv.SharedFile(t, "pylatencymap/"+c.file))
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d %s", c.file, r.code, r.stderr)
+		}
+		var m struct {
+			Series []struct {
+				Rows []struct {
+					LowerUs float64  `json:"lower_us"`
+					UpperUs *float64 `json:"upper_us"`
+				} `json:"rows"`
+				Freq  [][]float64 `json:"events_per_s"`
+				Inten [][]float64 `json:"seconds_waited_per_s"`
+			} `json:"series"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &m); err != nil || len(m.Series) != 1 {
+			t.Fatalf("%s: %v", c.file, err)
+		}
+		s := m.Series[0]
+		checked := 0
+		for col := range s.Freq {
+			for j, row := range s.Rows {
+				if s.Freq[col][j] == 0 {
+					continue
+				}
+				// The bucket value N is the row's upper bound for Oracle
+				// data ([N/2, N)) and its lower bound for SystemTap ([N, 2N)).
+				n := row.LowerUs
+				if c.factor == 0.75 {
+					n = *row.UpperUs
+				}
+				if s.Freq[col][j] != 1 || math.Abs(s.Inten[col][j]-c.factor*n*1e-6) > 1e-12 {
+					t.Errorf("%s: column %d row %g: %g ev/s, %g s/s; want 1 and %g", c.file, col, row.LowerUs, s.Freq[col][j], s.Inten[col][j], c.factor*n*1e-6)
+				}
+				checked++
+			}
+		}
+		if checked != 20 {
+			t.Errorf("%s: %d cells with events, want 20 (10 buckets × 2 s)", c.file, checked)
+		}
+	}
+}
