@@ -59,8 +59,9 @@ func (c *Config) open(ctx context.Context) (*opened, error) {
 	if len(c.Sources) == 0 {
 		return nil, errors.New("no SOURCE given (a file, - for stdin, or a probe such as iotest:DIR)")
 	}
-	diag := source.NewDiagnostics(c.Stderr, source.DefaultReportLimit)
-	o := &opened{diag: diag, prog: newProgress(c.Stderr, c.StderrTTY)}
+	prog := newProgress(c.Stderr, c.StderrTTY)
+	diag := source.NewDiagnostics(prog.messages(), source.DefaultReportLimit)
+	o := &opened{diag: diag, prog: prog}
 	opts := c.Read
 	if opts.Progress == nil {
 		opts.Progress = c.Stderr

@@ -73,3 +73,19 @@ func (p *progress) done() {
 		p.shown = false
 	}
 }
+
+// messages returns a writer for other stderr messages: it clears the
+// progress line first so that a warning does not land in its middle.
+func (p *progress) messages() io.Writer { return messageWriter{p} }
+
+type messageWriter struct{ p *progress }
+
+func (m messageWriter) Write(b []byte) (int, error) {
+	m.p.mu.Lock()
+	defer m.p.mu.Unlock()
+	if m.p.shown {
+		fmt.Fprint(m.p.out, "\r\033[K")
+		m.p.shown = false
+	}
+	return m.p.out.Write(b)
+}
