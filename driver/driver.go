@@ -64,7 +64,7 @@ func (c *Config) open(ctx context.Context) (*opened, error) {
 	o := &opened{diag: diag, prog: prog}
 	opts := c.Read
 	if opts.Progress == nil {
-		opts.Progress = c.Stderr
+		opts.Progress = prog.statusLines()
 	}
 	op := &source.Opener{Formats: Formats(), Probes: Probes(), Options: opts, Diag: diag, Stdin: c.Stdin, WrapFile: o.prog.wrap}
 	var failed []string

@@ -3,6 +3,7 @@ package driver
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -88,4 +89,24 @@ func (m messageWriter) Write(b []byte) (int, error) {
 		m.p.shown = false
 	}
 	return m.p.out.Write(b)
+}
+
+// statusLines returns the writer sources report setup progress to: on a
+// terminal each line replaces the previous one; elsewhere lines are kept.
+func (p *progress) statusLines() io.Writer {
+	if !p.enabled {
+		return p.out
+	}
+	return statusWriter{p}
+}
+
+type statusWriter struct{ p *progress }
+
+func (s statusWriter) Write(b []byte) (int, error) {
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	line := strings.TrimRight(string(b), "\r\n")
+	fmt.Fprintf(s.p.out, "\r\033[K%s", line)
+	s.p.shown = true
+	return len(b), nil
 }
