@@ -215,10 +215,30 @@ func TestEveryTraceFileReads(t *testing.T) {
 	if len(files) < 10 {
 		t.Fatalf("found %d trace files", len(files))
 	}
+	dir := t.TempDir()
 	for _, f := range files {
+		name := filepath.Base(f)
+		var rep jsonReport
 		r := run(t, "", "report", "--format", "json", f)
-		if r.code != 0 {
-			t.Errorf("%s: exit %d: %s", filepath.Base(f), r.code, r.stderr)
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &rep) != nil {
+			t.Errorf("%s: report exit %d: %s", name, r.code, r.stderr)
+			continue
+		}
+		h := run(t, "", "heatmap", "--once", "--plain", f)
+		if h.code != 0 || strings.Contains(h.stdout, "\x1b") {
+			t.Errorf("%s: heatmap exit %d: %s", name, h.code, h.stderr)
+		}
+		html := filepath.Join(dir, name+".html")
+		if x := run(t, "", "heatmap", f, "-o", html); x.code != 0 {
+			t.Errorf("%s: -o html exit %d: %s", name, x.code, x.stderr)
+			continue
+		}
+		page, _ := os.ReadFile(html)
+		// Every series of the report is drawn, in a frame and in the page.
+		for _, s := range rep.Series {
+			if !strings.Contains(h.stdout, s.Event) || !strings.Contains(string(page), s.Event) {
+				t.Errorf("%s: series %q missing from the heat map or the HTML", name, s.Event)
+			}
 		}
 	}
 }
