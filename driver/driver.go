@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/recording"
+	"github.com/latscope/latscope/sink"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/source/iotest"
 	"github.com/latscope/latscope/source/oracle10046"
@@ -39,6 +40,11 @@ type Config struct {
 // Formats lists the file formats latscope detects, in detection order.
 func Formats() []source.Format {
 	return []source.Format{recording.Format(), pylatencymap.Format(), oracle10046.Format()}
+}
+
+// Sinks lists the formats `latscope convert` writes.
+func Sinks() []sink.Format {
+	return []sink.Format{recording.SinkFormat()}
 }
 
 // Probes lists the live sources named scheme:ARG.

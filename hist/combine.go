@@ -9,6 +9,9 @@ import (
 // When any bucket went backwards (an instance restart, a counter reset) it
 // returns reset = true and no delta: the caller starts a new baseline at h.
 func (h *Histogram) Sub(prev *Histogram) (delta *Histogram, reset bool, err error) {
+	if h.IsCustom() || prev.IsCustom() {
+		return h.subCustom(prev)
+	}
 	if h.Unit != prev.Unit || h.Scale != prev.Scale {
 		return nil, false, fmt.Errorf("cannot subtract histograms with different grids (%s scale %d, %s scale %d)",
 			h.Unit, h.Scale, prev.Unit, prev.Scale)
@@ -40,6 +43,25 @@ func (h *Histogram) Sub(prev *Histogram) (delta *Histogram, reset bool, err erro
 		// Only float rounding can do this once every bucket grew.
 		d.Sum = 0
 	}
+	return d, false, nil
+}
+
+// subCustom subtracts snapshots with the same custom edges.
+func (h *Histogram) subCustom(prev *Histogram) (*Histogram, bool, error) {
+	if !sameBounds(h, prev) {
+		return nil, false, fmt.Errorf("cannot subtract histograms with different bucket edges")
+	}
+	d := &Histogram{Unit: h.Unit, Bounds: h.Bounds, Counts: make([]float64, len(h.Counts)), SumExact: h.SumExact, TopOpen: h.TopOpen}
+	d.ZeroCount = h.ZeroCount - prev.ZeroCount
+	if d.ZeroCount < 0 {
+		return nil, true, nil
+	}
+	for i := range h.Counts {
+		if d.Counts[i] = h.Counts[i] - prev.Counts[i]; d.Counts[i] < 0 {
+			return nil, true, nil
+		}
+	}
+	d.Sum = max(h.Sum-prev.Sum, 0)
 	return d, false, nil
 }
 
@@ -85,6 +107,10 @@ func (h *Histogram) Merge(o *Histogram) {
 		}
 		return
 	}
+	if h.IsCustom() || o.IsCustom() {
+		h.mergeCustom(o)
+		return
+	}
 	if o.Unit != h.Unit {
 		o = Rebin(o, h.Unit, h.Scale)
 	}
@@ -111,9 +137,27 @@ func (h *Histogram) Merge(o *Histogram) {
 	h.TopOpen = h.TopOpen || o.TopOpen
 }
 
+// mergeCustom adds o when either side has custom edges: o is moved onto h's
+// layout unless the edges are the same.
+func (h *Histogram) mergeCustom(o *Histogram) {
+	o = RebinLike(o, h)
+	h.ZeroCount += o.ZeroCount
+	for j, c := range o.Counts {
+		if c != 0 {
+			h.addAt(o.Offset+j, c)
+		}
+	}
+	h.Sum += o.Sum
+	h.SumExact = h.SumExact && o.SumExact
+	h.TopOpen = h.TopOpen || o.TopOpen
+}
+
 // downscale coarsens h to scale s ≤ h.Scale; it is exact because coarse
 // bucket edges are fine bucket edges.
 func (h *Histogram) downscale(s int) {
+	if h.IsCustom() {
+		return
+	}
 	if s >= h.Scale || len(h.Counts) == 0 {
 		h.Scale = min(h.Scale, s)
 		return
@@ -138,7 +182,7 @@ func (h *Histogram) Downscaled(s int) *Histogram {
 // raiseZero moves the zero bucket's edge up to 2^pow units, folding the
 // buckets below it into the zero count.
 func (h *Histogram) raiseZero(pow int) {
-	if pow <= h.ZeroPow {
+	if h.IsCustom() || pow <= h.ZeroPow {
 		return
 	}
 	h.ZeroPow = pow
@@ -161,11 +205,17 @@ func (h *Histogram) raiseZero(pow int) {
 // the new unit not above h's zero edge, so nothing is pushed below where it
 // was. The sum and its exactness are kept.
 func Rebin(h *Histogram, unit Unit, scale int) *Histogram {
-	if unit == h.Unit && scale <= h.Scale {
+	if !h.IsCustom() && unit == h.Unit && scale <= h.Scale {
 		return h.Downscaled(scale)
 	}
 	ratio := float64(h.Unit) / float64(unit) // source units → target units
 	srcZero := h.zeroThreshold() * ratio
+	if srcZero <= 0 { // custom edges starting at 0: no zero bucket to keep
+		srcZero = math.Ldexp(1, -30)
+		if h.IsCustom() && len(h.Bounds) > 1 {
+			srcZero = h.Bounds[1] * ratio
+		}
+	}
 	zp := int(math.Floor(math.Log2(srcZero) + 1e-9))
 	out := &Histogram{Unit: unit, Scale: scale, ZeroPow: zp, Sum: h.Sum * ratio, SumExact: h.SumExact, TopOpen: h.TopOpen}
 	h.eachBucket(func(b Bucket) {
@@ -200,16 +250,36 @@ func (h *Histogram) spread(lo, hi, count float64, linear bool) {
 		}
 		lo = z
 	}
-	for i := bucketIndex(lo, h.Scale); ; i++ {
-		bl, bu := lowerBound(i, h.Scale), lowerBound(i+1, h.Scale)
+	for i := h.indexOf(lo); ; i++ {
+		bl, bu := h.edgesOf(i)
+		last := h.IsCustom() && i == len(h.Counts)-1
+		if last {
+			bu = math.Inf(1) // a finite top edge: what lies above goes here too
+		}
 		a, b := math.Max(lo, bl), math.Min(hi, bu)
 		if b > a {
 			h.addAt(i, count*width(a, b))
 		}
-		if bu >= hi {
+		if bu >= hi || last {
 			return
 		}
 	}
+}
+
+// indexOf returns the bucket holding v at or above the zero edge.
+func (h *Histogram) indexOf(v float64) int {
+	if h.IsCustom() {
+		return h.customIndex(v)
+	}
+	return bucketIndex(v, h.Scale)
+}
+
+// edgesOf returns bucket i's edges (an open custom top is +Inf).
+func (h *Histogram) edgesOf(i int) (lo, hi float64) {
+	if h.IsCustom() {
+		return h.Bounds[i], h.Bounds[i+1]
+	}
+	return lowerBound(i, h.Scale), lowerBound(i+1, h.Scale)
 }
 
 // addValue adds count at value v without touching the sum.
@@ -218,7 +288,7 @@ func (h *Histogram) addValue(v, count float64) {
 		h.ZeroCount += count
 		return
 	}
-	h.addAt(bucketIndex(v, h.Scale), count)
+	h.addAt(h.indexOf(v), count)
 }
 
 // Rows is a histogram folded into power-of-two rows, the rows heat maps draw:
@@ -238,6 +308,9 @@ type Rows struct {
 // come from bucket midpoints; for exact histograms they are scaled to add up
 // to the exact sum, so averages derived from rows stay exact.
 func (h *Histogram) Rows() Rows {
+	if h.IsCustom() {
+		return h.customRows()
+	}
 	r := Rows{Unit: h.Unit, ZeroPow: h.ZeroPow, ZeroCount: h.ZeroCount}
 	r.ZeroTime = h.ZeroCount * h.zeroThreshold() / 2
 	top := len(h.Counts) - 1
@@ -268,5 +341,14 @@ func (h *Histogram) Rows() Rows {
 			r.Times[i] *= k
 		}
 	}
+	return r
+}
+
+// customRows folds custom buckets into power-of-two rows by log-width
+// overlap, with row times scaled to the histogram's sum.
+func (h *Histogram) customRows() Rows {
+	g := Rebin(h, h.Unit, 0)
+	g.SumExact = true // scale the row times to h.Sum below
+	r := g.Rows()
 	return r
 }

@@ -80,6 +80,11 @@ type Histogram struct {
 	// TopOpen says the source's highest bucket had no upper bound; it is read
 	// as [lower, 2·lower) and results flag it as capped.
 	TopOpen bool
+	// Bounds, when set, replaces the grid by explicit edges (see NewCustom):
+	// Counts[i] counts [Bounds[i], Bounds[i+1]), ZeroCount [0, Bounds[0]);
+	// Scale, ZeroPow and Offset are then unused (0). Clones share Bounds,
+	// which is never modified.
+	Bounds []float64
 }
 
 // Errors returned by histogram operations.
@@ -150,7 +155,12 @@ func bucketIndex(v float64, s int) int {
 }
 
 // zeroThreshold is the upper edge of the zero bucket in units.
-func (h *Histogram) zeroThreshold() float64 { return math.Ldexp(1, h.ZeroPow) }
+func (h *Histogram) zeroThreshold() float64 {
+	if h.IsCustom() {
+		return h.Bounds[0]
+	}
+	return math.Ldexp(1, h.ZeroPow)
+}
 
 // zeroIndex is the first bucket index above the zero bucket.
 func (h *Histogram) zeroIndex() int { return h.ZeroPow << h.Scale }
@@ -168,11 +178,7 @@ func (h *Histogram) RecordN(v, n float64) error {
 	if n < 0 || math.IsNaN(n) || math.IsInf(n, 0) {
 		return ErrBadCount
 	}
-	if v < h.zeroThreshold() {
-		h.ZeroCount += n
-	} else {
-		h.addAt(bucketIndex(v, h.Scale), n)
-	}
+	h.addValue(v, n)
 	h.Sum += v * n
 	return nil
 }
@@ -181,6 +187,9 @@ func (h *Histogram) RecordN(v, n float64) error {
 // value n with the given bound semantics, and adds the bucket midpoint times
 // count to the estimated sum. The histogram must be scale 0.
 func (h *Histogram) AddBound(kind BoundKind, n, count float64) error {
+	if h.IsCustom() {
+		return ErrCustom
+	}
 	if h.Scale != 0 {
 		return ErrNeedScale
 	}
@@ -221,6 +230,9 @@ func (h *Histogram) AddBound(kind BoundKind, n, count float64) error {
 // AddOpenTop adds count events to an open-ended top bucket that starts at
 // lower (in units): it is read as [lower, 2·lower) and flagged.
 func (h *Histogram) AddOpenTop(lower, count float64) error {
+	if h.IsCustom() {
+		return ErrCustom
+	}
 	if lower <= 0 || math.IsNaN(lower) || math.IsInf(lower, 0) {
 		return ErrBadValue
 	}
@@ -242,6 +254,14 @@ func (h *Histogram) AddOpenTop(lower, count float64) error {
 // leaves slack on the side it grows, so that recording values in random
 // order does not copy the slice for every new lower bucket.
 func (h *Histogram) addAt(i int, c float64) {
+	if h.IsCustom() {
+		if i < 0 {
+			h.ZeroCount += c
+		} else if i < len(h.Counts) {
+			h.Counts[i] += c
+		}
+		return
+	}
 	if i < h.zeroIndex() {
 		h.ZeroCount += c
 		return
@@ -297,6 +317,14 @@ func (h *Histogram) Validate() error {
 	if !h.Unit.Valid() {
 		return fmt.Errorf("%w: %d", ErrBadUnit, int64(h.Unit))
 	}
+	if h.IsCustom() {
+		if err := checkBounds(h.Bounds); err != nil {
+			return err
+		}
+		if len(h.Counts) != len(h.Bounds)-1 || h.Offset != 0 || h.Scale != 0 {
+			return fmt.Errorf("custom histogram with %d edges has %d counts (offset %d, scale %d)", len(h.Bounds), len(h.Counts), h.Offset, h.Scale)
+		}
+	}
 	if h.Scale < 0 || h.Scale > MaxScale {
 		return fmt.Errorf("%w: %d", ErrBadScale, h.Scale)
 	}
@@ -308,7 +336,7 @@ func (h *Histogram) Validate() error {
 			return fmt.Errorf("bucket %d: %w", h.Offset+j, ErrBadCount)
 		}
 	}
-	if len(h.Counts) > 0 && h.Offset < h.zeroIndex() {
+	if !h.IsCustom() && len(h.Counts) > 0 && h.Offset < h.zeroIndex() {
 		return fmt.Errorf("bucket %d lies below the zero bucket's edge 2^%d", h.Offset, h.ZeroPow)
 	}
 	if math.IsNaN(h.Sum) || math.IsInf(h.Sum, 0) {
@@ -357,8 +385,15 @@ func (h *Histogram) eachBucket(f func(Bucket)) {
 		if c == 0 {
 			continue
 		}
+		var b Bucket
+		if h.IsCustom() {
+			b.Lower, b.Upper = h.customEdges(j)
+			b.Count, b.Capped = c, math.IsInf(h.Bounds[j+1], 1)
+			f(b)
+			continue
+		}
 		i := h.Offset + j
-		b := Bucket{Lower: lowerBound(i, h.Scale), Upper: lowerBound(i+1, h.Scale), Count: c}
+		b = Bucket{Lower: lowerBound(i, h.Scale), Upper: lowerBound(i+1, h.Scale), Count: c}
 		if j == top && h.TopOpen {
 			b.Upper, b.Capped = 2*b.Lower, true
 		}

@@ -16,6 +16,8 @@ func Format() source.Format {
 	return source.Format{
 		Name:        FormatName,
 		Description: "latscope recording (latscope record -o FILE" + Extension + ")",
+		Detection:   "the 8-byte magic \\x89LSR\\r\\n\\x1a\\n at the start",
+		Example:     "latscope heatmap capture.lsr --speed 10",
 		Detect:      detect,
 		Open:        open,
 	}

@@ -56,7 +56,7 @@ func (o *Opener) Open(ctx context.Context, spec string) (Source, error) {
 		if o.Stdin == nil {
 			return nil, errors.New("no standard input")
 		}
-		return o.openReader("-", o.Stdin)
+		return o.openReader("-", o.Stdin, time.Time{})
 	}
 	f, err := os.Open(spec)
 	if err != nil {
@@ -82,7 +82,11 @@ func (o *Opener) Open(ctx context.Context, spec string) (Source, error) {
 		fr := &followReader{ctx: ctx, path: spec, f: f, poll: 200 * time.Millisecond}
 		r, closer, follow = fr, fr, fr
 	}
-	src, err := o.openReader(spec, r)
+	var mod time.Time
+	if st, err := f.Stat(); err == nil {
+		mod = st.ModTime()
+	}
+	src, err := o.openReader(spec, r, mod)
 	if err != nil {
 		closer.Close()
 		return nil, err
@@ -91,7 +95,7 @@ func (o *Opener) Open(ctx context.Context, spec string) (Source, error) {
 }
 
 // openReader detects the format (or takes --input-format) and opens it.
-func (o *Opener) openReader(name string, r io.Reader) (Source, error) {
+func (o *Opener) openReader(name string, r io.Reader, modTime time.Time) (Source, error) {
 	br := bufio.NewReaderSize(r, detectLimit)
 	prefix, _ := br.Peek(2)
 	var in io.Reader = br
@@ -103,7 +107,7 @@ func (o *Opener) openReader(name string, r io.Reader) (Source, error) {
 		br = bufio.NewReaderSize(zr, detectLimit)
 		in = br
 	}
-	input := Input{Name: name, Reader: in, Diag: o.Diag}
+	input := Input{Name: name, Reader: in, Diag: o.Diag, ModTime: modTime}
 	if o.Options.Format != "" {
 		for _, f := range o.Formats {
 			if f.Name == o.Options.Format {

@@ -6,6 +6,7 @@ package source
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"time"
 
@@ -40,6 +41,61 @@ type Options struct {
 	// Progress receives human progress lines for long setup work, such as
 	// a probe creating its scratch file (nil: silent).
 	Progress io.Writer
+	// Counts says whether a format's periodic histograms are cumulative or
+	// per interval (--counts); CountsDefault keeps the format's default.
+	Counts Counts
+	// Unit is the latency unit of formats that do not say (--unit; 0: the
+	// format's default).
+	Unit hist.Unit
+	// Date is the day of time-only timestamps (--date; zero: the input
+	// file's modification date, else today).
+	Date time.Time
+}
+
+// Counts says how periodic histogram counts accumulate.
+type Counts int
+
+// Counting modes.
+const (
+	// CountsDefault: the format's documented default.
+	CountsDefault Counts = iota
+	// CountsCumulative: every print holds all events since the start (a
+	// never-cleared aggregation); deltas are taken.
+	CountsCumulative
+	// CountsInterval: every print holds only the events since the previous
+	// one (stock bcc/bpftrace tools clear each interval).
+	CountsInterval
+)
+
+// ParseCounts reads "cumulative" or "interval".
+func ParseCounts(s string) (Counts, error) {
+	switch s {
+	case "cumulative":
+		return CountsCumulative, nil
+	case "interval":
+		return CountsInterval, nil
+	}
+	return CountsDefault, fmt.Errorf("unknown counts mode %q (want cumulative or interval)", s)
+}
+
+// Resolve returns the mode to use given a format's default.
+func (c Counts) Resolve(formatDefault Counts) Counts {
+	if c == CountsDefault {
+		return formatDefault
+	}
+	return c
+}
+
+// Day returns the date for time-only timestamps: --date, else the input's
+// modification time, else now; in the --tz location.
+func (o Options) Day(in Input) time.Time {
+	switch {
+	case !o.Date.IsZero():
+		return o.Date.In(o.Loc())
+	case !in.ModTime.IsZero():
+		return in.ModTime.In(o.Loc())
+	}
+	return time.Now().In(o.Loc())
 }
 
 // Loc returns the zone for offset-less timestamps (local by default).
@@ -84,12 +140,18 @@ type Input struct {
 	Reader io.Reader
 	// Diag receives malformed-line reports and warnings.
 	Diag *Diagnostics
+	// ModTime is the file's modification time (zero for stdin).
+	ModTime time.Time
 }
 
 // Format is one file format latscope reads.
 type Format struct {
 	Name        string
 	Description string
+	// Detection says, for `latscope formats`, how the format is recognised.
+	Detection string
+	// Example is a command line reading the format.
+	Example string
 	// Detect looks at the start of the input.
 	Detect func(prefix []byte) Verdict
 	// Open returns a Source that reads the input.

@@ -5,13 +5,13 @@ import (
 	"io"
 	"runtime/debug"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/latscope/latscope/driver"
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/view/heatmap"
 	"github.com/latscope/latscope/view/terminal"
 )
@@ -33,6 +33,9 @@ type sharedFlags struct {
 	follow      bool
 	by          string
 	duration    time.Duration
+	counts      string
+	unit        string
+	date        string
 }
 
 func (f *sharedFlags) register(cmd *cobra.Command) {
@@ -45,6 +48,9 @@ func (f *sharedFlags) register(cmd *cobra.Command) {
 	fl.BoolVarP(&f.follow, "follow", "f", false, "keep reading files as they grow, like tail -f")
 	fl.StringVar(&f.by, "by", "", "\"file\" keeps series from different SOURCE files apart instead of summing them")
 	fl.DurationVar(&f.duration, "duration", 0, "stop live sources (probes, --follow, pipes) after this long, e.g. 30s")
+	fl.StringVar(&f.counts, "counts", "", "periodic histograms are cumulative or interval (default: each format's own, see `latscope formats`)")
+	fl.StringVar(&f.unit, "unit", "", "latency unit of inputs that do not say: ns, us, ms or s (DTrace defaults to ns)")
+	fl.StringVar(&f.date, "date", "", "day of time-only timestamps, YYYY-MM-DD (default: the file's modification date)")
 }
 
 // config turns the flags into the driver's shared configuration.
@@ -79,6 +85,27 @@ func (f *sharedFlags) config(env environment, args []string) (driver.Config, err
 	c.Read.Interval = f.interval
 	c.Read.Events = f.events
 	c.Read.Follow = f.follow
+	if f.counts != "" {
+		mode, err := source.ParseCounts(f.counts)
+		if err != nil {
+			return c, usageError{err}
+		}
+		c.Read.Counts = mode
+	}
+	if f.unit != "" {
+		u, err := hist.ParseUnit(f.unit)
+		if err != nil {
+			return c, usageError{err}
+		}
+		c.Read.Unit = u
+	}
+	if f.date != "" {
+		d, err := time.ParseInLocation("2006-01-02", f.date, c.Read.Loc())
+		if err != nil {
+			return c, usagef("--date %q: want YYYY-MM-DD", f.date)
+		}
+		c.Read.Date = d
+	}
 	return c, nil
 }
 
@@ -115,7 +142,7 @@ time waited per second, which is where the time goes.`,
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w (see %s --help)", err, cmd.CommandPath())}
 	})
-	root.AddCommand(newHeatmapCommand(env), newReportCommand(env), newRecordCommand(env), newFormatsCommand(env))
+	root.AddCommand(newHeatmapCommand(env), newReportCommand(env), newRecordCommand(env), newConvertCommand(env), newFormatsCommand(env))
 	root.SetVersionTemplate("latscope {{.Version}}\n")
 	return root
 }
@@ -278,24 +305,80 @@ follow the file while it grows (latscope heatmap --follow FILE).`,
 	return cmd
 }
 
+func newConvertCommand(env environment) *cobra.Command {
+	var (
+		shared     sharedFlags
+		to, output string
+	)
+	cmd := &cobra.Command{
+		Use:   "convert SOURCE... --to FORMAT [-o FILE]",
+		Short: "Write the latency stream in another tool's format",
+		Long: `Write the stream of latency histograms in another tool's format, so latscope's
+histograms flow into PyLatencyMap, HdrHistogram tools, Grafana/Prometheus or a
+spreadsheet. The conversion is exact where the target can hold the data; when it
+cannot (for example rebinning into power-of-two buckets), latscope says so on stderr.
+Without -o (or with -o -) the output goes to stdout. See latscope formats for the
+targets and what each keeps.`,
+		Example: `  latscope convert DBM11106_ora_6334.trc --to hdrlog -o waits.hlog
+  latscope convert fio.json --to pylatencymap | python3 LatencyMap.py
+  latscope convert example_latency_data.txt -o waits.jsonl`,
+		Args: requireSources,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := shared.config(env, args)
+			if err != nil {
+				return err
+			}
+			if to == "" && (output == "" || output == "-") {
+				return usagef("say which format to write with --to (see latscope formats)")
+			}
+			return driver.Convert(cmd.Context(), driver.ConvertConfig{Config: c, To: to, Output: output})
+		},
+	}
+	shared.register(cmd)
+	cmd.Flags().StringVar(&to, "to", "", "output format (default: from the -o extension)")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "file to write (default: stdout)")
+	return cmd
+}
+
 func newFormatsCommand(env environment) *cobra.Command {
 	return &cobra.Command{
 		Use:   "formats",
-		Short: "List the input formats latscope detects and the live probes",
-		Args:  cobra.NoArgs,
+		Short: "List the input formats, output formats and live probes",
+		Long: `List every input format latscope detects (and how), every output format of
+latscope convert (and what it keeps), and the live probes, each with an example.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "FORMAT\tDESCRIPTION")
-			for _, f := range driver.Formats() {
-				fmt.Fprintf(tw, "%s\t%s\n", f.Name, f.Description)
-			}
-			fmt.Fprintln(tw, "\nPROBE\tDESCRIPTION")
-			for _, p := range driver.Probes() {
-				fmt.Fprintf(tw, "%s:ARG\t%s\n", p.Scheme, p.Description)
-			}
-			return tw.Flush()
+			return writeFormats(env.stdout)
 		},
 	}
+}
+
+// writeFormats prints the format catalogue.
+func writeFormats(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("INPUT FORMATS (detected in this order; --input-format NAME forces one)\n")
+	for _, f := range driver.Formats() {
+		fmt.Fprintf(&b, "\n  %s\n    %s\n", f.Name, f.Description)
+		if f.Detection != "" {
+			fmt.Fprintf(&b, "    detected by: %s\n", f.Detection)
+		}
+		if f.Example != "" {
+			fmt.Fprintf(&b, "    example:     %s\n", f.Example)
+		}
+	}
+	b.WriteString("\nOUTPUT FORMATS (latscope convert --to NAME, or by -o extension)\n")
+	for _, f := range driver.Sinks() {
+		fmt.Fprintf(&b, "\n  %s (%s)\n    %s\n    keeps: %s\n", f.Name, f.Extension, f.Description, f.Keeps)
+		if f.Example != "" {
+			fmt.Fprintf(&b, "    example: %s\n", f.Example)
+		}
+	}
+	b.WriteString("\nLIVE PROBES\n")
+	for _, p := range driver.Probes() {
+		fmt.Fprintf(&b, "\n  %s:ARG\n    %s\n", p.Scheme, p.Description)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // buildVersion is set by the Makefile (-ldflags -X main.buildVersion=...).

@@ -30,6 +30,8 @@ func Format() source.Format {
 	return source.Format{
 		Name:        FormatName,
 		Description: "Oracle extended SQL trace (event 10046): WAIT lines binned into per-event histograms on wall-clock intervals",
+		Detection:   "a line starting Trace file, PARSING IN CURSOR #, WAIT #, *** SESSION ID:( or an Oracle Database banner",
+		Example:     "latscope report DBM11106_ora_6334.trc --interval 1s",
 		Detect:      Detect,
 		Open:        Open,
 	}

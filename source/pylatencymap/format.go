@@ -37,6 +37,8 @@ func Format() source.Format {
 	return source.Format{
 		Name:        FormatName,
 		Description: "PyLatencyMap/OraLatencyMap records: cumulative power-of-two latency histograms between <begin record> and <end record>",
+		Detection:   "a line <begin record> (SQL*Plus chatter around records is fine); counts cumulative",
+		Example:     "latscope heatmap example_latency_data.txt",
 		Detect:      Detect,
 		Open:        Open,
 	}

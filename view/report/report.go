@@ -99,7 +99,11 @@ func summarise(s *stream.Series) Series {
 		out.P90Us = ptr(us(t.Quantile(0.9)))
 		out.P99Us = ptr(us(t.Quantile(0.99)))
 	}
-	out.Buckets = powerOfTwoBuckets(t)
+	if t.IsCustom() {
+		out.Buckets = nativeBuckets(t)
+	} else {
+		out.Buckets = powerOfTwoBuckets(t)
+	}
 	var origin time.Time
 	for i, p := range s.Points {
 		if i == 0 {
@@ -121,7 +125,7 @@ func summarise(s *stream.Series) Series {
 	return out
 }
 
-// powerOfTwoBuckets folds the histogram into power-of-two rows: the buckets
+// powerOfTwoBuckets folds a grid histogram into power-of-two rows: the buckets
 // Oracle, DTrace and TVD$XTAT print, whatever the source's resolution.
 func powerOfTwoBuckets(h *hist.Histogram) []Bucket {
 	rows := h.Rows()
@@ -140,6 +144,18 @@ func powerOfTwoBuckets(h *hist.Histogram) []Bucket {
 			b.Capped = true
 		}
 		out = append(out, b)
+	}
+	return out
+}
+
+// nativeBuckets lists a custom-edged histogram's own buckets (NetApp,
+// Prometheus, linear DTrace rows): folding them into powers of two would
+// blur edges the source had. Bucket times are midpoint estimates.
+func nativeBuckets(h *hist.Histogram) []Bucket {
+	toUs := func(v float64) float64 { return h.Unit.Nanos(v) / 1e3 }
+	out := []Bucket{}
+	for _, b := range h.Buckets() {
+		out = append(out, Bucket{LowerUs: toUs(b.Lower), UpperUs: toUs(b.Upper), Count: b.Count, SumUs: toUs(b.Count * b.Mid()), Capped: b.Capped})
 	}
 	return out
 }
