@@ -548,3 +548,22 @@ func TestHeatmapMatrixJSONShowsTheCalibrationRates(t *testing.T) {
 		}
 	}
 }
+
+func TestConvertToARecordingAndBack(t *testing.T) {
+	f := testenv.SharedFile(t, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc")
+	out := filepath.Join(t.TempDir(), "waits.lsr")
+	if r := run(t, "", "convert", f, "-o", out); r.code != 0 || !strings.Contains(r.stderr, "(latscope)") {
+		t.Fatalf("convert by extension: exit %d %s", r.code, r.stderr)
+	}
+	orig := run(t, "", "report", "--format", "json", f)
+	back := run(t, "", "report", "--format", "json", out)
+	if orig.stdout != back.stdout {
+		t.Error("report of the converted recording differs from the original")
+	}
+	if r := run(t, "", "convert", f, "-o", filepath.Join(t.TempDir(), "x.unknown")); r.code != 2 && r.code != 1 || !strings.Contains(r.stderr, "--to") {
+		t.Errorf("unknown extension: exit %d %q", r.code, r.stderr)
+	}
+	if r := run(t, "", "convert", f); r.code != 2 {
+		t.Errorf("convert without --to or -o: exit %d", r.code)
+	}
+}
