@@ -14,10 +14,15 @@ import (
 
 	"github.com/latscope/latscope/recording"
 	"github.com/latscope/latscope/sink"
+	hdrlogsink "github.com/latscope/latscope/sink/hdrlog"
 	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/source/awr"
+	"github.com/latscope/latscope/source/fio"
+	"github.com/latscope/latscope/source/hdrlog"
 	"github.com/latscope/latscope/source/iotest"
 	"github.com/latscope/latscope/source/oracle10046"
 	"github.com/latscope/latscope/source/pylatencymap"
+	"github.com/latscope/latscope/source/tracehist"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -39,12 +44,16 @@ type Config struct {
 
 // Formats lists the file formats latscope detects, in detection order.
 func Formats() []source.Format {
-	return []source.Format{recording.Format(), pylatencymap.Format(), oracle10046.Format()}
+	formats := []source.Format{recording.Format(), pylatencymap.Format(), oracle10046.Format()}
+	formats = append(formats, tracehist.Formats()...)
+	formats = append(formats, awr.Format(), awr.PollFormat())
+	formats = append(formats, fio.JSONFormat(), fio.HistLogFormat(), hdrlog.Format())
+	return formats
 }
 
 // Sinks lists the formats `latscope convert` writes.
 func Sinks() []sink.Format {
-	return []sink.Format{recording.SinkFormat()}
+	return []sink.Format{recording.SinkFormat(), hdrlogsink.Format()}
 }
 
 // Probes lists the live sources named scheme:ARG.

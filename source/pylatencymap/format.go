@@ -2,6 +2,9 @@
 // power-of-two latency histograms between "<begin record>" and
 // "<end record>" lines, as written by PyLatencyMap's SQL*Plus scripts,
 // connectors (SystemTap, DTrace, bcc, 10046) and OraLatencyMap-style feeds.
+// Records may also hold raw DTrace quantize() or SystemTap @hist_log output
+// (what PyLatencyMap's dtrace/systemtap connectors converted): its rows are
+// read as lower-bound buckets with the tracehist package's row parser.
 //
 // It fixes the original engine's quirks instead of copying them: bucket
 // semantics (upper or lower bound) are resolved per record and never silently
@@ -13,7 +16,6 @@ package pylatencymap
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
@@ -24,23 +26,19 @@ import (
 // FormatName is the name users give to --input-format.
 const FormatName = "pylatencymap"
 
-// ErrRawHistogram says a record holds raw DTrace quantize() or SystemTap
-// @hist_log output, which needs a connector latscope does not have yet.
-var ErrRawHistogram = errors.New("record holds raw DTrace/SystemTap histogram output, " +
-	"which latscope does not read yet (the DTrace/SystemTap input formats are planned)")
-
 // detectGiveUp is how much input without a record makes Detect say No.
 const detectGiveUp = 4 << 10
 
 // Format returns the PyLatencyMap record format.
 func Format() source.Format {
 	return source.Format{
-		Name:        FormatName,
-		Description: "PyLatencyMap/OraLatencyMap records: cumulative power-of-two latency histograms between <begin record> and <end record>",
-		Detection:   "a line <begin record> (SQL*Plus chatter around records is fine); counts cumulative",
-		Example:     "latscope heatmap example_latency_data.txt",
-		Detect:      Detect,
-		Open:        Open,
+		Name: FormatName,
+		Description: "PyLatencyMap/OraLatencyMap records: cumulative power-of-two latency histograms between <begin record> and <end record>, " +
+			"as value, count lines or raw DTrace quantize()/SystemTap @hist_log output (lower-bound buckets)",
+		Detection: "a line <begin record> (SQL*Plus chatter around records is fine); counts cumulative",
+		Example:   "latscope heatmap example_latency_data.txt",
+		Detect:    Detect,
+		Open:      Open,
 	}
 }
 

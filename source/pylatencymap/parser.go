@@ -7,6 +7,7 @@ import (
 
 	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/source/tracehist"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -90,6 +91,7 @@ func (p *parser) line(n int, text string, tooLong bool) error {
 	case tooLong:
 		p.rec.addProblem(n, true, "line longer than %d bytes", maxLineLen)
 	case isMarker(t, endMarker):
+		p.rec.flushKeyLine()
 		rec := p.rec
 		p.rec, p.spare = nil, rec.data
 		return p.complete(rec)
@@ -97,17 +99,53 @@ func (p *parser) line(n int, text string, tooLong bool) error {
 		p.drop(p.rec, "has no <end record> before the next <begin record>")
 		p.open(n)
 	case t == "":
+		p.rec.flushKeyLine()
 	default:
-		if key := headerKey(t); key != "" {
-			p.rec.parseHeader(n, key, t, p.parseDate)
-			return nil
+		p.dataLine(n, t)
+	}
+	return nil
+}
+
+// dataLine reads a record line that is neither a marker nor blank: a
+// header, a "value, count" line, or raw DTrace quantize() / SystemTap
+// @hist_log output, read as PyLatencyMap's dtrace and systemtap connectors
+// did: rows are lower-bound power-of-two buckets, the "value" header and the
+// aggregation's key line before it are dropped, "~" lines skipped, negative
+// buckets dropped.
+func (p *parser) dataLine(n int, t string) {
+	if key := headerKey(t); key != "" {
+		p.rec.flushKeyLine()
+		p.rec.parseHeader(n, key, t, p.parseDate)
+		return
+	}
+	kind, value, count, reason := tracehist.ParseRawLine(t)
+	if kind == tracehist.RawHeader {
+		p.rec.raw, p.rec.keyLine = true, 0 // the line before was the key
+		return
+	}
+	p.rec.flushKeyLine()
+	switch kind {
+	case tracehist.RawElision:
+		p.rec.raw = true
+	case tracehist.RawRow:
+		p.rec.raw = true
+		switch {
+		case reason != "":
+			p.rec.addProblem(n, true, "%s", reason)
+		case value < 0:
+			p.rec.negative += count
+		default:
+			p.rec.data = append(p.rec.data, dataLine{line: n, value: value, count: count})
 		}
-		if isRawHistogram(t) {
-			return fmt.Errorf("%s:%d: %w", p.name, n, ErrRawHistogram)
+	default:
+		if !strings.Contains(t, ",") {
+			// Maybe the key line DTrace prints before a histogram: held
+			// until the next line tells.
+			p.rec.keyLine = n
+			return
 		}
 		p.rec.parseData(n, t)
 	}
-	return nil
 }
 
 // open starts a record at line n, reusing the last record's data buffer.
@@ -160,7 +198,10 @@ func (p *parser) complete(rec *record) error {
 		p.warnOnce("event", "records labelled %q do not match --event; skipped", s.label)
 		return nil
 	}
-	bound := p.bound(s)
+	bound := p.bound(s, rec.raw)
+	if rec.negative > 0 {
+		p.warnOnce("negative", "record at line %d: %.0f events in negative buckets dropped (latencies cannot be negative)", rec.line, rec.negative)
+	}
 	h, ok := p.build(rec, s.unit, bound)
 	if !ok {
 		return nil
@@ -199,9 +240,10 @@ func (p *parser) resolve(rec *record) settings {
 }
 
 // bound picks the bucket semantics: --bound, else the datasource line, else
-// an Oracle label, else upper bound with a warning (never the silent lower
-// bound PyLatencyMap applies to Oracle data).
-func (p *parser) bound(s settings) hist.BoundKind {
+// lower bound for raw DTrace/SystemTap rows, else an Oracle label, else
+// upper bound with a warning (never the silent lower bound PyLatencyMap
+// applies to Oracle data).
+func (p *parser) bound(s settings, raw bool) hist.BoundKind {
 	if p.opts.Bound != hist.BoundUnknown {
 		if s.bound != hist.BoundUnknown && s.bound != p.opts.Bound {
 			p.warnOnce("bound", "--bound %s overrides the records' \"datasource, %s\" (%s-bound buckets)",
@@ -211,6 +253,9 @@ func (p *parser) bound(s settings) hist.BoundKind {
 	}
 	if s.bound != hist.BoundUnknown {
 		return s.bound
+	}
+	if raw {
+		return hist.LowerBound
 	}
 	if labelNamesOracle(s.label) {
 		return hist.UpperBound

@@ -2,7 +2,6 @@ package pylatencymap
 
 import (
 	"context"
-	"errors"
 	"math"
 	"os"
 	"strings"
@@ -156,23 +155,70 @@ func TestCalibration(t *testing.T) {
 	}
 }
 
-// The raw DTrace quantize() and SystemTap @hist_log files need connectors
-// latscope does not have yet: a clear error, never empty intervals.
-func TestRawHistogramFilesAreRefused(t *testing.T) {
-	for _, tc := range []struct{ file, where string }{
-		{"test_DTrace_data.txt", "test_DTrace_data.txt:8: "},
-		{"test_SystemTap_data.txt", "test_SystemTap_data.txt:7: "},
+// The raw DTrace quantize() and SystemTap @hist_log records are read as
+// PyLatencyMap's connectors read them: lower-bound buckets (no datasource
+// line needed for raw rows), the DTrace key line "myhistogram" and the
+// "value" headers dropped, no warnings. The first record is the baseline,
+// so the events are the last record's counts minus the first's (both read
+// from the raw text by awk: 1284306 − 42416 and 77731 − 1611).
+func TestRawHistogramRecords(t *testing.T) {
+	for _, tc := range []struct {
+		file      string
+		intervals int
+		events    float64
+		key       string
+		unit      hist.Unit
+		start     time.Time
+		span      time.Duration // from the first record to the last by the µs field
+	}{
+		{"test_DTrace_data.txt", 30, 1284306 - 42416, "pread latency measured with DTrace", hist.Nanosecond,
+			time.Date(2013, 8, 27, 10, 54, 53, 0, time.UTC), (1006892396393 - 1006592395604) * time.Microsecond},
+		{"test_SystemTap_data.txt", 47, 77731 - 1611, "Latency of block I/O 8KB read requests measured with SystemTap", hist.Microsecond,
+			time.Date(2015, 3, 14, 19, 40, 7, 0, time.FixedZone("CET", 3600)), (1426358548973407 - 1426358407973575) * time.Microsecond},
 	} {
-		res := runShared(t, "pylatencymap/"+tc.file, source.Options{})
-		if !errors.Is(res.err, ErrRawHistogram) {
-			t.Fatalf("%s: error %v, want ErrRawHistogram", tc.file, res.err)
+		t.Run(tc.file, func(t *testing.T) {
+			res := runShared(t, "pylatencymap/"+tc.file, source.Options{Location: time.UTC})
+			if res.err != nil {
+				t.Fatal(res.err)
+			}
+			if m, w := res.malformed(), res.diag.Warnings(); len(m) > 0 || len(w) > 0 {
+				t.Errorf("malformed %q, warnings %q", m, w)
+			}
+			if len(res.intervals) != tc.intervals {
+				t.Fatalf("%d intervals, want %d", len(res.intervals), tc.intervals)
+			}
+			if got := res.total().Count(); got != tc.events {
+				t.Errorf("%g events, want %g", got, tc.events)
+			}
+			first, last := res.intervals[0], res.intervals[len(res.intervals)-1]
+			if !first.Start.Equal(tc.start) || !last.End().Equal(tc.start.Add(tc.span)) {
+				t.Errorf("from %s to %s, want %s + %s", first.Start, last.End(), tc.start, tc.span)
+			}
+			for i, iv := range res.intervals {
+				if iv.Gap || iv.Relative || len(iv.Series) != 1 {
+					t.Fatalf("interval %d: gap %v relative %v %d series", i, iv.Gap, iv.Relative, len(iv.Series))
+				}
+				if s := iv.Series[0]; s.Key != (stream.Key{Event: tc.key}) || s.Hist.Unit != tc.unit {
+					t.Errorf("interval %d: %s in %s", i, s.Key, s.Hist.Unit)
+				}
+			}
+		})
+	}
+	// DTrace's first delta: bucket 65536 0 → 1, 131072 10 → 21 ... read as
+	// lower bounds [N, 2N) with 1.5·N midpoints.
+	res := runShared(t, "pylatencymap/test_DTrace_data.txt", source.Options{Location: time.UTC})
+	h := res.intervals[0].Series[0].Hist
+	wantCounts := map[float64]float64{65536: 1, 131072: 11, 262144: 11702, 524288: 24871, 1048576: 4992, 2097152: 270,
+		4194304: 52, 8388608: 15, 16777216: 1, 67108864: 1}
+	sum := 0.0
+	for _, b := range h.Buckets() {
+		if b.Upper != 2*b.Lower || wantCounts[b.Lower] != b.Count {
+			t.Errorf("bucket [%g, %g) holds %g, want %g", b.Lower, b.Upper, b.Count, wantCounts[b.Lower])
 		}
-		if !strings.HasPrefix(res.err.Error(), tc.where) || !strings.Contains(res.err.Error(), "DTrace/SystemTap input formats are planned") {
-			t.Errorf("%s: error %q, want it to start with %q", tc.file, res.err, tc.where)
-		}
-		if len(res.intervals) != 0 || len(res.malformed()) != 0 {
-			t.Errorf("%s: %d intervals and malformed %q before the error", tc.file, len(res.intervals), res.malformed())
-		}
+		sum += 1.5 * b.Lower * b.Count
+	}
+	if len(h.Buckets()) != len(wantCounts) || h.Sum != sum {
+		t.Errorf("%d buckets, sum %g; want %d, %g", len(h.Buckets()), h.Sum, len(wantCounts), sum)
 	}
 }
 

@@ -49,6 +49,14 @@ type record struct {
 
 	data     []dataLine
 	problems []problem
+	// raw says the record holds raw DTrace/SystemTap histogram rows, whose
+	// buckets are lower bounds.
+	raw bool
+	// negative counts events of raw negative buckets, which are dropped.
+	negative float64
+	// keyLine is a comma-less line held back: the key DTrace prints before
+	// a histogram's header when one follows, else a malformed line.
+	keyLine int
 	// damaged says a bad line may have held counts of a bucket: the record's
 	// cumulative counts may then be incomplete.
 	damaged bool
@@ -173,23 +181,12 @@ func (r *record) parseData(n int, line string) {
 	r.data = append(r.data, dataLine{line: n, value: float64(v), count: float64(c)})
 }
 
-// isRawHistogram recognises raw DTrace quantize() and SystemTap @hist_log
-// lines: "value  ---- Distribution ---- count", "value |---- count" and
-// "  64 |@@@   15".
-func isRawHistogram(line string) bool {
-	t := strings.TrimSpace(line)
-	if before, _, ok := strings.Cut(t, "|"); ok {
-		before = strings.TrimSpace(before)
-		if strings.EqualFold(before, "value") {
-			return true
-		}
-		if _, err := strconv.ParseInt(before, 10, 64); err == nil {
-			return true
-		}
+// flushKeyLine reports a held comma-less line that no histogram header
+// followed: it is no data line.
+func (r *record) flushKeyLine() {
+	if r.keyLine == 0 {
+		return
 	}
-	if len(t) < 5 || !strings.EqualFold(t[:5], "value") || !strings.Contains(t, "---") {
-		return false
-	}
-	fields := strings.Fields(strings.ToLower(t))
-	return len(fields) >= 3 && fields[0] == "value" && fields[len(fields)-1] == "count"
+	r.addProblem(r.keyLine, true, "not a \"<power-of-2 value>, <count>\" data line")
+	r.keyLine = 0
 }

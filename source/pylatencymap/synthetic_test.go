@@ -4,7 +4,7 @@ package pylatencymap
 // sample files do not contain (wraps, resets, truncation, bad lines...).
 
 import (
-	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -358,16 +358,48 @@ func TestEventFilter(t *testing.T) {
 	}
 }
 
-// Good records before a raw DTrace record are emitted, then the error.
-func TestRawRecordAfterGoodOnes(t *testing.T) {
-	in := rec("1000000", oracleLabel, ms, "1, 10") + rec("2000000", oracleLabel, ms, "1, 12") +
-		"<begin record>\n  value  ------------- Distribution ------------- count\n    8192 |@@@   4\n<end record>\n"
-	res := runString(t, in, source.Options{})
-	if !errors.Is(res.err, ErrRawHistogram) || !strings.HasPrefix(res.err.Error(), "synthetic.txt:14: ") {
-		t.Errorf("error %v", res.err)
+// Raw DTrace rows in a record: the key line before the header is dropped,
+// negative buckets are dropped with a warning, an lquantize row and a bad
+// count are malformed, and a comma-less line that no header follows is
+// malformed too. Raw rows mean lower bounds, also after Oracle records.
+func TestRawRecordRows(t *testing.T) {
+	raw := func(ts string, c8192, c16384 int) string {
+		return "<begin record>\ntimestamp, microsec, " + ts + "\nlabel, raw\n  sda   \n" +
+			"           value  ------------- Distribution ------------- count    \n" +
+			"              -1 |@                                        1        \n" +
+			"               0 |                                         0        \n" +
+			fmt.Sprintf("            8192 |@@@                                      %d        \n", c8192) +
+			fmt.Sprintf("           16384 |@@@                                      %d        \n", c16384) +
+			"           32768 |                                         0        \n\n<end record>\n"
 	}
-	if len(res.intervals) != 1 {
-		t.Errorf("%d intervals before the error, want 1", len(res.intervals))
+	in := rec("1000000", oracleLabel, ms, "1, 10") + rec("2000000", oracleLabel, ms, "1, 12") +
+		raw("3000000", 4, 1) + raw("4000000", 6, 4) +
+		"<begin record>\ntimestamp, microsec, 5000000\nlabel, raw\nstray words\n" +
+		"          >= 100 |@                                        1        \n" +
+		"            8192 |@@@                                      x        \n<end record>\n"
+	res := runString(t, in, source.Options{})
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	// Oracle delta, then the change to the raw label (a new baseline with
+	// a gap), then the raw delta: 2 in [8192, 16384) ns, 3 in [16384, 32768).
+	if len(res.intervals) != 3 || !res.intervals[1].Gap {
+		t.Fatalf("%d intervals: %+v", len(res.intervals), res.intervals)
+	}
+	h := res.intervals[2].Series[0].Hist
+	if h.Unit != hist.Millisecond || h.Count() != 5 || h.Sum != 1.5*(8192*2+16384*3) {
+		t.Errorf("raw delta: %g events, sum %g %s", h.Count(), h.Sum, h.Unit)
+	}
+	wantBad := []string{
+		"40: not a \"<power-of-2 value>, <count>\" data line",
+		"41: row \">= 100\" is an lquantize bound, not a power-of-two bucket",
+		"42: row count \"x\" is not a non-negative integer",
+	}
+	if got := res.malformed(); !slices.Equal(got, wantBad) {
+		t.Errorf("malformed\n%q\nwant\n%q", got, wantBad)
+	}
+	if w := strings.Join(res.diag.Warnings(), "\n"); !strings.Contains(w, "1 events in negative buckets dropped") {
+		t.Errorf("warnings %q", w)
 	}
 }
 

@@ -46,6 +46,9 @@ type Series struct {
 	P99Us      *float64   `json:"p99_us"`
 	Buckets    []Bucket   `json:"buckets"`
 	Intervals  []Interval `json:"intervals"`
+	// powerOfTwo folds custom edges into power-of-two rows for the table
+	// when the source has too many buckets to read (fio's 1856 bins).
+	powerOfTwo []Bucket
 }
 
 // Bucket is one power-of-two latency bucket [LowerUs, UpperUs).
@@ -99,10 +102,10 @@ func summarise(s *stream.Series) Series {
 		out.P90Us = ptr(us(t.Quantile(0.9)))
 		out.P99Us = ptr(us(t.Quantile(0.99)))
 	}
+	out.powerOfTwo = powerOfTwoBuckets(t)
+	out.Buckets = out.powerOfTwo
 	if t.IsCustom() {
 		out.Buckets = nativeBuckets(t)
-	} else {
-		out.Buckets = powerOfTwoBuckets(t)
 	}
 	var origin time.Time
 	for i, p := range s.Points {

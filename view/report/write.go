@@ -20,6 +20,10 @@ const (
 	FormatCSV   = "csv"
 )
 
+// maxTableBuckets is how many buckets the table lists before folding a
+// source's own edges into power-of-two rows.
+const maxTableBuckets = 32
+
 // Options shape the human table.
 type Options struct {
 	// Intervals adds the per-interval rows to the table (JSON and CSV
@@ -134,14 +138,19 @@ func writeSeriesTable(w io.Writer, s Series, o Options) {
 	if s.TopCapped {
 		fmt.Fprintln(w, "  the top bucket had no upper bound: read as [lower, 2×lower)")
 	}
-	if len(s.Buckets) > 0 {
+	buckets := s.Buckets
+	if len(buckets) > maxTableBuckets && len(s.powerOfTwo) > 0 {
+		fmt.Fprintf(w, "  the source's %d buckets folded into powers of two (--format json lists them)\n", len(buckets))
+		buckets = s.powerOfTwo
+	}
+	if len(buckets) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "  latency bucket\tevents\t%\ttime waited\t%\t")
 		maxShare := 0.0
-		for _, b := range s.Buckets {
+		for _, b := range buckets {
 			maxShare = math.Max(maxShare, b.Count/s.Count)
 		}
-		for _, b := range s.Buckets {
+		for _, b := range buckets {
 			share := 100 * b.Count / s.Count
 			tshare := 0.0
 			if s.SumUs > 0 {
