@@ -14,7 +14,10 @@ import (
 
 	"github.com/latscope/latscope/recording"
 	"github.com/latscope/latscope/sink"
+	csvsink "github.com/latscope/latscope/sink/csv"
 	hdrlogsink "github.com/latscope/latscope/sink/hdrlog"
+	"github.com/latscope/latscope/sink/jsonl"
+	pylatencymapsink "github.com/latscope/latscope/sink/pylatencymap"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/source/awr"
 	"github.com/latscope/latscope/source/fio"
@@ -53,7 +56,7 @@ func Formats() []source.Format {
 
 // Sinks lists the formats `latscope convert` writes.
 func Sinks() []sink.Format {
-	return []sink.Format{recording.SinkFormat(), hdrlogsink.Format()}
+	return []sink.Format{recording.SinkFormat(), pylatencymapsink.Format(), hdrlogsink.Format(), jsonl.Format(), csvsink.Format()}
 }
 
 // Probes lists the live sources named scheme:ARG.

@@ -5,7 +5,9 @@
 // A recording is a header (Magic, major and minor version) followed by
 // frames. Every frame carries its length, a type byte and a CRC-32C, so a
 // recording cut short or damaged keeps every complete frame before the
-// damage. docs/recording-format.md is the specification.
+// damage. Version 1.1 added histograms with custom bucket edges (custom.go)
+// in a way 1.0 readers read safely. docs/recording-format.md is the
+// specification.
 package recording
 
 import (
@@ -27,7 +29,7 @@ const Magic = "\x89LSR\r\n\x1a\n"
 // version of its major version and refuses other majors.
 const (
 	MajorVersion = 1
-	MinorVersion = 0
+	MinorVersion = 1
 )
 
 // FormatName is the --input-format name of recordings.

@@ -4,23 +4,64 @@ import (
 	"bytes"
 	"encoding/hex"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/stream"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/example-2.lsr")
+var update = flag.Bool("update", false, "rewrite the golden recordings in testdata")
 
 // TestGoldenBytes pins the encoding: the first two intervals of
 // example_latency_data.txt must encode to exactly the bytes of
 // testdata/example-2.lsr, the file docs/recording-format.md dissects.
 func TestGoldenBytes(t *testing.T) {
-	ivs := exampleIntervals(t, false)[:2]
+	checkGolden(t, exampleIntervals(t, false)[:2], filepath.Join("testdata", "example-2.lsr"))
+}
+
+// goldenCustomIntervals are the two intervals of testdata/custom-edges.lsr,
+// which docs/recording-format.md dissects: a synthetic NetApp-style series
+// (µs edges <20us ... <1ms, >1ms) read from a cumulative counter, so sums are
+// bucket-midpoint estimates; the second interval reuses the first's edges.
+func goldenCustomIntervals(t testing.TB) []stream.Interval {
+	edges := []float64{20, 40, 60, 80, 100, 200, 400, 600, 800, 1000, math.Inf(1)}
+	counts := [][]float64{
+		{3, 17, 25, 6, 0, 2, 0, 0, 0, 0, 1}, // zero bucket first
+		{0, 12, 30, 4, 1, 0, 0, 0, 0, 0, 0},
+	}
+	start := time.Date(2015, 7, 14, 10, 0, 0, 0, time.UTC)
+	var out []stream.Interval
+	for i, cs := range counts {
+		h, err := hist.NewCustom(hist.Microsecond, edges)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, c := range cs {
+			if err := h.AddCustom(j-1, c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out = append(out, stream.Interval{Source: "vol1", Start: start.Add(time.Duration(i) * 5 * time.Second), Duration: 5 * time.Second,
+			Series: []stream.SeriesHist{{Key: stream.Key{Event: "nfs_protocol_read_latency"}, Hist: h}}})
+	}
+	return out
+}
+
+// TestGoldenCustomEdges pins the format 1.1 custom section.
+func TestGoldenCustomEdges(t *testing.T) {
+	checkGolden(t, goldenCustomIntervals(t), filepath.Join("testdata", "custom-edges.lsr"))
+}
+
+func checkGolden(t *testing.T, ivs []stream.Interval, golden string) {
+	t.Helper()
 	data := encode(t, ivs)
-	golden := filepath.Join("testdata", "example-2.lsr")
 	if *update {
 		if err := os.WriteFile(golden, data, 0o644); err != nil {
 			t.Fatal(err)
@@ -28,7 +69,7 @@ func TestGoldenBytes(t *testing.T) {
 	}
 	want, err := os.ReadFile(golden)
 	if err != nil {
-		t.Fatalf("%v (run go test -run TestGoldenBytes -update once)", err)
+		t.Fatalf("%v (run go test -run TestGolden -update once)", err)
 	}
 	if !bytes.Equal(data, want) {
 		t.Fatalf("encoding changed: got\n%swant\n%s", hex.Dump(data), hex.Dump(want))
@@ -60,5 +101,29 @@ func TestGoldenDamageAsDocumented(t *testing.T) {
 	if err != nil || len(got) != 0 || len(problems) != 1 ||
 		!strings.HasPrefix(problems[0].Reason, "byte offset 80: frame checksum mismatch") {
 		t.Errorf("bit flip in frame 3: %d intervals, %v, %v", len(got), problems, err)
+	}
+}
+
+// TestGoldenCustomEdgesAsVersion10 checks what docs/recording-format.md
+// says a 1.0 reader sees in testdata/custom-edges.lsr.
+func TestGoldenCustomEdgesAsVersion10(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "custom-edges.lsr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd.asVersion10 = true
+	iv, err := rd.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := iv.Series[0].Hist
+	want := []hist.Bucket{{Lower: 0, Upper: 16, Count: 3}, {Lower: 16, Upper: 32, Count: 17}, {Lower: 32, Upper: 64, Count: 31},
+		{Lower: 64, Upper: 128, Count: 2}, {Lower: 512, Upper: 1024, Count: 1, Capped: true}}
+	if got := h.Buckets(); !slices.Equal(got, want) || h.IsCustom() || h.Count() != 54 || h.Sum != 4010 || !h.TopOpen {
+		t.Errorf("1.0 view: %+v, sum %g", got, h.Sum)
 	}
 }

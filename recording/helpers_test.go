@@ -115,6 +115,13 @@ var waitLine = regexp.MustCompile(`^WAIT #\d+: nam='([^']*)' ela= ?(\d+) .*tim=(
 // histogram per event, empty windows included.
 func traceIntervals(t testing.TB, rel string, window time.Duration) []stream.Interval {
 	t.Helper()
+	return traceIntervalsInto(t, rel, window, func() *hist.Histogram { return hist.NewExact(hist.Microsecond, 0) })
+}
+
+// traceIntervalsInto is traceIntervals with the histogram layout newHist
+// returns (an exact grid, or custom edges in µs).
+func traceIntervalsInto(t testing.TB, rel string, window time.Duration, newHist func() *hist.Histogram) []stream.Interval {
+	t.Helper()
 	path := testenv.SharedFile(t, rel)
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -151,7 +158,7 @@ func traceIntervals(t testing.TB, rel string, window time.Duration) []stream.Int
 			out = append(out, stream.Interval{Source: filepath.Base(path), Start: start, Duration: window, Relative: true})
 		}
 		iv := &out[idx]
-		h := seriesHist(iv, stream.Key{Event: w.event})
+		h := seriesHist(iv, stream.Key{Event: w.event}, newHist)
 		if err := h.Record(w.ela); err != nil {
 			t.Fatalf("%s: ela=%g: %v", path, w.ela, err)
 		}
@@ -159,13 +166,13 @@ func traceIntervals(t testing.TB, rel string, window time.Duration) []stream.Int
 	return out
 }
 
-func seriesHist(iv *stream.Interval, key stream.Key) *hist.Histogram {
+func seriesHist(iv *stream.Interval, key stream.Key, newHist func() *hist.Histogram) *hist.Histogram {
 	for _, s := range iv.Series {
 		if s.Key == key {
 			return s.Hist
 		}
 	}
-	h := hist.NewExact(hist.Microsecond, 0)
+	h := newHist()
 	iv.Series = append(iv.Series, stream.SeriesHist{Key: key, Hist: h})
 	return h
 }
@@ -262,6 +269,8 @@ func diffHist(a, b *hist.Histogram) error {
 		return fmt.Errorf("flags exact=%v open=%v, want %v %v", b.SumExact, b.TopOpen, a.SumExact, a.TopOpen)
 	case len(a.Counts) != len(b.Counts):
 		return fmt.Errorf("%d counts, want %d", len(b.Counts), len(a.Counts))
+	case a.IsCustom() != b.IsCustom() || !sameEdges(a.Bounds, b.Bounds):
+		return fmt.Errorf("edges %v, want %v", b.Bounds, a.Bounds)
 	}
 	for i := range a.Counts {
 		if !same(a.Counts[i], b.Counts[i]) {

@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"io"
 
+	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -38,6 +39,8 @@ type writerSource struct {
 type seriesDef struct {
 	id   uint64
 	grid grid
+	// edges are the custom edges last sent for the series (format 1.1).
+	edges []float64
 }
 
 // NewWriter writes the recording header to w and returns a Writer that
@@ -129,14 +132,17 @@ func checkInterval(iv stream.Interval) error {
 func (w *Writer) encode(iv stream.Interval) error {
 	w.buf = w.buf[:0]
 	src, newSource := w.source(iv.Source)
+	wire := make([]wireHist, len(iv.Series))
 	var added []stream.Key
-	for _, s := range iv.Series {
+	for j, s := range iv.Series {
+		wire[j] = toWire(s.Hist)
 		if _, ok := w.series[s.Key]; !ok {
-			w.defineSeries(s)
+			w.defineSeries(s.Key, wire[j].main)
 			added = append(added, s.Key)
 		}
 	}
-	if err := w.appendInterval(src, iv); err != nil {
+	edges, err := w.appendInterval(src, iv, wire)
+	if err != nil {
 		for _, k := range added {
 			delete(w.series, k)
 		}
@@ -144,6 +150,11 @@ func (w *Writer) encode(iv stream.Interval) error {
 			delete(w.sources, iv.Source)
 		}
 		return err
+	}
+	for k, e := range edges {
+		def := w.series[k]
+		def.edges = e
+		w.series[k] = def
 	}
 	src.clock.advance(iv.Start, iv.Duration)
 	src.clock.zoneName, src.clock.zoneOff = iv.Start.Zone()
@@ -163,18 +174,23 @@ func (w *Writer) source(name string) (*writerSource, bool) {
 	return s, true
 }
 
-func (w *Writer) defineSeries(s stream.SeriesHist) {
-	def := seriesDef{id: uint64(len(w.series)), grid: gridOf(s.Hist)}
-	w.series[s.Key] = def
+// defineSeries defines a series with the grid of its first histogram (for a
+// custom-edge histogram, the grid of its fallback).
+func (w *Writer) defineSeries(key stream.Key, first *hist.Histogram) {
+	def := seriesDef{id: uint64(len(w.series)), grid: gridOf(first)}
+	w.series[key] = def
 	p := binary.AppendUvarint(w.payload[:0], def.id)
-	p = appendString(p, s.Key.Event)
-	p = appendString(p, s.Key.Instance)
-	p = appendString(p, s.Key.Source)
+	p = appendString(p, key.Event)
+	p = appendString(p, key.Instance)
+	p = appendString(p, key.Source)
 	p = appendGrid(p, def.grid)
 	w.appendFrame(frameSeries, p)
 }
 
-func (w *Writer) appendInterval(src *writerSource, iv stream.Interval) error {
+// appendInterval appends the interval frame. It returns the custom edges
+// the frame sends, per series, for the caller to keep once the frame is
+// accepted.
+func (w *Writer) appendInterval(src *writerSource, iv stream.Interval, wire []wireHist) (map[stream.Key][]float64, error) {
 	c := &src.clock
 	var flags byte
 	if iv.Gap {
@@ -207,17 +223,46 @@ func (w *Writer) appendInterval(src *writerSource, iv stream.Interval) error {
 	// Wraps modulo 2^64 like the reader's sum, so it is always exact.
 	p = binary.AppendVarint(p, int64(iv.Duration-c.prevDur))
 	p = binary.AppendUvarint(p, uint64(len(iv.Series)))
-	for _, s := range iv.Series {
+	customs := 0
+	for j, s := range iv.Series {
 		def := w.series[s.Key]
 		p = binary.AppendUvarint(p, def.id)
-		p = appendHist(p, s.Hist, def.grid)
+		p = appendHist(p, wire[j].main, def.grid)
+		if wire[j].custom != nil {
+			customs++
+		}
+	}
+	var edges map[stream.Key][]float64
+	if customs > 0 {
+		p, edges = w.appendCustomSection(p, iv, wire, customs)
 	}
 	w.payload = p
 	if len(p) > maxFrameLen {
-		return fmt.Errorf("%s: interval needs %d bytes, more than a frame's %d", iv.Source, len(p), maxFrameLen)
+		return nil, fmt.Errorf("%s: interval needs %d bytes, more than a frame's %d", iv.Source, len(p), maxFrameLen)
 	}
 	w.appendFrame(frameInterval, p)
-	return nil
+	return edges, nil
+}
+
+// appendCustomSection appends the exact custom-edge histograms after the
+// series list (format 1.1); an interval without them has no section, so a
+// 1.0 interval frame is unchanged. Edges are tracked per series in list
+// order, so a series listed twice with other edges sends them again.
+func (w *Writer) appendCustomSection(p []byte, iv stream.Interval, wire []wireHist, n int) ([]byte, map[stream.Key][]float64) {
+	edges := map[stream.Key][]float64{}
+	p = binary.AppendUvarint(p, uint64(n))
+	for j, s := range iv.Series {
+		if wire[j].custom == nil {
+			continue
+		}
+		prev, ok := edges[s.Key]
+		if !ok {
+			prev = w.series[s.Key].edges
+		}
+		p = appendCustom(p, j, wire[j].custom, prev)
+		edges[s.Key] = wire[j].custom.Bounds
+	}
+	return p, edges
 }
 
 // appendFrame appends a frame to w.buf: uvarint payload length, type,

@@ -1,0 +1,207 @@
+// Package csv writes latscope's stream as a long CSV table for spreadsheets
+// and data frames: one row per (interval, series, non-empty bucket), one row
+// per series without events, and one row per interval without series (a
+// window with no events, or a gap), so that every window appears. Each row
+// repeats its window and its series' count and sum, so a pivot table needs
+// no lookup. docs/interchange.md documents the columns.
+package csv
+
+import (
+	"bufio"
+	stdcsv "encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/sink"
+	"github.com/latscope/latscope/stream"
+)
+
+// FormatName is the value of --to.
+const FormatName = "csv"
+
+// Header is the first row.
+var Header = []string{"start", "offset_s", "seconds", "gap", "event", "instance", "source", "input",
+	"lower_us", "upper_us", "count", "capped", "series_count", "series_sum_us", "sum_exact"}
+
+// Format returns the CSV output format.
+func Format() sink.Format {
+	return sink.Format{
+		Name:        FormatName,
+		Extension:   ".csv",
+		Description: "CSV long table: one row per interval, series and non-empty bucket (edges in µs), counts per interval, for spreadsheets and data frames",
+		Keeps: "windows (start, offset, duration, gaps), series keys, every non-empty bucket's edges in µs and count, " +
+			"each series' count and sum; not the histogram's native layout (grid scale, empty buckets) nor time zone names",
+		Example: "latscope convert trace.trc --to csv -o trace.csv",
+		New: func(w io.Writer, o sink.Options) (sink.Writer, error) {
+			return NewWriter(w), nil
+		},
+	}
+}
+
+// Writer writes CSV rows.
+type Writer struct {
+	bw     *bufio.Writer
+	cw     *stdcsv.Writer
+	header bool
+	row    []string
+	origin *time.Time // start of the first dated window
+	err    error
+}
+
+// NewWriter returns a Writer on w; the header is written with the first
+// interval (or at Close).
+func NewWriter(w io.Writer) *Writer {
+	bw := bufio.NewWriter(w)
+	return &Writer{bw: bw, cw: stdcsv.NewWriter(bw), row: make([]string, len(Header))}
+}
+
+// Write writes the interval's rows.
+func (w *Writer) Write(iv stream.Interval) error {
+	if w.err != nil {
+		return w.err
+	}
+	w.writeHeader()
+	w.window(iv)
+	if len(iv.Series) == 0 {
+		w.put()
+	}
+	for _, s := range iv.Series {
+		w.series(s)
+	}
+	// Whole intervals at once: a live conversion piped on shows each
+	// window as it ends.
+	w.cw.Flush()
+	if err := w.check(); err != nil {
+		return err
+	}
+	if err := w.bw.Flush(); err != nil {
+		w.err = fmt.Errorf("writing CSV: %w", err)
+	}
+	return w.err
+}
+
+// Close writes the header if nothing else was, and flushes; it does not
+// close the io.Writer.
+func (w *Writer) Close() error {
+	if w.err != nil {
+		return w.err
+	}
+	w.writeHeader()
+	w.cw.Flush()
+	if err := w.check(); err != nil {
+		return err
+	}
+	if err := w.bw.Flush(); err != nil {
+		w.err = fmt.Errorf("writing CSV: %w", err)
+	}
+	return w.err
+}
+
+func (w *Writer) writeHeader() {
+	if !w.header {
+		w.header = true
+		w.err = w.cw.Write(Header)
+	}
+}
+
+func (w *Writer) check() error {
+	if w.err == nil {
+		w.err = w.cw.Error()
+	}
+	if w.err != nil {
+		w.err = fmt.Errorf("writing CSV: %w", w.err)
+	}
+	return w.err
+}
+
+// Column indexes.
+const (
+	colStart = iota
+	colOffset
+	colSeconds
+	colGap
+	colEvent
+	colInstance
+	colSource
+	colInput
+	colLower
+	colUpper
+	colCount
+	colCapped
+	colSeriesCount
+	colSeriesSum
+	colSumExact
+)
+
+// window fills the columns every row of the interval shares and clears the
+// others.
+func (w *Writer) window(iv stream.Interval) {
+	for i := range w.row {
+		w.row[i] = ""
+	}
+	if iv.Relative {
+		w.row[colOffset] = number(iv.Start.Sub(stream.RelativeStart).Seconds())
+	} else {
+		if w.origin == nil {
+			w.origin = &iv.Start
+		}
+		w.row[colStart] = startText(iv.Start)
+		w.row[colOffset] = number(iv.Start.Sub(*w.origin).Seconds())
+	}
+	w.row[colSeconds] = number(iv.Duration.Seconds())
+	w.row[colGap] = strconv.FormatBool(iv.Gap)
+	w.row[colInput] = iv.Source
+	w.row[colCount] = "0"
+}
+
+// series writes a series' rows: one per non-empty bucket, or one without
+// bucket edges when it has no events.
+func (w *Writer) series(s stream.SeriesHist) {
+	w.row[colEvent], w.row[colInstance], w.row[colSource] = s.Key.Event, s.Key.Instance, s.Key.Source
+	h := s.Hist
+	if h == nil {
+		h = &hist.Histogram{Unit: hist.Microsecond}
+	}
+	toUs := float64(h.Unit) / float64(hist.Microsecond)
+	w.row[colSeriesCount] = number(h.Count())
+	w.row[colSeriesSum] = number(h.Sum * toUs)
+	w.row[colSumExact] = strconv.FormatBool(h.SumExact)
+	buckets := h.Buckets()
+	if len(buckets) == 0 {
+		w.row[colLower], w.row[colUpper], w.row[colCount], w.row[colCapped] = "", "", "0", ""
+		w.put()
+		return
+	}
+	for _, b := range buckets {
+		w.row[colLower] = number(b.Lower * toUs)
+		w.row[colUpper] = number(b.Upper * toUs)
+		w.row[colCount] = number(b.Count)
+		w.row[colCapped] = strconv.FormatBool(b.Capped)
+		w.put()
+	}
+}
+
+func (w *Writer) put() {
+	if w.err == nil {
+		w.err = w.cw.Write(w.row)
+	}
+}
+
+// startText prints a start in RFC 3339 with nanoseconds and the zone's
+// offset; a zone whose offset is not whole minutes (RFC 3339 has no
+// seconds there) is printed in UTC so that the instant stays exact.
+func startText(t time.Time) string {
+	if _, off := t.Zone(); off%60 != 0 {
+		t = t.UTC()
+	}
+	return t.Format(time.RFC3339Nano)
+}
+
+// number prints v in plain decimal (no exponent, which some spreadsheets
+// read as text), with as many digits as it takes to read back exactly.
+func number(v float64) string {
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
