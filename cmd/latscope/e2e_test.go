@@ -599,3 +599,82 @@ func TestPyLatencyMapRecordsOfRawDTraceAndSystemTap(t *testing.T) {
 		}
 	}
 }
+
+// formatSamples are real samples of every input format (the package
+// testdata files are real tool output copied with provenance, except the
+// AWR exports, which are synthetic: no Oracle server here).
+var formatSamples = []struct{ format, path string }{
+	{"pylatencymap", "shared:pylatencymap/example_latency_data.txt"},
+	{"oracle-10046", "shared:trc10046/carymillsap-tracing-oracle_23.2/FREE_ora_39079.trc"},
+	{"bcc", "source/tracehist/testdata/bcc_ext4dist_example.txt"},
+	{"bpftrace", "source/tracehist/testdata/bpftrace_runqlat_example.txt"},
+	{"iolatency", "source/tracehist/testdata/perftools_iolatency_example.txt"},
+	{"awr", "source/awr/testdata/awr_19c_rac.csv"},
+	{"oracle-event-histogram", "source/awr/testdata/gv_micro_poll.csv"},
+	{"fio-json", "source/fio/testdata/randread.json"},
+	{"fio-histlog", "source/fio/testdata/randread_clat_hist.1.log"},
+	{"hdrlog", "source/hdrlog/testdata/tagged-Log.logV2.hlog"},
+}
+
+func samplePath(t *testing.T, p string) string {
+	if rel, ok := strings.CutPrefix(p, "shared:"); ok {
+		return testenv.SharedFile(t, rel)
+	}
+	return filepath.Join(testenv.RepoRoot(t), p)
+}
+
+// TestEveryFormatIsDetected reads each sample with detection and with the
+// format forced: the reports are identical, so detection chose that format.
+func TestEveryFormatIsDetected(t *testing.T) {
+	for _, s := range formatSamples {
+		p := samplePath(t, s.path)
+		auto := run(t, "", "report", "--format", "json", p)
+		forced := run(t, "", "report", "--format", "json", "--input-format", s.format, p)
+		if auto.code != 0 || forced.code != 0 {
+			t.Errorf("%s: exit %d / %d: %s %s", s.format, auto.code, forced.code, auto.stderr, forced.stderr)
+			continue
+		}
+		var rep jsonReport
+		if err := json.Unmarshal([]byte(auto.stdout), &rep); err != nil || len(rep.Series) == 0 {
+			t.Errorf("%s: no series read from %s", s.format, s.path)
+		}
+		if auto.stdout != forced.stdout {
+			t.Errorf("%s: detection did not pick %s for %s", s.format, s.format, s.path)
+		}
+	}
+}
+
+// TestConvertRoundTrips converts every sample to each lossless target and
+// back: totals and per-bucket counts stay the same.
+func TestConvertRoundTrips(t *testing.T) {
+	dir := t.TempDir()
+	for _, s := range formatSamples {
+		p := samplePath(t, s.path)
+		orig := reportJSON(t, p)
+		for _, to := range []string{"hdrlog", "latscope"} {
+			out := filepath.Join(dir, s.format+"."+to)
+			if r := run(t, "", "convert", p, "--to", to, "-o", out); r.code != 0 {
+				t.Errorf("%s → %s: exit %d %s", s.format, to, r.code, r.stderr)
+				continue
+			}
+			back := reportJSON(t, out)
+			if len(back.Series) != len(orig.Series) {
+				t.Errorf("%s → %s: %d series back, want %d", s.format, to, len(back.Series), len(orig.Series))
+				continue
+			}
+			for i := range orig.Series {
+				a, b := orig.Series[i], back.Series[i]
+				if a.Event != b.Event || a.Count != b.Count || len(a.Buckets) != len(b.Buckets) {
+					t.Errorf("%s → %s: series %q %v events %d buckets, back %q %v %d", s.format, to, a.Event, a.Count, len(a.Buckets), b.Event, b.Count, len(b.Buckets))
+					continue
+				}
+				for j := range a.Buckets {
+					if a.Buckets[j] != b.Buckets[j] {
+						t.Errorf("%s → %s: %s bucket %d %+v, back %+v", s.format, to, a.Event, j, a.Buckets[j], b.Buckets[j])
+						break
+					}
+				}
+			}
+		}
+	}
+}
