@@ -17,13 +17,17 @@ import (
 	csvsink "github.com/latscope/latscope/sink/csv"
 	hdrlogsink "github.com/latscope/latscope/sink/hdrlog"
 	"github.com/latscope/latscope/sink/jsonl"
+	promsink "github.com/latscope/latscope/sink/prometheus"
 	pylatencymapsink "github.com/latscope/latscope/sink/pylatencymap"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/source/awr"
+	"github.com/latscope/latscope/source/events"
 	"github.com/latscope/latscope/source/fio"
 	"github.com/latscope/latscope/source/hdrlog"
 	"github.com/latscope/latscope/source/iotest"
+	"github.com/latscope/latscope/source/netapp"
 	"github.com/latscope/latscope/source/oracle10046"
+	"github.com/latscope/latscope/source/prometheus"
 	"github.com/latscope/latscope/source/pylatencymap"
 	"github.com/latscope/latscope/source/tracehist"
 	"github.com/latscope/latscope/stream"
@@ -51,12 +55,15 @@ func Formats() []source.Format {
 	formats = append(formats, tracehist.Formats()...)
 	formats = append(formats, awr.Format(), awr.PollFormat())
 	formats = append(formats, fio.JSONFormat(), fio.HistLogFormat(), hdrlog.Format())
+	formats = append(formats, netapp.Format(), prometheus.Format(), events.WaitFormat())
+	// Last: plain "time latency" columns are the most generic shape.
+	formats = append(formats, events.Format())
 	return formats
 }
 
 // Sinks lists the formats `latscope convert` writes.
 func Sinks() []sink.Format {
-	return []sink.Format{recording.SinkFormat(), pylatencymapsink.Format(), hdrlogsink.Format(), jsonl.Format(), csvsink.Format()}
+	return []sink.Format{recording.SinkFormat(), pylatencymapsink.Format(), hdrlogsink.Format(), jsonl.Format(), promsink.Format(), csvsink.Format()}
 }
 
 // Probes lists the live sources named scheme:ARG.

@@ -24,13 +24,13 @@ func (h *Histogram) Sub(prev *Histogram) (delta *Histogram, reset bool, err erro
 		}
 	}
 	d := &Histogram{Unit: h.Unit, Scale: h.Scale, ZeroPow: h.ZeroPow, SumExact: h.SumExact, TopOpen: h.TopOpen}
-	d.ZeroCount = h.ZeroCount - p.ZeroCount
+	d.ZeroCount = countDelta(h.ZeroCount, p.ZeroCount)
 	if d.ZeroCount < 0 {
 		return nil, true, nil
 	}
 	lo, hi := spanOf(h, p)
 	for i := lo; i < hi; i++ {
-		c := h.countAt(i) - p.countAt(i)
+		c := countDelta(h.countAt(i), p.countAt(i))
 		if c < 0 {
 			return nil, true, nil
 		}
@@ -46,18 +46,40 @@ func (h *Histogram) Sub(prev *Histogram) (delta *Histogram, reset bool, err erro
 	return d, false, nil
 }
 
+// countDelta is cur − prev for one bucket. Fractional counts (from rebinned
+// or merged histograms written out and read back) carry rounding noise: a
+// difference within 1e-9 of the counts is no change, neither an event nor a
+// counter going backwards. Whole counts are exact.
+func countDelta(cur, prev float64) float64 {
+	d := cur - prev
+	if d != 0 && (cur != math.Trunc(cur) || prev != math.Trunc(prev)) && math.Abs(d) <= 1e-9*max(1, math.Abs(prev)) {
+		return 0
+	}
+	return d
+}
+
+// EmptyLike returns an empty histogram on h's layout (unit, grid or custom
+// edges): the baseline of a counter set seen for the first time.
+func (h *Histogram) EmptyLike() *Histogram {
+	e := &Histogram{Unit: h.Unit, Scale: h.Scale, ZeroPow: h.ZeroPow, Bounds: h.Bounds, SumExact: h.SumExact}
+	if h.IsCustom() {
+		e.Counts = make([]float64, len(h.Counts))
+	}
+	return e
+}
+
 // subCustom subtracts snapshots with the same custom edges.
 func (h *Histogram) subCustom(prev *Histogram) (*Histogram, bool, error) {
 	if !sameBounds(h, prev) {
 		return nil, false, fmt.Errorf("cannot subtract histograms with different bucket edges")
 	}
 	d := &Histogram{Unit: h.Unit, Bounds: h.Bounds, Counts: make([]float64, len(h.Counts)), SumExact: h.SumExact, TopOpen: h.TopOpen}
-	d.ZeroCount = h.ZeroCount - prev.ZeroCount
+	d.ZeroCount = countDelta(h.ZeroCount, prev.ZeroCount)
 	if d.ZeroCount < 0 {
 		return nil, true, nil
 	}
 	for i := range h.Counts {
-		if d.Counts[i] = h.Counts[i] - prev.Counts[i]; d.Counts[i] < 0 {
+		if d.Counts[i] = countDelta(h.Counts[i], prev.Counts[i]); d.Counts[i] < 0 {
 			return nil, true, nil
 		}
 	}

@@ -134,3 +134,25 @@ func TestCustomValidation(t *testing.T) {
 		t.Error("AddBound on custom edges accepted")
 	}
 }
+
+func TestCustomZeroBucketIsNotTheOpenTop(t *testing.T) {
+	h, _ := NewCustom(Microsecond, []float64{10, math.Inf(1)})
+	_ = h.AddCustom(-1, 3)
+	if b := h.Buckets(); len(b) != 1 || b[0].Capped || b[0].Upper != 10 {
+		t.Errorf("buckets %+v: only the last custom bucket is the open top", b)
+	}
+}
+
+func TestSubIgnoresRoundingNoiseOfFractionalCounts(t *testing.T) {
+	a, _ := NewCustom(Microsecond, []float64{1, 2, 4})
+	a.Counts[0], a.Counts[1] = 0.1+0.2, 5
+	b := a.Clone()
+	b.Counts = []float64{0.3, 6} // 0.1+0.2 > 0.3 by 5.5e-17
+	d, reset, err := b.Sub(a)
+	if err != nil || reset || d.Counts[0] != 0 || d.Counts[1] != 1 {
+		t.Errorf("delta %v reset %v err %v", d, reset, err)
+	}
+	if e := a.EmptyLike(); e.Count() != 0 || len(e.Counts) != 2 || e.Bounds == nil {
+		t.Errorf("EmptyLike %+v", e)
+	}
+}

@@ -375,7 +375,9 @@ func (h *Histogram) eachBucket(f func(Bucket)) {
 	}
 	if h.ZeroCount > 0 {
 		b := Bucket{Lower: 0, Upper: h.zeroThreshold(), Count: h.ZeroCount}
-		if top < 0 && h.TopOpen {
+		// The zero bucket is the open top only on a grid with no other
+		// counts; custom edges put the open top in their last bucket.
+		if top < 0 && h.TopOpen && !h.IsCustom() {
 			b.Upper, b.Capped = 2*b.Upper, true
 		}
 		f(b)

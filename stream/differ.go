@@ -37,7 +37,7 @@ func (d *Differ) Next(end time.Time, duration time.Duration, relative bool, snap
 	for _, s := range snap {
 		prev := d.prev[s.Key]
 		if prev == nil {
-			prev = &hist.Histogram{Unit: s.Hist.Unit, Scale: s.Hist.Scale, ZeroPow: s.Hist.ZeroPow, SumExact: s.Hist.SumExact}
+			prev = s.Hist.EmptyLike()
 		}
 		delta, wentBack, err := s.Hist.Sub(prev)
 		if err != nil {
@@ -63,4 +63,11 @@ func (d *Differ) Next(end time.Time, duration time.Duration, relative bool, snap
 	}
 	iv.Series = deltas
 	return iv, true, nil
+}
+
+// Rebase replaces a series' previous snapshot, for sources whose bucket
+// layout grows (a Prometheus histogram gaining an le edge): the previous
+// counts, moved onto the new layout, are the baseline of the next delta.
+func (d *Differ) Rebase(k Key, prev *hist.Histogram) {
+	d.prev[k] = prev
 }

@@ -274,3 +274,21 @@ func TestRoundWidth(t *testing.T) {
 		}
 	}
 }
+
+func TestDifferSeedsNewCustomSeriesWithTheirOwnEdges(t *testing.T) {
+	d := NewDiffer("f")
+	k := Key{Event: "nfs_protocol_read_latency"}
+	custom := func(c float64) *hist.Histogram {
+		h, _ := hist.NewCustom(hist.Microsecond, []float64{20, 40, 60})
+		_ = h.AddCustom(0, c)
+		return h
+	}
+	_, _, err := d.Next(t0, time.Second, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iv, ok, err := d.Next(t0.Add(time.Second), time.Second, false, []SeriesHist{{k, custom(4)}})
+	if err != nil || !ok || len(iv.Series) != 1 || iv.Series[0].Hist.Count() != 4 {
+		t.Fatalf("new custom series: %+v ok=%v err=%v", iv, ok, err)
+	}
+}

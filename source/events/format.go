@@ -1,0 +1,226 @@
+// Package events reads per-event latency lines and bins them into exact
+// histograms per interval:
+//
+//   - "events": Brendan Gregg's HeatMap input (one "time latency" pair per
+//     line, optionally under a header such as "TIMEus DELTAus") and the
+//     tables of per-I/O tracers: perf-tools iosnoop -t/-s (STARTs ENDs ...
+//     LATms), bcc biosnoop (TIME(s) ... LAT(ms)), bpftrace biosnoop.bt
+//     (TIME(ms) ... LAT(ms)).
+//   - "oracle-wait-lines": the "HH:MM:SS pid=N event=NAME wait_time=US"
+//     lines of Canali's bcc ora_wait_trace.py.
+package events
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/stream"
+)
+
+// Format names users give to --input-format.
+const (
+	FormatName     = "events"
+	WaitFormatName = "oracle-wait-lines"
+)
+
+// detectGiveUp is how much input without a decisive line makes Detect say No.
+const detectGiveUp = 4 << 10
+
+// Format returns the per-event table and pair format.
+func Format() source.Format {
+	return source.Format{
+		Name: FormatName,
+		Description: "per-event latencies: HeatMap `time latency` pairs, perf-tools iosnoop -ts, bcc/bpftrace biosnoop tables; " +
+			"binned per --interval (default 1s) into exact histograms, one series \"latency\". " +
+			"Columns come from the header: time = END, else TIME/TIMESTAMP/TS, else START (+latency); latency = LAT/LATENCY/DELTA/DURATION/ELAPSED. " +
+			"Units from the header's suffix (TIMEus, LAT(ms), ENDs: s/ms/us/ns); without one time is in s and latency in --unit, else us. " +
+			"Times in [2000, 2100) as Unix seconds are wall clock, others (iosnoop's monotonic seconds, time since start) relative; " +
+			"tables without a time column (plain iosnoop) are skipped",
+		Detection: "a header naming a latency column (LATms, LAT(ms), DELTAus) followed by a row that fits it, " +
+			"or a file that starts with two `time latency` number pairs (an optional first header line aside); per-event, no counts to accumulate",
+		Example: "latscope heatmap iosnoop-ts.out --interval 1s",
+		Detect:  Detect,
+		Open:    Open,
+	}
+}
+
+// WaitFormat returns the ora_wait_trace.py line format.
+func WaitFormat() source.Format {
+	return source.Format{
+		Name: WaitFormatName,
+		Description: "bcc ora_wait_trace.py lines `HH:MM:SS pid=N event=NAME wait_time=US`: one series per event (the pid is not part of the key), " +
+			"binned per --interval (default 1s) into exact histograms; the day is --date, else the file's modification date; " +
+			"a time more than 12 h before the previous one is the next day",
+		Detection: "a line HH:MM:SS ... event=NAME wait_time=N; per-event, no counts to accumulate",
+		Example:   "latscope report ora_wait_trace.out --date 2024-03-14",
+		Detect:    DetectWait,
+		Open:      OpenWait,
+	}
+}
+
+// completeLines calls f for every complete line of the prefix until f says
+// stop.
+func completeLines(prefix []byte, f func(line []byte) (stop bool)) {
+	rest := prefix
+	for {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			return
+		}
+		if f(bytes.TrimSuffix(rest[:i], []byte("\r"))) {
+			return
+		}
+		rest = rest[i+1:]
+	}
+}
+
+// Detect says Yes once a header of a latency table is followed by a row
+// that fits it, or the input starts with two number pairs; No after 4 KiB
+// without either.
+func Detect(prefix []byte) source.Verdict {
+	verdict := source.NeedMore
+	var table *layout
+	pairs, lines := 0, 0
+	pairsPossible := true
+	completeLines(prefix, func(b []byte) bool {
+		fields := fieldsOf(b)
+		if len(fields) == 0 {
+			return false
+		}
+		lines++
+		if l, ok := parseHeader(fields); ok {
+			table = &l
+			return false
+		}
+		if table != nil {
+			if rowFits(table, fields) {
+				verdict = source.Yes
+				return true
+			}
+			return false
+		}
+		if len(fields) == 2 && rowFits(&pairsLayout, fields) {
+			pairs++
+		} else if lines > 1 {
+			pairsPossible = false // pairs count only at the very start (a first header aside)
+		}
+		if pairsPossible && pairs >= 2 {
+			verdict = source.Yes
+			return true
+		}
+		return false
+	})
+	if verdict == source.NeedMore && len(prefix) >= detectGiveUp {
+		return source.No
+	}
+	return verdict
+}
+
+// rowFits says a row parses under a table: time (when there is one) and
+// latency are numbers; a table without time needs the header's field count.
+func rowFits(l *layout, fields []string) bool {
+	if !l.startsRow(fields) || (l.timeCol < 0 && len(fields) != len(l.columns)) {
+		return false
+	}
+	if l.timeCol >= 0 {
+		ts, ok := l.field(fields, l.timeCol)
+		if !ok {
+			return false
+		}
+		if _, ok := parseNanos(ts, l.timeUnit); !ok {
+			return false
+		}
+	}
+	ls, ok := l.field(fields, l.latCol)
+	if !ok {
+		return false
+	}
+	_, ok = parseLatency(ls)
+	return ok
+}
+
+func fieldsOf(b []byte) []string {
+	bf := bytes.Fields(b)
+	out := make([]string, len(bf))
+	for i, f := range bf {
+		out[i] = string(f)
+	}
+	return out
+}
+
+// DetectWait says Yes once a complete line is an ora_wait_trace.py line, No
+// after 4 KiB without one.
+func DetectWait(prefix []byte) source.Verdict {
+	verdict := source.NeedMore
+	completeLines(prefix, func(b []byte) bool {
+		if _, reason := parseWaitLine(string(b)); reason == "" {
+			verdict = source.Yes
+			return true
+		}
+		return false
+	})
+	if verdict == source.NeedMore && len(prefix) >= detectGiveUp {
+		return source.No
+	}
+	return verdict
+}
+
+// lineParser is what both formats' parsers do.
+type lineParser interface {
+	line(n int, text string, tooLong bool) error
+	finish() error
+}
+
+// lineSource runs a lineParser over an input.
+type lineSource struct {
+	in     source.Input
+	parser func(emit func(stream.Interval) error) lineParser
+}
+
+// Open returns a streaming Source of the events format.
+func Open(in source.Input, opts source.Options) (source.Source, error) {
+	if in.Reader == nil {
+		return nil, fmt.Errorf("%s: no reader", in.Name)
+	}
+	return &lineSource{in: in, parser: func(emit func(stream.Interval) error) lineParser {
+		return newPairsParser(in, opts, emit)
+	}}, nil
+}
+
+// OpenWait returns a streaming Source of ora_wait_trace.py lines.
+func OpenWait(in source.Input, opts source.Options) (source.Source, error) {
+	if in.Reader == nil {
+		return nil, fmt.Errorf("%s: no reader", in.Name)
+	}
+	return &lineSource{in: in, parser: func(emit func(stream.Interval) error) lineParser {
+		return newWaitParser(in, opts, emit)
+	}}, nil
+}
+
+// Name returns the input's name.
+func (s *lineSource) Name() string { return s.in.Name }
+
+// Run reads the input to the end, emitting each interval once later events
+// close it, and the open ones at the end.
+func (s *lineSource) Run(ctx context.Context, emit func(stream.Interval) error) error {
+	p := s.parser(emit)
+	lines := newLineReader(s.in.Reader)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		line, tooLong, err := lines.next()
+		if err == io.EOF {
+			return p.finish()
+		}
+		if err != nil {
+			return fmt.Errorf("%s:%d: %w", s.in.Name, lines.number+1, err)
+		}
+		if err := p.line(lines.number, line, tooLong); err != nil {
+			return err
+		}
+	}
+}

@@ -1,0 +1,116 @@
+// Package netapp reads the latency histogram counters NetApp ONTAP prints
+// with `stats show -r -n ITER -i SEC volume:VOL:nfs_protocol_read_latency`
+// (and _write_latency): one line per bucket,
+//
+//	volume:vol1:nfs_protocol_read_latency.<20us:0
+//	...
+//	volume:vol1:nfs_protocol_read_latency.>120s:0
+//
+// It keeps ONTAP's own bucket edges (not powers of two) in custom-bound
+// histograms instead of re-binning them as PyLatencyMap's NetApp connector
+// did. The 36 labels read are <20us <40us <60us <80us <100us <200us <400us
+// <600us <800us <1ms <2ms <4ms <6ms <8ms <10ms <20ms <40ms <60ms <80ms
+// <100ms <200ms <400ms <600ms <800ms <1s <2s <4s <6s <8s <10s <20s <30s
+// <60s <90s <120s >120s: "<20us" is [0, 20 µs), "<40us" [20, 40 µs), ...
+// ">120s" the open top [120 s, ∞). Any other label is a malformed line.
+// A record (one counter of one instance) ends at its >120s line; an
+// iteration ends when a counter repeats or every counter seen so far has
+// reported. Counters are cumulative (--counts interval reads each
+// iteration as its own interval's counts); time is relative, iterations
+// `-i SEC` apart as an echoed command line says, else --interval.
+package netapp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/stream"
+)
+
+// FormatName is the name users give to --input-format.
+const FormatName = "netapp"
+
+// detectGiveUp is how much input without a bucket line makes Detect say No.
+const detectGiveUp = 8 << 10
+
+// Format returns the NetApp ONTAP stats format.
+func Format() source.Format {
+	return source.Format{
+		Name: FormatName,
+		Description: "NetApp ONTAP `stats show -r` latency histogram counters (<20us ... >120s) kept on ONTAP's own bucket edges; " +
+			"one series per counter (Event, e.g. nfs_protocol_read_latency) and instance (Instance, the volume); " +
+			"counts cumulative by default (--counts interval if each iteration holds only its own interval); " +
+			"interval from the `-i SEC` of an echoed command line, else --interval (default 1s); relative time",
+		Detection: "a line OBJECT:INSTANCE:COUNTER_latency.<20us:COUNT (any ONTAP bucket label); counts cumulative",
+		Example:   "latscope report netapp_stats.txt",
+		Detect:    Detect,
+		Open:      Open,
+	}
+}
+
+// Detect says Yes once a complete line of the prefix is a histogram bucket
+// line, No when 8 KiB hold none, NeedMore otherwise.
+func Detect(prefix []byte) source.Verdict {
+	sc := bufio.NewScanner(bytes.NewReader(prefix))
+	sc.Buffer(nil, detectGiveUp)
+	complete := bytes.LastIndexByte(prefix, '\n') + 1
+	read := 0
+	for sc.Scan() {
+		line := sc.Bytes()
+		read += len(line) + 1
+		if read > complete {
+			break // an incomplete last line could be a truncated count
+		}
+		if bytes.Contains(line, []byte("_latency.")) {
+			if _, reason := parseCounterLine(string(line)); reason == "" {
+				return source.Yes
+			}
+		}
+	}
+	if len(prefix) >= detectGiveUp {
+		return source.No
+	}
+	return source.NeedMore
+}
+
+// Open returns a streaming Source over the input; nothing is read until Run.
+func Open(in source.Input, opts source.Options) (source.Source, error) {
+	if in.Reader == nil {
+		return nil, fmt.Errorf("%s: no reader", in.Name)
+	}
+	return &statsSource{in: in, opts: opts}, nil
+}
+
+type statsSource struct {
+	in   source.Input
+	opts source.Options
+}
+
+// Name returns the input's name.
+func (s *statsSource) Name() string { return s.in.Name }
+
+// Run reads the counters and emits one interval per iteration (after the
+// first, the baseline, when counts are cumulative).
+func (s *statsSource) Run(ctx context.Context, emit func(stream.Interval) error) error {
+	p := newParser(s.in, s.opts, emit)
+	lines := newLineReader(s.in.Reader)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		line, tooLong, err := lines.next()
+		if err == io.EOF {
+			return p.finish(ctx.Err() != nil)
+		}
+		if err != nil {
+			return fmt.Errorf("%s:%d: %w", s.in.Name, lines.number+1, err)
+		}
+		if err := p.line(lines.number, line, tooLong); err != nil {
+			return err
+		}
+	}
+}
