@@ -52,8 +52,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"strings"
+
+	"github.com/latscope/latscope/source/lines"
 
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
@@ -206,20 +207,13 @@ func (s *histSource) Name() string { return s.in.Name }
 // "NAME@I" (see sourceName).
 func (s *histSource) Run(ctx context.Context, emit func(stream.Interval) error) error {
 	p := newParser(s.in, s.opts, emit)
-	lines := newLineReader(s.in.Reader)
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		line, tooLong, err := lines.next()
-		if err == io.EOF {
-			return p.finish()
-		}
-		if err != nil {
-			return fmt.Errorf("%s:%d: %w", s.in.Name, lines.number+1, err)
-		}
-		if err := p.line(lines.number, line, tooLong); err != nil {
-			return err
-		}
+	if err := lines.Each(ctx, s.in, maxLineLen, p.line); err != nil {
+		return err
 	}
+	return p.finish()
 }
+
+// maxLineLen bounds the memory one input line may take: a row of the
+// shipped queries is about 200 bytes, a spool with linesize 32767 and
+// trimspool off at most 32 KiB.
+const maxLineLen = 64 << 10

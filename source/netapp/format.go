@@ -25,7 +25,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
+
+	"github.com/latscope/latscope/source/lines"
 
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
@@ -97,20 +98,12 @@ func (s *statsSource) Name() string { return s.in.Name }
 // first, the baseline, when counts are cumulative).
 func (s *statsSource) Run(ctx context.Context, emit func(stream.Interval) error) error {
 	p := newParser(s.in, s.opts, emit)
-	lines := newLineReader(s.in.Reader)
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		line, tooLong, err := lines.next()
-		if err == io.EOF {
-			return p.finish(ctx.Err() != nil)
-		}
-		if err != nil {
-			return fmt.Errorf("%s:%d: %w", s.in.Name, lines.number+1, err)
-		}
-		if err := p.line(lines.number, line, tooLong); err != nil {
-			return err
-		}
+	if err := lines.Each(ctx, s.in, maxLineLen, p.line); err != nil {
+		return err
 	}
+	return p.finish(ctx.Err() != nil)
 }
+
+// maxLineLen bounds the memory one input line may take: counter lines are
+// shorter than 200 bytes, so longer ones are garbage and only reported.
+const maxLineLen = 64 << 10

@@ -17,7 +17,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
+
+	"github.com/latscope/latscope/source/lines"
 
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
@@ -92,20 +93,12 @@ func (s *expositionSource) Name() string { return s.in.Name }
 // (or the input ends).
 func (s *expositionSource) Run(ctx context.Context, emit func(stream.Interval) error) error {
 	p := newParser(s.in, s.opts, emit)
-	lines := newLineReader(s.in.Reader)
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		line, tooLong, err := lines.next()
-		if err == io.EOF {
-			return p.finish()
-		}
-		if err != nil {
-			return fmt.Errorf("%s:%d: %w", s.in.Name, lines.number+1, err)
-		}
-		if err := p.line(lines.number, line, tooLong); err != nil {
-			return err
-		}
+	if err := lines.Each(ctx, s.in, maxLineLen, p.line); err != nil {
+		return err
 	}
+	return p.finish()
 }
+
+// maxLineLen bounds the memory one input line may take: exposition lines
+// are a few hundred bytes, so longer ones are garbage and only reported.
+const maxLineLen = 64 << 10

@@ -17,7 +17,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
+
+	"github.com/latscope/latscope/source/lines"
 
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
@@ -98,21 +99,13 @@ func (s *recordSource) Name() string { return s.in.Name }
 // soon as its "<end record>" line is read.
 func (s *recordSource) Run(ctx context.Context, emit func(stream.Interval) error) error {
 	p := newParser(s.in.Name, s.in.Diag, s.opts, emit)
-	lines := newLineReader(s.in.Reader)
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		line, tooLong, err := lines.next()
-		if err == io.EOF {
-			p.finish(ctx.Err() != nil)
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s:%d: %w", s.in.Name, lines.number+1, err)
-		}
-		if err := p.line(lines.number, line, tooLong); err != nil {
-			return err
-		}
+	if err := lines.Each(ctx, s.in, maxLineLen, p.line); err != nil {
+		return err
 	}
+	p.finish(ctx.Err() != nil)
+	return nil
 }
+
+// maxLineLen bounds the memory one input line may take: real record lines
+// are shorter than 100 bytes, so longer ones are garbage and only reported.
+const maxLineLen = 64 << 10

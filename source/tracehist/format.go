@@ -39,7 +39,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
+
+	"github.com/latscope/latscope/source/lines"
 
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
@@ -127,27 +128,10 @@ func (s *histSource) Name() string { return s.in.Name }
 // print has begun (or the input has ended).
 func (s *histSource) Run(ctx context.Context, emit func(stream.Interval) error) error {
 	p := newParser(s.d, s.in, s.opts, emit)
-	lines := newLineReader(s.in.Reader)
-	for {
-		if err := ctx.Err(); err != nil {
-			// Stopped (a --follow run ending): the print already followed
-			// by another is complete, the one being read may not be.
-			if ferr := p.asm.flush(); ferr != nil {
-				return ferr
-			}
-			return err
-		}
-		line, tooLong, err := lines.next()
-		if err == io.EOF {
-			return p.finish()
-		}
-		if err != nil {
-			return fmt.Errorf("%s:%d: %w", s.in.Name, lines.number+1, err)
-		}
-		if err := p.line(lines.number, line, tooLong); err != nil {
-			return err
-		}
+	if err := lines.Each(ctx, s.in, maxLineLen, p.line); err != nil {
+		return err
 	}
+	return p.finish()
 }
 
 // detectGiveUp is how much input without any table header makes Detect
@@ -224,3 +208,7 @@ func firstDecisive(prefix []byte) (dialectID, bool) {
 		}
 	}
 }
+
+// maxLineLen bounds the memory one input line may take: histogram rows are
+// shorter than 200 bytes, so longer lines are garbage and only reported.
+const maxLineLen = 64 << 10
