@@ -50,8 +50,6 @@ package awr
 
 import (
 	"bytes"
-	"context"
-	"fmt"
 	"strings"
 
 	"github.com/latscope/latscope/source/lines"
@@ -185,32 +183,13 @@ func kindOf(h header) bool {
 	return h.col[roleDBID] >= 0 || (h.col[roleInstance] >= 0 && h.names[h.col[roleInstance]] == "instance_number")
 }
 
-// Open returns a Source over the input; nothing is read until Run.
+// Open returns a Source that reads the input and emits one interval per
+// instance snapshot after that instance's first. The intervals of instance
+// I carry the source name "NAME@I" (see sourceName).
 func Open(in source.Input, opts source.Options) (source.Source, error) {
-	if in.Reader == nil {
-		return nil, fmt.Errorf("%s: no reader", in.Name)
-	}
-	return &histSource{in: in, opts: opts}, nil
-}
-
-// histSource is one AWR export or V$ poll input.
-type histSource struct {
-	in   source.Input
-	opts source.Options
-}
-
-// Name returns the input's name (its path, or "-").
-func (s *histSource) Name() string { return s.in.Name }
-
-// Run reads the input and emits one interval per instance snapshot after
-// that instance's first. The intervals of instance I carry the source name
-// "NAME@I" (see sourceName).
-func (s *histSource) Run(ctx context.Context, emit func(stream.Interval) error) error {
-	p := newParser(s.in, s.opts, emit)
-	if err := lines.Each(ctx, s.in, maxLineLen, p.line); err != nil {
-		return err
-	}
-	return p.finish()
+	return lines.NewSource(in, maxLineLen, func(emit func(stream.Interval) error) lines.Parser {
+		return newParser(in, opts, emit)
+	})
 }
 
 // maxLineLen bounds the memory one input line may take: a row of the

@@ -109,7 +109,7 @@ func (p *parser) malformed(line int, format string, args ...any) {
 }
 
 // line handles input line n (1-based), without its line ending.
-func (p *parser) line(n int, text string, tooLong bool) error {
+func (p *parser) Line(n int, text string, tooLong bool) error {
 	if n == 1 {
 		text = strings.TrimPrefix(text, "\ufeff") // a byte-order mark from a Windows export
 	}
@@ -434,3 +434,6 @@ func (p *parser) finishBatch() error {
 	}
 	return nil
 }
+
+// End finishes the input (see lines.Parser).
+func (p *parser) End(bool) error { return p.finish() }

@@ -12,8 +12,6 @@ package events
 
 import (
 	"bytes"
-	"context"
-	"fmt"
 
 	"github.com/latscope/latscope/source/lines"
 
@@ -169,49 +167,19 @@ func DetectWait(prefix []byte) source.Verdict {
 	return verdict
 }
 
-// lineParser is what both formats' parsers do.
-type lineParser interface {
-	line(n int, text string, tooLong bool) error
-	finish() error
-}
-
-// lineSource runs a lineParser over an input.
-type lineSource struct {
-	in     source.Input
-	parser func(emit func(stream.Interval) error) lineParser
-}
-
-// Open returns a streaming Source of the events format.
+// Open returns a streaming Source of the events format: each interval is
+// emitted once later events close it, the open ones at the end.
 func Open(in source.Input, opts source.Options) (source.Source, error) {
-	if in.Reader == nil {
-		return nil, fmt.Errorf("%s: no reader", in.Name)
-	}
-	return &lineSource{in: in, parser: func(emit func(stream.Interval) error) lineParser {
+	return lines.NewSource(in, maxLineLen, func(emit func(stream.Interval) error) lines.Parser {
 		return newPairsParser(in, opts, emit)
-	}}, nil
+	})
 }
 
 // OpenWait returns a streaming Source of ora_wait_trace.py lines.
 func OpenWait(in source.Input, opts source.Options) (source.Source, error) {
-	if in.Reader == nil {
-		return nil, fmt.Errorf("%s: no reader", in.Name)
-	}
-	return &lineSource{in: in, parser: func(emit func(stream.Interval) error) lineParser {
+	return lines.NewSource(in, maxLineLen, func(emit func(stream.Interval) error) lines.Parser {
 		return newWaitParser(in, opts, emit)
-	}}, nil
-}
-
-// Name returns the input's name.
-func (s *lineSource) Name() string { return s.in.Name }
-
-// Run reads the input to the end, emitting each interval once later events
-// close it, and the open ones at the end.
-func (s *lineSource) Run(ctx context.Context, emit func(stream.Interval) error) error {
-	p := s.parser(emit)
-	if err := lines.Each(ctx, s.in, maxLineLen, p.line); err != nil {
-		return err
-	}
-	return p.finish()
+	})
 }
 
 // maxLineLen bounds the memory one input line may take: event lines are

@@ -125,7 +125,7 @@ func newWaitParser(in source.Input, opts source.Options, emit func(stream.Interv
 }
 
 // line handles input line n.
-func (p *waitParser) line(n int, text string, tooLong bool) error {
+func (p *waitParser) Line(n int, text string, tooLong bool) error {
 	if tooLong || !startsWithClock(text) {
 		return nil
 	}
@@ -157,3 +157,6 @@ func (p *waitParser) line(n int, text string, tooLong bool) error {
 }
 
 func (p *waitParser) finish() error { return p.bin.endRun() }
+
+// End finishes the input (see lines.Parser).
+func (p *waitParser) End(bool) error { return p.finish() }

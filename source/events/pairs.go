@@ -53,7 +53,7 @@ func (p *pairsParser) warnOnce(kind, format string, args ...any) {
 }
 
 // line handles input line n.
-func (p *pairsParser) line(n int, text string, tooLong bool) error {
+func (p *pairsParser) Line(n int, text string, tooLong bool) error {
 	if tooLong {
 		return nil // no table row is that long: chatter
 	}
@@ -167,3 +167,6 @@ func (p *pairsParser) finish() error {
 	}
 	return p.bin.endRun()
 }
+
+// End finishes the input (see lines.Parser).
+func (p *pairsParser) End(bool) error { return p.finish() }

@@ -12,6 +12,7 @@ import (
 	"io"
 
 	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/stream"
 )
 
 // Reader returns an input's lines one at a time.
@@ -89,4 +90,41 @@ func Each(ctx context.Context, in source.Input, maxLen int, line func(n int, tex
 			return err
 		}
 	}
+}
+
+// Parser is a line-based format's parser.
+type Parser interface {
+	// Line takes line n (1-based); tooLong says only its start is given.
+	Line(n int, text string, tooLong bool) error
+	// End is called once the input has ended; cancelled says reading
+	// stopped because the run was stopped (--duration, a quitting view
+	// while following a file), so an unfinished last record is no damage.
+	End(cancelled bool) error
+}
+
+// NewSource returns a Source that feeds every line of in to the parser
+// start makes for each Run. Lines longer than maxLen are cut and flagged.
+func NewSource(in source.Input, maxLen int, start func(emit func(stream.Interval) error) Parser) (source.Source, error) {
+	if in.Reader == nil {
+		return nil, fmt.Errorf("%s: no reader", in.Name)
+	}
+	return &lineSource{in: in, maxLen: maxLen, start: start}, nil
+}
+
+type lineSource struct {
+	in     source.Input
+	maxLen int
+	start  func(emit func(stream.Interval) error) Parser
+}
+
+// Name returns the input's name (its path, or "-").
+func (s *lineSource) Name() string { return s.in.Name }
+
+// Run parses the input to its end.
+func (s *lineSource) Run(ctx context.Context, emit func(stream.Interval) error) error {
+	p := s.start(emit)
+	if err := Each(ctx, s.in, s.maxLen, p.Line); err != nil {
+		return err
+	}
+	return p.End(ctx.Err() != nil)
 }

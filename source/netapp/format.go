@@ -23,8 +23,6 @@ package netapp
 import (
 	"bufio"
 	"bytes"
-	"context"
-	"fmt"
 
 	"github.com/latscope/latscope/source/lines"
 
@@ -78,30 +76,12 @@ func Detect(prefix []byte) source.Verdict {
 	return source.NeedMore
 }
 
-// Open returns a streaming Source over the input; nothing is read until Run.
+// Open returns a Source that reads the counters and emits one interval per
+// iteration (after the first, the baseline, when counts are cumulative).
 func Open(in source.Input, opts source.Options) (source.Source, error) {
-	if in.Reader == nil {
-		return nil, fmt.Errorf("%s: no reader", in.Name)
-	}
-	return &statsSource{in: in, opts: opts}, nil
-}
-
-type statsSource struct {
-	in   source.Input
-	opts source.Options
-}
-
-// Name returns the input's name.
-func (s *statsSource) Name() string { return s.in.Name }
-
-// Run reads the counters and emits one interval per iteration (after the
-// first, the baseline, when counts are cumulative).
-func (s *statsSource) Run(ctx context.Context, emit func(stream.Interval) error) error {
-	p := newParser(s.in, s.opts, emit)
-	if err := lines.Each(ctx, s.in, maxLineLen, p.line); err != nil {
-		return err
-	}
-	return p.finish(ctx.Err() != nil)
+	return lines.NewSource(in, maxLineLen, func(emit func(stream.Interval) error) lines.Parser {
+		return newParser(in, opts, emit)
+	})
 }
 
 // maxLineLen bounds the memory one input line may take: counter lines are

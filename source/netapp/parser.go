@@ -67,7 +67,7 @@ func newParser(in source.Input, opts source.Options, emit func(stream.Interval) 
 }
 
 // line handles input line n.
-func (p *parser) line(n int, text string, tooLong bool) error {
+func (p *parser) Line(n int, text string, tooLong bool) error {
 	if tooLong {
 		if looksLikeBucket(text) {
 			p.diag.Malformed(p.name, n, fmt.Sprintf("line longer than %d bytes", maxLineLen))
@@ -218,3 +218,6 @@ func (p *parser) finish(cancelled bool) error {
 	}
 	return p.flush()
 }
+
+// End finishes the input (see lines.Parser).
+func (p *parser) End(cancelled bool) error { return p.finish(cancelled) }

@@ -15,8 +15,6 @@ package prometheus
 
 import (
 	"bytes"
-	"context"
-	"fmt"
 
 	"github.com/latscope/latscope/source/lines"
 
@@ -73,30 +71,12 @@ func Detect(prefix []byte) source.Verdict {
 	return source.NeedMore
 }
 
-// Open returns a streaming Source over the input; nothing is read until Run.
+// Open returns a Source that reads the scrapes, emitting an interval once
+// the next scrape begins (or the input ends).
 func Open(in source.Input, opts source.Options) (source.Source, error) {
-	if in.Reader == nil {
-		return nil, fmt.Errorf("%s: no reader", in.Name)
-	}
-	return &expositionSource{in: in, opts: opts}, nil
-}
-
-type expositionSource struct {
-	in   source.Input
-	opts source.Options
-}
-
-// Name returns the input's name.
-func (s *expositionSource) Name() string { return s.in.Name }
-
-// Run reads the scrapes, emitting an interval once the next scrape begins
-// (or the input ends).
-func (s *expositionSource) Run(ctx context.Context, emit func(stream.Interval) error) error {
-	p := newParser(s.in, s.opts, emit)
-	if err := lines.Each(ctx, s.in, maxLineLen, p.line); err != nil {
-		return err
-	}
-	return p.finish()
+	return lines.NewSource(in, maxLineLen, func(emit func(stream.Interval) error) lines.Parser {
+		return newParser(in, opts, emit)
+	})
 }
 
 // maxLineLen bounds the memory one input line may take: exposition lines

@@ -70,7 +70,7 @@ func (p *parser) warnOnce(kind, format string, args ...any) {
 }
 
 // line handles input line n.
-func (p *parser) line(n int, text string, tooLong bool) error {
+func (p *parser) Line(n int, text string, tooLong bool) error {
 	if tooLong {
 		p.diag.Malformed(p.name, n, fmt.Sprintf("line longer than %d bytes", maxLineLen))
 		return nil
@@ -264,3 +264,6 @@ func nonEmpty(ss []stream.SeriesHist) []stream.SeriesHist {
 
 // finish flushes the last scrape.
 func (p *parser) finish() error { return p.flush() }
+
+// End finishes the input (see lines.Parser).
+func (p *parser) End(bool) error { return p.finish() }

@@ -15,8 +15,6 @@ package pylatencymap
 
 import (
 	"bytes"
-	"context"
-	"fmt"
 
 	"github.com/latscope/latscope/source/lines"
 
@@ -78,32 +76,12 @@ func Detect(prefix []byte) source.Verdict {
 	return source.NeedMore
 }
 
-// Open returns a streaming Source over the input; nothing is read until Run.
+// Open returns a Source that emits one interval per record after the first,
+// as soon as its "<end record>" line is read; nothing is read until Run.
 func Open(in source.Input, opts source.Options) (source.Source, error) {
-	if in.Reader == nil {
-		return nil, fmt.Errorf("%s: no reader", in.Name)
-	}
-	return &recordSource{in: in, opts: opts}, nil
-}
-
-// recordSource is one PyLatencyMap input.
-type recordSource struct {
-	in   source.Input
-	opts source.Options
-}
-
-// Name returns the input's name (its path, or "-").
-func (s *recordSource) Name() string { return s.in.Name }
-
-// Run reads records and emits one interval per record after the first, as
-// soon as its "<end record>" line is read.
-func (s *recordSource) Run(ctx context.Context, emit func(stream.Interval) error) error {
-	p := newParser(s.in.Name, s.in.Diag, s.opts, emit)
-	if err := lines.Each(ctx, s.in, maxLineLen, p.line); err != nil {
-		return err
-	}
-	p.finish(ctx.Err() != nil)
-	return nil
+	return lines.NewSource(in, maxLineLen, func(emit func(stream.Interval) error) lines.Parser {
+		return newParser(in.Name, in.Diag, opts, emit)
+	})
 }
 
 // maxLineLen bounds the memory one input line may take: real record lines

@@ -79,7 +79,7 @@ func (p *parser) warnOnce(kind, format string, args ...any) {
 }
 
 // line handles input line n (1-based).
-func (p *parser) line(n int, text string, tooLong bool) error {
+func (p *parser) Line(n int, text string, tooLong bool) error {
 	t := strings.TrimSpace(text)
 	if p.rec == nil {
 		if !tooLong && isMarker(t, beginMarker) {
@@ -404,4 +404,10 @@ func (p *parser) emitInterval(iv stream.Interval) error {
 func wentBack(cur, prev *hist.Histogram) bool {
 	_, reset, err := cur.Sub(prev)
 	return err != nil || reset
+}
+
+// End finishes the input (see lines.Parser).
+func (p *parser) End(cancelled bool) error {
+	p.finish(cancelled)
+	return nil
 }

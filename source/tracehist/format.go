@@ -37,8 +37,6 @@ package tracehist
 
 import (
 	"bytes"
-	"context"
-	"fmt"
 
 	"github.com/latscope/latscope/source/lines"
 
@@ -106,32 +104,13 @@ func newFormat(d *dialect, description, detection, example string) source.Format
 		Example:     example,
 		Detect:      func(prefix []byte) source.Verdict { return detect(d.id, prefix) },
 		Open: func(in source.Input, opts source.Options) (source.Source, error) {
-			if in.Reader == nil {
-				return nil, fmt.Errorf("%s: no reader", in.Name)
-			}
-			return &histSource{d: d, in: in, opts: opts}, nil
+			// One interval per print, each once the next print has begun
+			// (or the input has ended).
+			return lines.NewSource(in, maxLineLen, func(emit func(stream.Interval) error) lines.Parser {
+				return newParser(d, in, opts, emit)
+			})
 		},
 	}
-}
-
-// histSource is one input read with one dialect.
-type histSource struct {
-	d    *dialect
-	in   source.Input
-	opts source.Options
-}
-
-// Name returns the input's name (its path, or "-").
-func (s *histSource) Name() string { return s.in.Name }
-
-// Run reads the input and emits one interval per print, each once the next
-// print has begun (or the input has ended).
-func (s *histSource) Run(ctx context.Context, emit func(stream.Interval) error) error {
-	p := newParser(s.d, s.in, s.opts, emit)
-	if err := lines.Each(ctx, s.in, maxLineLen, p.line); err != nil {
-		return err
-	}
-	return p.finish()
 }
 
 // detectGiveUp is how much input without any table header makes Detect

@@ -83,7 +83,7 @@ func (p *parser) warnOnce(kind, format string, args ...any) {
 }
 
 // line handles input line n (1-based).
-func (p *parser) line(n int, text string, tooLong bool) error {
+func (p *parser) Line(n int, text string, tooLong bool) error {
 	if tooLong {
 		if p.table != nil {
 			p.malformed(n, fmt.Sprintf("line longer than %d bytes", maxLineLen))
@@ -273,3 +273,6 @@ func (p *parser) finish() error {
 	}
 	return p.asm.flush()
 }
+
+// End finishes the input (see lines.Parser).
+func (p *parser) End(bool) error { return p.finish() }
