@@ -81,10 +81,10 @@ func TestAWR19cRAC(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.String(), func(t *testing.T) {
 			res := runFile(t, "awr_19c_rac.csv", m, utc)
-			if res.err != nil {
-				t.Fatal(res.err)
+			if res.Err != nil {
+				t.Fatal(res.Err)
 			}
-			ivs := sorted(res.intervals)
+			ivs := sorted(res.Intervals)
 			equalLists(t, "windows", windows(ivs), wantWindows)
 			if len(ivs) != len(wantWindows) {
 				t.FailNow()
@@ -99,11 +99,11 @@ func TestAWR19cRAC(t *testing.T) {
 				}
 			}
 			slices.Sort(wantMalformed)
-			got := res.malformed()
+			got := res.Malformed()
 			slices.Sort(got)
 			equalLists(t, "malformed", got, wantMalformed)
-			if !strings.Contains(res.log.String(), `instance "2" restarted at 2024-03-15 12:20:00 (STARTUP_TIME changed`) {
-				t.Errorf("no restart warning in:\n%s", res.log)
+			if !strings.Contains(res.Log.String(), `instance "2" restarted at 2024-03-15 12:20:00 (STARTUP_TIME changed`) {
+				t.Errorf("no restart warning in:\n%s", res.Log)
 			}
 		})
 	}
@@ -114,7 +114,7 @@ func TestAWR19cRAC(t *testing.T) {
 // [N/2, N), 1.5·2^22 ms for the infinite bucket.
 func TestAWRSums(t *testing.T) {
 	res := runFile(t, "awr_19c_rac.csv", batch, utc)
-	ivs := sorted(res.intervals)
+	ivs := sorted(res.Intervals)
 	const z = 0.0009765625
 	cases := []struct {
 		iv    int
@@ -198,7 +198,7 @@ func TestAWRTotalsIndependent(t *testing.T) {
 	}
 	res := runFile(t, "awr_19c_rac.csv", batch, utc)
 	for k, w := range want {
-		if got := total(res.intervals, k[0], k[1]); got != w {
+		if got := total(res.Intervals, k[0], k[1]); got != w {
 			t.Errorf("instance %s %s: %v events, independent computation %v", k[0], k[1], got, w)
 		}
 	}
@@ -207,7 +207,7 @@ func TestAWRTotalsIndependent(t *testing.T) {
 		inst, event string
 		n           float64
 	}{{"1", dfsr, 4137}, {"1", lfs, 1395}, {"2", dfsr, 2435}, {"2", lfs, 563}} {
-		if got := total(res.intervals, c.inst, c.event); got != c.n {
+		if got := total(res.Intervals, c.inst, c.event); got != c.n {
 			t.Errorf("instance %s %s: %v events, want %v", c.inst, c.event, got, c.n)
 		}
 	}
@@ -220,32 +220,32 @@ func TestAWREventFilter(t *testing.T) {
 		opts := utc
 		opts.Events = []string{lfs}
 		res := runFile(t, "awr_19c_rac.csv", m, opts)
-		if len(res.intervals) != 8 {
-			t.Fatalf("%s: %d intervals, want 8", m, len(res.intervals))
+		if len(res.Intervals) != 8 {
+			t.Fatalf("%s: %d intervals, want 8", m, len(res.Intervals))
 		}
-		for _, iv := range res.intervals {
+		for _, iv := range res.Intervals {
 			for _, s := range iv.Series {
 				if s.Key.Event != lfs {
 					t.Errorf("%s: event %q passed the filter", m, s.Key.Event)
 				}
 			}
 		}
-		if a, b := total(res.intervals, "1", ""), total(res.intervals, "2", ""); a != 1395 || b != 563 {
+		if a, b := total(res.Intervals, "1", ""), total(res.Intervals, "2", ""); a != 1395 || b != 563 {
 			t.Errorf("%s: %v and %v log file sync waits, want 1395 and 563", m, a, b)
 		}
 		// the bad rows of the filtered event are not even parsed
-		if got := res.diag.Count("awr_19c_rac.csv"); got != 4-1 {
+		if got := res.Diag.Count("awr_19c_rac.csv"); got != 4-1 {
 			t.Errorf("%s: %d malformed rows reported, want 3 (the duplicate db file sequential read row is skipped unread)", m, got)
 		}
 	}
 	opts := utc
 	opts.Events = []string{"gc cr grant 2-way"}
 	res := runFile(t, "awr_19c_rac.csv", batch, opts)
-	if total(res.intervals, "1", "")+total(res.intervals, "2", "") != 0 {
+	if total(res.Intervals, "1", "")+total(res.Intervals, "2", "") != 0 {
 		t.Error("events passed a filter that matches none")
 	}
-	if !strings.Contains(res.log.String(), `no rows match --event; the input has "db file sequential read", "log file sync"`) {
-		t.Errorf("no hint about the events present in:\n%s", res.log)
+	if !strings.Contains(res.Log.String(), `no rows match --event; the input has "db file sequential read", "log file sync"`) {
+		t.Errorf("no hint about the events present in:\n%s", res.Log)
 	}
 }
 
@@ -267,12 +267,12 @@ func TestAWRSpool11gPageBreaks(t *testing.T) {
 	wantSums := []float64{40*.5 + 30*1.5 + 5*3 + 1*6, 20*.5 + 20*1.5 + 10*3 + 4*6 + 1*12, 140*.5 + 70*1.5 + 5*3 + 1*6 + 1*24}
 	for _, m := range modes {
 		res := runFile(t, "awr_11g_pagesize14.lst", m, utc)
-		if res.err != nil {
-			t.Fatal(res.err)
+		if res.Err != nil {
+			t.Fatal(res.Err)
 		}
-		equalLists(t, m.String()+" windows", windows(res.intervals), want)
-		equalLists(t, m.String()+" malformed", res.malformed(), nil)
-		for i, iv := range res.intervals {
+		equalLists(t, m.String()+" windows", windows(res.Intervals), want)
+		equalLists(t, m.String()+" malformed", res.Malformed(), nil)
+		for i, iv := range res.Intervals {
 			h := series(iv, "log file parallel write")
 			equalLists(t, windowText(iv), bucketCounts(h), wantBuckets[i])
 			if h.Sum != wantSums[i] {
@@ -308,10 +308,10 @@ func TestPollMicroCSV(t *testing.T) {
 	}
 	for _, m := range modes {
 		res := runFile(t, "gv_micro_poll.csv", m, source.Options{Location: time.UTC})
-		if res.err != nil {
-			t.Fatal(res.err)
+		if res.Err != nil {
+			t.Fatal(res.Err)
 		}
-		ivs := sorted(res.intervals)
+		ivs := sorted(res.Intervals)
 		equalLists(t, m.String()+" windows", windows(ivs), want)
 		if len(ivs) != len(want) {
 			t.FailNow()
@@ -326,7 +326,7 @@ func TestPollMicroCSV(t *testing.T) {
 		if h := series(ivs[2], lfs); h.Sum != 80*128+300*384+150*768+30*1536+5*3072+1*6144+1.5*(1<<32) {
 			t.Errorf("sum with the capped top bucket: %v", h.Sum)
 		}
-		equalLists(t, m.String()+" malformed", res.malformed(), nil)
+		equalLists(t, m.String()+" malformed", res.Malformed(), nil)
 	}
 }
 
@@ -336,18 +336,18 @@ func TestPollMicroCSV(t *testing.T) {
 // DD.MM.RR HH24:MI:SSXFF timestamps.
 func TestSQLDeveloperGermanExport(t *testing.T) {
 	res := runFile(t, "awr_sqldeveloper_de.csv", batch, utc)
-	if res.err != nil {
-		t.Fatal(res.err)
+	if res.Err != nil {
+		t.Fatal(res.Err)
 	}
-	equalLists(t, "windows", windows(res.intervals), []string{
+	equalLists(t, "windows", windows(res.Intervals), []string{
 		"awr_sqldeveloper_de.csv@1 2024-03-15 10:00:01.234000+1h0m0.883s",
 		"awr_sqldeveloper_de.csv@1 2024-03-15 11:00:02.117000+59m59.784s",
 	})
-	equalLists(t, "first", bucketCounts(series(res.intervals[0], "direct path read")),
+	equalLists(t, "first", bucketCounts(series(res.Intervals[0], "direct path read")),
 		[]string{"0-0.0009765625:2", "0.25-0.5:30", "0.5-1:20", "1-2:1", "4.194304e+06-8.388608e+06:1 capped"})
-	equalLists(t, "second", bucketCounts(series(res.intervals[1], "direct path read")),
+	equalLists(t, "second", bucketCounts(series(res.Intervals[1], "direct path read")),
 		[]string{"0.25-0.5:40", "0.5-1:10", "1-2:4", "2-4:1"})
-	equalLists(t, "malformed", res.malformed(), nil)
+	equalLists(t, "malformed", res.Malformed(), nil)
 }
 
 // TestPollSpool11g reads three polls of the 11g variant of the poll script
@@ -356,19 +356,19 @@ func TestSQLDeveloperGermanExport(t *testing.T) {
 func TestPollSpool11g(t *testing.T) {
 	for _, m := range modes {
 		res := runFile(t, "gv_milli_poll_11g.lst", m, source.Options{})
-		equalLists(t, m.String()+" windows", windows(res.intervals), []string{
+		equalLists(t, m.String()+" windows", windows(res.Intervals), []string{
 			"gv_milli_poll_11g.lst@1 2013-05-21 14:30:00.012345+3.003532s",
 			"gv_milli_poll_11g.lst@1 2013-05-21 14:30:03.015877+3.004124s",
 		})
-		if len(res.intervals) != 2 {
+		if len(res.Intervals) != 2 {
 			t.FailNow()
 		}
-		equalLists(t, "first", bucketCounts(series(res.intervals[0], dfsr)), []string{"0-1:15", "1-2:2"})
-		equalLists(t, "second", bucketCounts(series(res.intervals[1], dfsr)), []string{"0-1:14", "1-2:5", "2-4:1", "4-8:1"})
-		if s := series(res.intervals[1], dfsr).Sum; s != 14*.5+5*1.5+3+6 {
+		equalLists(t, "first", bucketCounts(series(res.Intervals[0], dfsr)), []string{"0-1:15", "1-2:2"})
+		equalLists(t, "second", bucketCounts(series(res.Intervals[1], dfsr)), []string{"0-1:14", "1-2:5", "2-4:1", "4-8:1"})
+		if s := series(res.Intervals[1], dfsr).Sum; s != 14*.5+5*1.5+3+6 {
 			t.Errorf("sum %v", s)
 		}
-		equalLists(t, "malformed", res.malformed(), nil)
+		equalLists(t, "malformed", res.Malformed(), nil)
 	}
 }
 

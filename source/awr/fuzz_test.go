@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/internal/sourcetest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -48,7 +49,7 @@ func FuzzParse(f *testing.F) {
 		}
 		last := map[string]time.Time{}
 		_ = src.Run(context.Background(), func(iv stream.Interval) error {
-			checkInterval(t, iv)
+			sourcetest.CheckInterval(t, iv)
 			if end, ok := last[iv.Source]; ok && iv.Start.Before(end) {
 				t.Fatalf("%s: interval %s+%s overlaps the previous one, ending %s", iv.Source, iv.Start, iv.Duration, end)
 			}

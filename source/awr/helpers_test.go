@@ -1,11 +1,8 @@
 package awr
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +11,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/internal/sourcetest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -23,23 +21,7 @@ import (
 // of the queries in sql/ (see testdata/PROVENANCE.md).
 
 // result is what one Run produced.
-type result struct {
-	intervals []stream.Interval
-	diag      *source.Diagnostics
-	log       *bytes.Buffer
-	err       error
-}
-
-// malformed returns "line: reason" for every reported problem.
-func (r result) malformed() []string {
-	var out []string
-	for _, sp := range r.diag.Problems() {
-		for _, p := range sp.First {
-			out = append(out, fmt.Sprintf("%d: %s", p.Line, p.Reason))
-		}
-	}
-	return out
-}
+type result = sourcetest.Result
 
 // mode says how a test reads an input: batch (a regular file: ModTime set)
 // or stream (a pipe).
@@ -54,25 +36,20 @@ func (m mode) String() string { return [...]string{"batch", "stream"}[m] }
 
 var modes = []mode{batch, streamed}
 
-// run reads an input and checks every interval the way source.RunAll would.
+// run reads an input and checks every interval the way source.RunAll
+// would; Oracle snapshots always have wall-clock times.
 func run(t testing.TB, name string, r io.Reader, m mode, opts source.Options) result {
 	t.Helper()
-	log := &bytes.Buffer{}
-	diag := source.NewDiagnostics(log, 1000)
-	in := source.Input{Name: name, Reader: r, Diag: diag}
+	in := source.Input{Name: name, Reader: r}
 	if m == batch {
 		in.ModTime = time.Date(2024, 3, 16, 0, 0, 0, 0, time.UTC)
 	}
-	src, err := Open(in, opts)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
+	res := sourcetest.Run(t, Format(), in, opts)
+	for _, iv := range res.Intervals {
+		if iv.Relative {
+			t.Fatalf("interval at %s is relative: Oracle snapshots have wall-clock times", iv.Start)
+		}
 	}
-	res := result{diag: diag, log: log}
-	res.err = src.Run(context.Background(), func(iv stream.Interval) error {
-		checkInterval(t, iv)
-		res.intervals = append(res.intervals, iv)
-		return nil
-	})
 	return res
 }
 
@@ -91,30 +68,6 @@ func runFile(t testing.TB, file string, m mode, opts source.Options) result {
 func runString(t testing.TB, input string, m mode, opts source.Options) result {
 	t.Helper()
 	return run(t, "synthetic.csv", strings.NewReader(input), m, opts)
-}
-
-// checkInterval asserts what every emitted interval must satisfy.
-func checkInterval(t testing.TB, iv stream.Interval) {
-	t.Helper()
-	if err := iv.Validate(); err != nil {
-		t.Fatalf("invalid interval: %v", err)
-	}
-	if iv.Relative {
-		t.Fatalf("interval at %s is relative: Oracle snapshots have wall-clock times", iv.Start)
-	}
-	if iv.Gap && len(iv.Series) > 0 {
-		t.Fatalf("gap interval at %s carries series", iv.Start)
-	}
-	for _, s := range iv.Series {
-		if s.Hist.ZeroCount < 0 || s.Hist.Sum < 0 {
-			t.Fatalf("negative count or sum in %s at %s", s.Key, iv.Start)
-		}
-		for _, c := range s.Hist.Counts {
-			if c < 0 || math.IsNaN(c) {
-				t.Fatalf("negative count in %s at %s", s.Key, iv.Start)
-			}
-		}
-	}
 }
 
 // sorted returns the intervals ordered by start, then source (batch order).

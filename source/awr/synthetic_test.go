@@ -24,18 +24,18 @@ func TestRestartByCountsGoingDown(t *testing.T) {
 		"2024-01-01 00:03:00,1,e,1,4\n2024-01-01 00:03:00,1,e,2,9\n"
 	for _, m := range modes {
 		res := runString(t, in, m, utc)
-		equalLists(t, m.String(), windows(res.intervals), []string{
+		equalLists(t, m.String(), windows(res.Intervals), []string{
 			"synthetic.csv@1 2024-01-01 00:00:00.000000+1m0s",
 			"synthetic.csv@1 2024-01-01 00:01:00.000000+1m0s gap",
 			"synthetic.csv@1 2024-01-01 00:02:00.000000+1m0s",
 		})
-		if len(res.intervals) != 3 {
+		if len(res.Intervals) != 3 {
 			t.FailNow()
 		}
-		equalLists(t, "first", bucketCounts(series(res.intervals[0], "e")), []string{"0-1:2", "1-2:1"})
-		equalLists(t, "after", bucketCounts(series(res.intervals[2], "e")), []string{"0-1:1"})
-		if !strings.Contains(res.log.String(), `instance "1" restarted between 2024-01-01 00:01:00 and 2024-01-01 00:02:00 (the counters of "e" went down)`) {
-			t.Errorf("warning missing:\n%s", res.log)
+		equalLists(t, "first", bucketCounts(series(res.Intervals[0], "e")), []string{"0-1:2", "1-2:1"})
+		equalLists(t, "after", bucketCounts(series(res.Intervals[2], "e")), []string{"0-1:1"})
+		if !strings.Contains(res.Log.String(), `instance "1" restarted between 2024-01-01 00:01:00 and 2024-01-01 00:02:00 (the counters of "e" went down)`) {
+			t.Errorf("warning missing:\n%s", res.Log)
 		}
 	}
 }
@@ -51,21 +51,21 @@ func TestCountsInterval(t *testing.T) {
 	opts := utc
 	opts.Counts = source.CountsInterval
 	res := runString(t, in, batch, opts)
-	equalLists(t, "windows", windows(res.intervals), []string{
+	equalLists(t, "windows", windows(res.Intervals), []string{
 		"synthetic.csv@1 2024-01-01 00:00:00.000000+1h0m0s",
 		"synthetic.csv@1 2024-01-01 01:00:00.000000+1h0m0s",
 		"synthetic.csv@1 2024-01-01 02:00:00.000000+1h0m0s",
 	})
 	for i, n := range []float64{10, 3, 7} {
-		if got := series(res.intervals[i], "e").Count(); got != n {
+		if got := series(res.Intervals[i], "e").Count(); got != n {
 			t.Errorf("interval %d: %v waits, want %v", i, got, n)
 		}
 	}
 	// without BEGIN_INTERVAL_TIME the first snapshot's window is unknown
 	res = runString(t, "SAMPLE_TIME,EVENT,WAIT_TIME_MILLI,WAIT_COUNT\n2024-01-01 01:00:00,e,1,10\n2024-01-01 01:00:10,e,1,4\n", batch, opts)
-	equalLists(t, "no begin", windows(res.intervals), []string{"synthetic.csv 2024-01-01 01:00:00.000000+10s"})
-	if !strings.Contains(res.log.String(), "its window is unknown") {
-		t.Errorf("no warning about the first snapshot:\n%s", res.log)
+	equalLists(t, "no begin", windows(res.Intervals), []string{"synthetic.csv 2024-01-01 01:00:00.000000+10s"})
+	if !strings.Contains(res.Log.String(), "its window is unknown") {
+		t.Errorf("no warning about the first snapshot:\n%s", res.Log)
 	}
 }
 
@@ -79,8 +79,8 @@ func TestNoTimeColumn(t *testing.T) {
 		t.Errorf("detect: %v (awr %v), want Yes for the awr format, so that Run explains", v, awr)
 	}
 	res := runString(t, in, batch, utc)
-	if !errors.Is(res.err, errNoTimeColumn) || !strings.HasPrefix(res.err.Error(), "synthetic.csv:3: ") {
-		t.Errorf("err %v, want synthetic.csv:3: %v", res.err, errNoTimeColumn)
+	if !errors.Is(res.Err, errNoTimeColumn) || !strings.HasPrefix(res.Err.Error(), "synthetic.csv:3: ") {
+		t.Errorf("err %v, want synthetic.csv:3: %v", res.Err, errNoTimeColumn)
 	}
 }
 
@@ -92,15 +92,15 @@ func TestSeveralDatabases(t *testing.T) {
 		"11,1,2024-01-01 01:00:00,e,1,1\n22,1,2024-01-01 01:00:00,e,1,1\n" +
 		"11,1,2024-01-01 02:00:00,e,1,2\n22,1,2024-01-01 02:00:00,e,1,4\n"
 	res := runString(t, in, batch, utc)
-	equalLists(t, "batch", windows(res.intervals), []string{
+	equalLists(t, "batch", windows(res.Intervals), []string{
 		"synthetic.csv@11:1 2024-01-01 01:00:00.000000+1h0m0s",
 		"synthetic.csv@22:1 2024-01-01 01:00:00.000000+1h0m0s",
 	})
-	if got := total(res.intervals, "22:1", "e"); got != 3 {
+	if got := total(res.Intervals, "22:1", "e"); got != 3 {
 		t.Errorf("database 22: %v waits, want 3", got)
 	}
 	res = runString(t, in, streamed, utc)
-	equalLists(t, "stream", windows(sorted(res.intervals)), []string{
+	equalLists(t, "stream", windows(sorted(res.Intervals)), []string{
 		"synthetic.csv@1 2024-01-01 01:00:00.000000+1h0m0s",
 		"synthetic.csv@22:1 2024-01-01 01:00:00.000000+1h0m0s",
 	})
@@ -113,17 +113,17 @@ func TestUnorderedRows(t *testing.T) {
 		"2024-01-01 01:00:00,a,1,1\n2024-01-01 02:00:00,a,1,5\n" +
 		"2024-01-01 01:00:00,b,1,1\n2024-01-01 02:00:00,b,1,2\n"
 	res := runString(t, in, batch, utc)
-	if a, b := total(res.intervals, "", "a"), total(res.intervals, "", "b"); a != 4 || b != 1 || len(res.intervals) != 1 {
-		t.Errorf("batch: %d intervals, a %v b %v, want 1, 4, 1", len(res.intervals), a, b)
+	if a, b := total(res.Intervals, "", "a"), total(res.Intervals, "", "b"); a != 4 || b != 1 || len(res.Intervals) != 1 {
+		t.Errorf("batch: %d intervals, a %v b %v, want 1, 4, 1", len(res.Intervals), a, b)
 	}
 	res = runString(t, in, streamed, utc)
-	equalLists(t, "stream malformed", res.malformed(), []string{
+	equalLists(t, "stream malformed", res.Malformed(), []string{
 		"4: row of 2024-01-01 01:00:00 is older than the snapshot at 2024-01-01 02:00:00 already read: when streaming, " +
 			"rows must come in time order (ORDER BY snap_id or sample time, as the queries in sql/ do)",
 	})
 	// b's 01:00 row was skipped, so b first shows at 02:00 and is counted
 	// from zero, as an event whose first waits came in the interval
-	if b := total(res.intervals, "", "b"); b != 2 {
+	if b := total(res.Intervals, "", "b"); b != 2 {
 		t.Errorf("stream: b %v", b)
 	}
 }
@@ -150,9 +150,9 @@ SQL> spool off
 `
 	opts := source.Options{Location: zurich}
 	res := runString(t, in, batch, opts)
-	equalLists(t, "windows", windows(res.intervals), []string{"synthetic.csv 2024-03-15 22:59:59.123000+15m0.377s"})
-	equalLists(t, "buckets", bucketCounts(series(res.intervals[0], lfs)), []string{"0-1:9", "1-2:1"})
-	equalLists(t, "malformed", res.malformed(), nil)
+	equalLists(t, "windows", windows(res.Intervals), []string{"synthetic.csv 2024-03-15 22:59:59.123000+15m0.377s"})
+	equalLists(t, "buckets", bucketCounts(series(res.Intervals[0], lfs)), []string{"0-1:9", "1-2:1"})
+	equalLists(t, "malformed", res.Malformed(), nil)
 }
 
 // TestEmptyAndHeadingOnly: empty input, or a heading without rows, is not an
@@ -160,8 +160,8 @@ SQL> spool off
 func TestEmptyAndHeadingOnly(t *testing.T) {
 	for _, in := range []string{"", "\n\n", "SAMPLE_TIME,EVENT,WAIT_TIME_MICRO,WAIT_COUNT\n", "no rows selected\n"} {
 		res := runString(t, in, streamed, utc)
-		if res.err != nil || len(res.intervals) != 0 || len(res.malformed()) != 0 {
-			t.Errorf("%q: err %v, %d intervals, malformed %q", in, res.err, len(res.intervals), res.malformed())
+		if res.Err != nil || len(res.Intervals) != 0 || len(res.Malformed()) != 0 {
+			t.Errorf("%q: err %v, %d intervals, malformed %q", in, res.Err, len(res.Intervals), res.Malformed())
 		}
 	}
 }
@@ -171,12 +171,12 @@ func TestEmptyAndHeadingOnly(t *testing.T) {
 func TestIgnoredOptions(t *testing.T) {
 	in := "SAMPLE_TIME,EVENT,WAIT_TIME_MICRO,WAIT_COUNT\n2024-01-01 00:00:00,e,8,1\n2024-01-01 00:00:01,e,8,2\n"
 	res := runString(t, in, batch, source.Options{Location: time.UTC, Unit: hist.Millisecond, Bound: hist.LowerBound})
-	log := res.log.String()
+	log := res.Log.String()
 	if !strings.Contains(log, "--unit ms ignored: the column WAIT_TIME_MICRO gives the unit (us)") ||
 		!strings.Contains(log, "--bound lower ignored") {
 		t.Errorf("warnings:\n%s", log)
 	}
-	equalLists(t, "buckets", bucketCounts(series(res.intervals[0], "e")), []string{"0-8:1"})
+	equalLists(t, "buckets", bucketCounts(series(res.Intervals[0], "e")), []string{"0-8:1"})
 }
 
 // TestScientificCounts: SQL*Plus prints a count wider than numwidth as
@@ -184,11 +184,11 @@ func TestIgnoredOptions(t *testing.T) {
 func TestScientificCounts(t *testing.T) {
 	in := "SAMPLE_TIME,EVENT,WAIT_TIME_MILLI,WAIT_COUNT\n2024-01-01 00:00:00,e,1,1.2345E+10\n2024-01-01 00:00:01,e,1,1.2346E+10\n"
 	res := runString(t, in, batch, utc)
-	if n := total(res.intervals, "", "e"); n != 1e6 {
+	if n := total(res.Intervals, "", "e"); n != 1e6 {
 		t.Errorf("%v waits", n)
 	}
-	if !strings.Contains(res.log.String(), "scientific notation") {
-		t.Errorf("no warning:\n%s", res.log)
+	if !strings.Contains(res.Log.String(), "scientific notation") {
+		t.Errorf("no warning:\n%s", res.Log)
 	}
 }
 
@@ -200,11 +200,11 @@ func TestMissingRowsCarry(t *testing.T) {
 		"2024-01-01 00:00:10,a,1,6\n" +
 		"2024-01-01 00:00:20,a,1,7\n2024-01-01 00:00:20,a,2,8\n2024-01-01 00:00:20,b,1,4\n"
 	res := runString(t, in, batch, utc)
-	if len(res.intervals) != 2 {
-		t.Fatalf("%d intervals", len(res.intervals))
+	if len(res.Intervals) != 2 {
+		t.Fatalf("%d intervals", len(res.Intervals))
 	}
-	equalLists(t, "a second", bucketCounts(series(res.intervals[1], "a")), []string{"0-1:1", "1-2:3"})
-	equalLists(t, "b second", bucketCounts(series(res.intervals[1], "b")), []string{"0-1:3"})
+	equalLists(t, "a second", bucketCounts(series(res.Intervals[1], "a")), []string{"0-1:1", "1-2:3"})
+	equalLists(t, "b second", bucketCounts(series(res.Intervals[1], "b")), []string{"0-1:3"})
 }
 
 func TestClassifyBound(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/internal/sourcetest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -27,7 +28,7 @@ func fuzzRun(t *testing.T, f source.Format, data []byte, opts source.Options) {
 	}
 	var prev *stream.Interval
 	err = src.Run(context.Background(), func(iv stream.Interval) error {
-		checkInterval(t, iv)
+		sourcetest.CheckInterval(t, iv)
 		if prev != nil && iv.Relative && prev.Relative && iv.Start.Before(prev.End()) {
 			t.Fatalf("relative interval at %s overlaps the previous one ending %s", iv.Start, prev.End())
 		}

@@ -1,44 +1,24 @@
 package events
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strings"
 	"testing"
 
-	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/internal/sourcetest"
 	"github.com/latscope/latscope/source"
-	"github.com/latscope/latscope/stream"
 )
 
 // result is what one Run produced.
-type result struct {
-	intervals []stream.Interval
-	diag      *source.Diagnostics
-	log       *bytes.Buffer
-	err       error
-}
-
-// malformed returns "line: reason" for every reported problem.
-func (r result) malformed() []string {
-	var out []string
-	for _, sp := range r.diag.Problems() {
-		for _, p := range sp.First {
-			out = append(out, fmt.Sprintf("%d: %s", p.Line, p.Reason))
-		}
-	}
-	return out
-}
+type result struct{ sourcetest.Result }
 
 // events returns the number of events of every interval, gaps and quiet
 // intervals included, as "start+duration:count".
 func (r result) timeline() []string {
 	var out []string
-	for _, iv := range r.intervals {
+	for _, iv := range r.Intervals {
 		n := 0.0
 		for _, s := range iv.Series {
 			n += s.Hist.Count()
@@ -50,7 +30,7 @@ func (r result) timeline() []string {
 
 // total merges every histogram of a series (all series when event is "").
 func (r result) total(event string) (count, sumNanos float64) {
-	for _, iv := range r.intervals {
+	for _, iv := range r.Intervals {
 		for _, s := range iv.Series {
 			if event == "" || s.Key.Event == event {
 				count += s.Hist.Count()
@@ -64,20 +44,9 @@ func (r result) total(event string) (count, sumNanos float64) {
 // run reads an input through a format, checking every interval.
 func run(t testing.TB, f source.Format, name string, r io.Reader, opts source.Options) result {
 	t.Helper()
-	log := &bytes.Buffer{}
-	diag := source.NewDiagnostics(log, 1000)
-	src, err := f.Open(source.Input{Name: name, Reader: r, Diag: diag}, opts)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	res := result{diag: diag, log: log}
-	res.err = src.Run(context.Background(), func(iv stream.Interval) error {
-		checkInterval(t, iv)
-		res.intervals = append(res.intervals, iv)
-		return nil
-	})
-	if res.err != nil {
-		t.Fatalf("Run: %v", res.err)
+	res := result{sourcetest.Run(t, f, source.Input{Name: name, Reader: r}, opts)}
+	if res.Err != nil {
+		t.Fatalf("Run: %v", res.Err)
 	}
 	return res
 }
@@ -95,24 +64,4 @@ func runFile(t testing.TB, f source.Format, path string, opts source.Options) re
 	}
 	defer fh.Close()
 	return run(t, f, path, fh, opts)
-}
-
-// checkInterval asserts what every emitted interval must satisfy.
-func checkInterval(t testing.TB, iv stream.Interval) {
-	t.Helper()
-	if err := iv.Validate(); err != nil {
-		t.Fatalf("invalid interval: %v", err)
-	}
-	if iv.Gap {
-		t.Fatalf("per-event sources never emit gaps (%s)", iv.Start)
-	}
-	for _, s := range iv.Series {
-		h := s.Hist
-		if h.ZeroCount < 0 || h.Sum < 0 || math.IsNaN(h.Sum) || !h.SumExact || h.Empty() {
-			t.Fatalf("series %s at %s: zero %g sum %g exact %v count %g", s.Key, iv.Start, h.ZeroCount, h.Sum, h.SumExact, h.Count())
-		}
-		if h.Scale != hist.ExactScale {
-			t.Fatalf("series %s at %s: scale %d, want the exact grid", s.Key, iv.Start, h.Scale)
-		}
-	}
 }

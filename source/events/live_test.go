@@ -98,14 +98,14 @@ func TestBpftraceEvents(t *testing.T) {
 		t.Fatalf("Detect = %v", got)
 	}
 	res := runFile(t, Format(), out, source.Options{})
-	if p := res.malformed(); len(p) > 0 {
+	if p := res.Malformed(); len(p) > 0 {
 		t.Errorf("problems %q", p)
 	}
 	count, sumNs := res.total("")
 	if count != sleeps || sumNs != sum {
 		t.Errorf("latscope read %g sleeps summing %g ns; bpftrace printed %d summing %g", count, sumNs, n, sum)
 	}
-	for _, iv := range res.intervals {
+	for _, iv := range res.Intervals {
 		if !iv.Relative {
 			t.Errorf("interval at %s on the wall clock; bpftrace's nsecs are monotonic", iv.Start)
 		}

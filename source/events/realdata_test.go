@@ -75,10 +75,10 @@ func TestIosnoopExample(t *testing.T) {
 		t.Fatalf("Detect = %v, want Yes", got)
 	}
 	res := runFile(t, Format(), path, source.Options{})
-	if p := res.malformed(); len(p) > 0 {
+	if p := res.Malformed(); len(p) > 0 {
 		t.Errorf("problems %q", p)
 	}
-	w := res.diag.Warnings()
+	w := res.Diag.Warnings()
 	if len(w) != 1 || !strings.Contains(w[0], "table at line 8 (COMM PID TYPE DEV BLOCK BYTES LATms) has no time column") {
 		t.Errorf("warnings %q", w)
 	}
@@ -86,7 +86,7 @@ func TestIosnoopExample(t *testing.T) {
 	// later, has 2 rows, an elision, and 9 rows ending in second 54796.
 	checkTimeline(t, res, []string{"00:00:00.000+1s:10", "00:00:01.000+15h12m38s:0", "15:12:39.000+1s:2",
 		"15:12:40.000+36s:0", "15:13:16.000+1s:9"})
-	for _, iv := range res.intervals {
+	for _, iv := range res.Intervals {
 		if !iv.Relative {
 			t.Fatalf("interval at %s is on the wall clock; monotonic seconds are relative", iv.Start)
 		}
@@ -97,7 +97,7 @@ func TestIosnoopExample(t *testing.T) {
 	}
 	checkTotals(t, res, n, sum)
 	// The slowest I/O (20.05 ms) is the top of the last window, in ms.
-	last := res.intervals[len(res.intervals)-1].Series[0].Hist
+	last := res.Intervals[len(res.Intervals)-1].Series[0].Hist
 	if last.Unit != hist.Millisecond || math.Abs(last.Quantile(1)-20.05) > 20.05*0.011 {
 		t.Errorf("last window: unit %s, max %g ms, want ms and 20.05 within a bucket", last.Unit, last.Quantile(1))
 	}
@@ -112,10 +112,10 @@ func TestBiosnoopBcc(t *testing.T) {
 	// iostat's CPU line in the prose starts with a number under the
 	// biosnoop header but has too few fields.
 	want := []string{"37: row has 6 fields, its header at line 8 has 8 (a row has at least as many)"}
-	if got := res.malformed(); strings.Join(got, "|") != strings.Join(want, "|") {
+	if got := res.Malformed(); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("problems %q, want %q", got, want)
 	}
-	if w := res.diag.Warnings(); len(w) != 1 || !strings.Contains(w[0], "time goes backwards at line 56") {
+	if w := res.Diag.Warnings(); len(w) != 1 || !strings.Contains(w[0], "time goes backwards at line 56") {
 		t.Errorf("warnings %q", w)
 	}
 	checkTimeline(t, res, []string{"00:00:00.000+1s:4", "00:00:01.000+1s:4", "00:00:02.000+1s:7",
@@ -132,8 +132,8 @@ func TestBiosnoopBcc(t *testing.T) {
 func TestBiosnoopBpftrace(t *testing.T) {
 	path := "testdata/biosnoop_example_bpftrace.txt"
 	res := runFile(t, Format(), path, source.Options{})
-	if p := res.malformed(); len(p) > 0 || len(res.diag.Warnings()) > 0 {
-		t.Errorf("problems %q, warnings %q", p, res.diag.Warnings())
+	if p := res.Malformed(); len(p) > 0 || len(res.Diag.Warnings()) > 0 {
+		t.Errorf("problems %q, warnings %q", p, res.Diag.Warnings())
 	}
 	checkTimeline(t, res, []string{"00:00:00.000+1s:18", "00:00:01.000+1s:0", "00:00:02.000+1s:2"})
 	n, sum := independent(t, path, `^(\d+) +\S+ +\S+ +\d+ +(\d+)$`)
@@ -143,7 +143,7 @@ func TestBiosnoopBpftrace(t *testing.T) {
 	checkTotals(t, res, n, sum)
 	// Three of the 20 I/Os took "0" ms: the zero bucket.
 	var zeros float64
-	for _, iv := range res.intervals {
+	for _, iv := range res.Intervals {
 		for _, s := range iv.Series {
 			zeros += s.Hist.ZeroCount
 		}
@@ -162,8 +162,8 @@ func TestHeatMapExample(t *testing.T) {
 	}
 	res := runString(t, Format(), in, source.Options{})
 	checkTimeline(t, res, []string{"00:00:00.000+1s:2"})
-	h := res.intervals[0].Series[0].Hist
-	if h.Unit != hist.Microsecond || h.Sum != 15133+712 || res.intervals[0].Series[0].Key.Event != EventName {
-		t.Errorf("unit %s sum %g key %s, want µs, 15845, %q", h.Unit, h.Sum, res.intervals[0].Series[0].Key, EventName)
+	h := res.Intervals[0].Series[0].Hist
+	if h.Unit != hist.Microsecond || h.Sum != 15133+712 || res.Intervals[0].Series[0].Key.Event != EventName {
+		t.Errorf("unit %s sum %g key %s, want µs, 15845, %q", h.Unit, h.Sum, res.Intervals[0].Series[0].Key, EventName)
 	}
 }

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/internal/sourcetest"
 	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/source"
-	"github.com/latscope/latscope/stream"
 )
 
 // The inputs in this file are SYNTHETIC, written in the documented forms
@@ -24,17 +24,17 @@ func TestEpochPairs(t *testing.T) {
 	in := "1700000000.5 2.5\n1700000001.25 3\n1700000001.75 0.125\n"
 	res := runString(t, Format(), in, source.Options{Unit: hist.Millisecond, Location: time.UTC})
 	checkTimeline(t, res, []string{"22:13:20.000+1s:1", "22:13:21.000+1s:2"})
-	iv := res.intervals[0]
+	iv := res.Intervals[0]
 	if iv.Relative || !iv.Start.Equal(time.Unix(1700000000, 0)) || iv.Start.Location() != time.UTC {
 		t.Errorf("first interval %s relative %v, want 2023-11-14 22:13:20 UTC wall clock", iv.Start, iv.Relative)
 	}
-	h := res.intervals[1].Series[0].Hist
+	h := res.Intervals[1].Series[0].Hist
 	if h.Unit != hist.Millisecond || h.Sum != 3.125 {
 		t.Errorf("second window unit %s sum %g, want ms 3.125", h.Unit, h.Sum)
 	}
 	// Without --unit the latency is in µs.
 	res = runString(t, Format(), in, source.Options{})
-	if u := res.intervals[0].Series[0].Hist.Unit; u != hist.Microsecond {
+	if u := res.Intervals[0].Series[0].Hist.Unit; u != hist.Microsecond {
 		t.Errorf("default latency unit %s, want µs", u)
 	}
 }
@@ -42,10 +42,10 @@ func TestEpochPairs(t *testing.T) {
 // TestUnitOverride: --unit wins over the header's unit, with a warning.
 func TestUnitOverride(t *testing.T) {
 	res := runString(t, Format(), "TIMEus DELTAus\n10 5\n", source.Options{Unit: hist.Nanosecond})
-	if u := res.intervals[0].Series[0].Hist.Unit; u != hist.Nanosecond {
+	if u := res.Intervals[0].Series[0].Hist.Unit; u != hist.Nanosecond {
 		t.Errorf("unit %s, want ns", u)
 	}
-	if w := res.diag.Warnings(); len(w) != 1 || !strings.Contains(w[0], "--unit ns overrides the us the header at line 1 names") {
+	if w := res.Diag.Warnings(); len(w) != 1 || !strings.Contains(w[0], "--unit ns overrides the us the header at line 1 names") {
 		t.Errorf("warnings %q", w)
 	}
 }
@@ -93,7 +93,7 @@ func TestMalformedRows(t *testing.T) {
 		`5: latency "-4" is not a non-negative number`,
 		`6: latency "1e400" is not a non-negative number`,
 	}
-	if got := res.malformed(); strings.Join(got, "|") != strings.Join(want, "|") {
+	if got := res.Malformed(); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("problems\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	if c, s := res.total(""); c != 2 || s != 30e3 {
@@ -115,18 +115,18 @@ func TestBinning(t *testing.T) {
 
 // TestEventFilter: the events format has one series, "latency".
 func TestEventFilter(t *testing.T) {
-	if res := runString(t, Format(), "1 2\n3 4\n", source.Options{Events: []string{"other"}}); len(res.intervals) != 0 {
-		t.Errorf("%d intervals with --event other", len(res.intervals))
+	if res := runString(t, Format(), "1 2\n3 4\n", source.Options{Events: []string{"other"}}); len(res.Intervals) != 0 {
+		t.Errorf("%d intervals with --event other", len(res.Intervals))
 	}
-	if res := runString(t, Format(), "1 2\n3 4\n", source.Options{Events: []string{EventName}}); len(res.intervals) != 3 {
-		t.Errorf("%d intervals with --event %s, want 3", len(res.intervals), EventName)
+	if res := runString(t, Format(), "1 2\n3 4\n", source.Options{Events: []string{EventName}}); len(res.Intervals) != 3 {
+		t.Errorf("%d intervals with --event %s, want 3", len(res.Intervals), EventName)
 	}
 }
 
 func TestEmpty(t *testing.T) {
 	for _, in := range []string{"", "\n", "TIMEus DELTAus\n", "just prose\n"} {
-		if res := runString(t, Format(), in, source.Options{}); len(res.intervals) != 0 || len(res.malformed()) != 0 {
-			t.Errorf("%q: %d intervals, problems %q", in, len(res.intervals), res.malformed())
+		if res := runString(t, Format(), in, source.Options{}); len(res.Intervals) != 0 || len(res.Malformed()) != 0 {
+			t.Errorf("%q: %d intervals, problems %q", in, len(res.Intervals), res.Malformed())
 		}
 	}
 }
@@ -160,18 +160,18 @@ func TestOraWaitLines(t *testing.T) {
 		`8: wait_time "many" is not a non-negative number`,
 		"9: want event=NAME wait_time=US after the time",
 	}
-	if got := res.malformed(); strings.Join(got, "|") != strings.Join(want, "|") {
+	if got := res.Malformed(); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("problems %q, want %q", got, want)
 	}
 	checkTimeline(t, res, []string{"23:59:58.000+1s:1", "23:59:59.000+1s:2", "00:00:00.000+1s:1", "00:00:01.000+1s:1"})
-	if got := res.intervals[2].Start; !got.Equal(time.Date(2024, 3, 15, 0, 0, 0, 0, time.UTC)) || res.intervals[2].Relative {
+	if got := res.Intervals[2].Start; !got.Equal(time.Date(2024, 3, 15, 0, 0, 0, 0, time.UTC)) || res.Intervals[2].Relative {
 		t.Errorf("the wait after midnight starts %s, want 2024-03-15 00:00:00 wall clock", got)
 	}
 	if c, s := res.total("db file sequential read"); c != 3 || s != (512+1024+300)*1e3 {
 		t.Errorf("db file sequential read: %g waits, %g ns", c, s)
 	}
 	keys := map[string]bool{}
-	for _, iv := range res.intervals {
+	for _, iv := range res.Intervals {
 		for _, s := range iv.Series {
 			keys[s.Key.String()] = true
 			if s.Hist.Unit != hist.Microsecond {
@@ -189,17 +189,12 @@ func TestOraWaitLines(t *testing.T) {
 func TestOraWaitDay(t *testing.T) {
 	loc := time.FixedZone("CET", 3600)
 	mod := time.Date(2015, 3, 14, 20, 0, 0, 0, loc)
-	diag := source.NewDiagnostics(nil, 5)
-	src, err := OpenWait(source.Input{Name: "w.txt", Reader: strings.NewReader("19:40:07 pid=1 event=log file sync wait_time=10\n"),
-		Diag: diag, ModTime: mod}, source.Options{Location: loc})
-	if err != nil {
-		t.Fatal(err)
+	res := result{sourcetest.Run(t, WaitFormat(), source.Input{Name: "w.txt",
+		Reader: strings.NewReader("19:40:07 pid=1 event=log file sync wait_time=10\n"), ModTime: mod}, source.Options{Location: loc})}
+	if res.Err != nil {
+		t.Fatal(res.Err)
 	}
-	res := result{diag: diag}
-	if err := src.Run(t.Context(), func(iv stream.Interval) error { res.intervals = append(res.intervals, iv); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if len(res.intervals) != 1 || !res.intervals[0].Start.Equal(time.Date(2015, 3, 14, 19, 40, 7, 0, loc)) {
+	if len(res.Intervals) != 1 || !res.Intervals[0].Start.Equal(time.Date(2015, 3, 14, 19, 40, 7, 0, loc)) {
 		t.Errorf("intervals %+v, want one at 2015-03-14 19:40:07 CET", res.timeline())
 	}
 }

@@ -21,8 +21,8 @@ func TestShippedRandRead(t *testing.T) {
 	}
 	ref := readReport(t, data)
 	res := runFile(t, JSONFormat(), testdata("randread.json"), source.Options{})
-	if res.err != nil || len(res.malformed()) > 0 || len(res.diag.Warnings()) > 0 {
-		t.Fatalf("err %v, malformed %q, warnings %q", res.err, res.malformed(), res.diag.Warnings())
+	if res.Err != nil || len(res.Malformed()) > 0 || len(res.Diag.Warnings()) > 0 {
+		t.Fatalf("err %v, malformed %q, warnings %q", res.Err, res.Malformed(), res.Diag.Warnings())
 	}
 	h := res.total("randread read clat")
 	rd := ref.Jobs[0].Read
@@ -32,18 +32,18 @@ func TestShippedRandRead(t *testing.T) {
 	checkPercentiles(t, "json", h, rd.Clat.Percentile, 1)
 	checkBinsInBuckets(t, h, rd.Clat.Bins)
 	// 1795313760 is 2026-11-22 02:16 UTC, the machine's clock that day.
-	iv := res.intervals[0]
+	iv := res.Intervals[0]
 	if iv.End().UnixMilli() != ref.TimestampMs || iv.Duration != 367*time.Millisecond {
 		t.Errorf("window %s + %s, want ending at %d ms after 367 ms", iv.Start, iv.Duration, ref.TimestampMs)
 	}
 
 	lines := readHistLog(t, testdata("randread_clat_hist.1.log"))
 	lres := runFile(t, HistLogFormat(), testdata("randread_clat_hist.1.log"), source.Options{})
-	if lres.err != nil || len(lres.malformed()) > 0 {
-		t.Fatalf("err %v, malformed %q", lres.err, lres.malformed())
+	if lres.Err != nil || len(lres.Malformed()) > 0 {
+		t.Fatalf("err %v, malformed %q", lres.Err, lres.Malformed())
 	}
-	if len(lres.intervals) != 10 || len(lines) != 10 {
-		t.Fatalf("%d intervals from %d lines, want 10", len(lres.intervals), len(lines))
+	if len(lres.Intervals) != 10 || len(lines) != 10 {
+		t.Fatalf("%d intervals from %d lines, want 10", len(lres.Intervals), len(lines))
 	}
 	lh := lres.total("read clat")
 	if lh.Count() != 12 {
@@ -51,7 +51,7 @@ func TestShippedRandRead(t *testing.T) {
 	}
 	checkBinsInBuckets(t, lh, rd.Clat.Bins)
 	checkAnchor(t, lres, testdata("randread_clat_hist.1.log"), lines)
-	if w := lres.diag.Warnings(); len(w) != 1 || !strings.Contains(w[0], "modification time") {
+	if w := lres.Diag.Warnings(); len(w) != 1 || !strings.Contains(w[0], "modification time") {
 		t.Errorf("warnings %q, want one about the modification-time anchor", w)
 	}
 }
@@ -67,8 +67,8 @@ func TestShippedCoarse6ReadWrite(t *testing.T) {
 	path := testdata("randrw-coarse6_clat_hist.1.log")
 	lines := readHistLog(t, path)
 	res := runFile(t, HistLogFormat(), path, source.Options{})
-	if res.err != nil || len(res.malformed()) > 0 {
-		t.Fatalf("err %v, malformed %q", res.err, res.malformed())
+	if res.Err != nil || len(res.Malformed()) > 0 {
+		t.Fatalf("err %v, malformed %q", res.Err, res.Malformed())
 	}
 	if got := res.events(); len(got) != 2 || got[0] != "read clat" || got[1] != "write clat" {
 		t.Errorf("series %q", got)
@@ -78,8 +78,8 @@ func TestShippedCoarse6ReadWrite(t *testing.T) {
 			t.Errorf("%s: %.0f I/Os on %d edges, want %d on 29", ev, h.Count(), len(h.Bounds), want)
 		}
 	}
-	if len(res.intervals) != len(lines) {
-		t.Errorf("%d intervals from %d lines (no two lines share a window)", len(res.intervals), len(lines))
+	if len(res.Intervals) != len(lines) {
+		t.Errorf("%d intervals from %d lines (no two lines share a window)", len(res.Intervals), len(lines))
 	}
 	checkAnchor(t, res, path, lines)
 
@@ -89,12 +89,12 @@ func TestShippedCoarse6ReadWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	rel := run(t, HistLogFormat(), "-", bytes.NewReader(data), time.Time{}, source.Options{})
-	first := rel.intervals[0]
-	if !first.Relative || !first.Start.Equal(rel.intervals[0].Start) || first.Duration != 60*time.Millisecond {
+	first := rel.Intervals[0]
+	if !first.Relative || !first.Start.Equal(rel.Intervals[0].Start) || first.Duration != 60*time.Millisecond {
 		t.Errorf("first window %s + %s relative %v, want relative 0 + 60 ms", first.Start, first.Duration, first.Relative)
 	}
-	if len(rel.diag.Warnings()) != 0 {
-		t.Errorf("warnings %q for relative times", rel.diag.Warnings())
+	if len(rel.Diag.Warnings()) != 0 {
+		t.Errorf("warnings %q for relative times", rel.Diag.Warnings())
 	}
 }
 
@@ -107,15 +107,15 @@ func TestShippedClientServer(t *testing.T) {
 	}
 	ref := readReport(t, data)
 	res := run(t, JSONFormat(), "client.json", bytes.NewReader(data), time.Time{}, source.Options{})
-	if res.err != nil || len(res.intervals) != 1 {
-		t.Fatalf("err %v, %d intervals", res.err, len(res.intervals))
+	if res.Err != nil || len(res.Intervals) != 1 {
+		t.Fatalf("err %v, %d intervals", res.Err, len(res.Intervals))
 	}
-	s := res.intervals[0].Series[0]
+	s := res.Intervals[0].Series[0]
 	cj := ref.ClientStats[0]
 	if s.Key.Event != "cj read clat" || s.Key.Instance != "127.0.0.1" || s.Hist.Count() != float64(cj.Read.Clat.N) {
 		t.Errorf("series %+v with %.0f I/Os, want cj read clat @127.0.0.1 with %d", s.Key, s.Hist.Count(), cj.Read.Clat.N)
 	}
-	if end := res.intervals[0].End(); end.Unix() != 1795313924 || end.Nanosecond() != 0 {
+	if end := res.Intervals[0].End(); end.Unix() != 1795313924 || end.Nanosecond() != 0 {
 		t.Errorf("window ends %s, want the timestamp 1795313924", end)
 	}
 	checkPercentiles(t, "client", s.Hist, cj.Read.Clat.Percentile, 1)
@@ -192,15 +192,15 @@ func TestDamagedHistLog(t *testing.T) {
 	lines[5] = lines[5] + ", 7"                                   // 30 bins
 	lines[7] = strings.Replace(lines[7], "302, 1,", "150, 1,", 1) // time going back
 	res := run(t, HistLogFormat(), "damaged.log", strings.NewReader(strings.Join(lines, "\n")), time.Time{}, source.Options{})
-	if res.err != nil {
-		t.Fatal(res.err)
+	if res.Err != nil {
+		t.Fatal(res.Err)
 	}
-	got := res.malformed()
+	got := res.Malformed()
 	if len(got) != 3 || !strings.HasPrefix(got[0], "3: ") || !strings.HasPrefix(got[1], "6: ") || !strings.HasPrefix(got[2], "8: ") {
 		t.Errorf("malformed %q, want lines 3, 6 and 8", got)
 	}
-	if len(res.intervals) != len(lines)-3 {
-		t.Errorf("%d intervals, want %d", len(res.intervals), len(lines)-3)
+	if len(res.Intervals) != len(lines)-3 {
+		t.Errorf("%d intervals, want %d", len(res.Intervals), len(lines)-3)
 	}
 }
 
@@ -213,19 +213,19 @@ func TestTruncatedJSON(t *testing.T) {
 	}
 	two := append(append([]byte("fio-3.33\n"), data...), data[:len(data)/2]...)
 	res := run(t, JSONFormat(), "two.json", bytes.NewReader(two), time.Time{}, source.Options{})
-	if res.err != nil || len(res.intervals) != 1 {
-		t.Fatalf("err %v, %d intervals; want the first document", res.err, len(res.intervals))
+	if res.Err != nil || len(res.Intervals) != 1 {
+		t.Fatalf("err %v, %d intervals; want the first document", res.Err, len(res.Intervals))
 	}
-	if got := res.malformed(); len(got) != 1 || !strings.Contains(got[0], "invalid fio JSON") {
+	if got := res.Malformed(); len(got) != 1 || !strings.Contains(got[0], "invalid fio JSON") {
 		t.Errorf("malformed %q", got)
 	}
 	one := run(t, JSONFormat(), "cut.json", bytes.NewReader(data[:len(data)/2]), time.Time{}, source.Options{})
-	if one.err == nil || !strings.HasPrefix(one.err.Error(), "cut.json:") {
-		t.Errorf("err %v, want cut.json:LINE: ...", one.err)
+	if one.Err == nil || !strings.HasPrefix(one.Err.Error(), "cut.json:") {
+		t.Errorf("err %v, want cut.json:LINE: ...", one.Err)
 	}
 	empty := run(t, JSONFormat(), "empty", strings.NewReader(""), time.Time{}, source.Options{})
-	if empty.err != nil || len(empty.intervals) != 0 {
-		t.Errorf("empty input: err %v, %d intervals", empty.err, len(empty.intervals))
+	if empty.Err != nil || len(empty.Intervals) != 0 {
+		t.Errorf("empty input: err %v, %d intervals", empty.Err, len(empty.Intervals))
 	}
 }
 
@@ -240,16 +240,16 @@ func TestJSONBadEntries(t *testing.T) {
 	s := strings.Replace(string(data), `"jobs" : [`, `"jobs" : [ 17,`, 1)
 	s = strings.Replace(s, `"bins" : {`, `"bins" : { "130" : 5,`, 1)
 	res := run(t, JSONFormat(), "bad.json", strings.NewReader(s), time.Time{}, source.Options{})
-	if res.err != nil || res.total("randread read clat").Count() != 12 {
-		t.Fatalf("err %v; want the real job's 12 I/Os", res.err)
+	if res.Err != nil || res.total("randread read clat").Count() != 12 {
+		t.Fatalf("err %v; want the real job's 12 I/Os", res.Err)
 	}
-	got := res.malformed()
+	got := res.Malformed()
 	if len(got) != 2 || !strings.Contains(got[0], "job entry skipped") || !strings.Contains(got[1], "130 ns is not the value of a fio bin") {
 		t.Errorf("malformed %q", got)
 	}
 	none := run(t, JSONFormat(), "x.json", strings.NewReader(string(data)), time.Time{}, source.Options{Events: []string{"other"}})
-	if none.err != nil || len(none.intervals) != 0 {
-		t.Errorf("--event other: err %v, %d intervals", none.err, len(none.intervals))
+	if none.Err != nil || len(none.Intervals) != 0 {
+		t.Errorf("--event other: err %v, %d intervals", none.Err, len(none.Intervals))
 	}
 }
 
@@ -267,11 +267,11 @@ func TestHistLogCumulative(t *testing.T) {
 	}
 	in := line(100, 1, 2) + line(200, 3, 2) + line(300, 0, 9) + line(400, 1, 10)
 	res := run(t, HistLogFormat(), "cum.log", strings.NewReader(in), time.Time{}, source.Options{Counts: source.CountsCumulative})
-	if res.err != nil || len(res.intervals) != 4 {
-		t.Fatalf("err %v, %d intervals", res.err, len(res.intervals))
+	if res.Err != nil || len(res.Intervals) != 4 {
+		t.Fatalf("err %v, %d intervals", res.Err, len(res.Intervals))
 	}
 	want := []float64{3, 2, -1, 2} // -1: gap
-	for i, iv := range res.intervals {
+	for i, iv := range res.Intervals {
 		if want[i] < 0 {
 			if !iv.Gap {
 				t.Errorf("interval %d: not a gap after counts went back", i)

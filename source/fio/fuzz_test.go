@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/internal/sourcetest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -19,7 +20,7 @@ func fuzzRun(t *testing.T, f source.Format, data []byte, mod time.Time, opts sou
 		t.Fatal(err)
 	}
 	_ = src.Run(context.Background(), func(iv stream.Interval) error {
-		checkInterval(t, iv)
+		sourcetest.CheckInterval(t, iv)
 		return nil
 	})
 }

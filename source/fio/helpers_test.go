@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"math"
 	"os"
@@ -16,34 +15,19 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/internal/sourcetest"
 	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
 
 // result is what one Run produced.
-type result struct {
-	intervals []stream.Interval
-	diag      *source.Diagnostics
-	log       *bytes.Buffer
-	err       error
-}
-
-// malformed returns "line: reason" for every skipped piece of input.
-func (r result) malformed() []string {
-	var out []string
-	for _, sp := range r.diag.Problems() {
-		for _, p := range sp.First {
-			out = append(out, fmt.Sprintf("%d: %s", p.Line, p.Reason))
-		}
-	}
-	return out
-}
+type result struct{ sourcetest.Result }
 
 // total merges every histogram of one series (nil when it never appears).
 func (r result) total(event string) *hist.Histogram {
 	var h *hist.Histogram
-	for _, iv := range r.intervals {
+	for _, iv := range r.Intervals {
 		for _, s := range iv.Series {
 			if s.Key.Event != event {
 				continue
@@ -62,7 +46,7 @@ func (r result) total(event string) *hist.Histogram {
 func (r result) events() []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, iv := range r.intervals {
+	for _, iv := range r.Intervals {
 		for _, s := range iv.Series {
 			if !seen[s.Key.Event] {
 				seen[s.Key.Event] = true
@@ -76,19 +60,7 @@ func (r result) events() []string {
 // run reads r through format f as source.RunAll would check it.
 func run(t testing.TB, f source.Format, name string, r io.Reader, mod time.Time, opts source.Options) result {
 	t.Helper()
-	log := &bytes.Buffer{}
-	diag := source.NewDiagnostics(log, 1000)
-	src, err := f.Open(source.Input{Name: name, Reader: r, Diag: diag, ModTime: mod}, opts)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	res := result{diag: diag, log: log}
-	res.err = src.Run(context.Background(), func(iv stream.Interval) error {
-		checkInterval(t, iv)
-		res.intervals = append(res.intervals, iv)
-		return nil
-	})
-	return res
+	return result{sourcetest.Run(t, f, source.Input{Name: name, Reader: r, ModTime: mod}, opts)}
 }
 
 // runFile reads a file with its modification time.
@@ -103,21 +75,6 @@ func runFile(t testing.TB, f source.Format, path string, opts source.Options) re
 		t.Fatal(err)
 	}
 	return run(t, f, path, bytes.NewReader(data), st.ModTime(), opts)
-}
-
-// checkInterval fails on what source.RunAll would drop.
-func checkInterval(t testing.TB, iv stream.Interval) {
-	t.Helper()
-	if err := iv.Validate(); err != nil {
-		t.Fatalf("invalid interval: %v", err)
-	}
-	for _, s := range iv.Series {
-		for _, b := range s.Hist.Buckets() {
-			if b.Count < 0 {
-				t.Fatalf("%s: negative count %g", s.Key, b.Count)
-			}
-		}
-	}
 }
 
 // needFio returns fio's path, or skips (fails under CI) when it is missing.

@@ -51,13 +51,13 @@ func TestRandReadJSONAndHistLog(t *testing.T) {
 	}
 
 	res := runFile(t, JSONFormat(), jsonPath, source.Options{Location: time.UTC})
-	if res.err != nil || len(res.malformed()) > 0 || len(res.diag.Warnings()) > 0 {
-		t.Fatalf("err %v, malformed %q, warnings %q", res.err, res.malformed(), res.diag.Warnings())
+	if res.Err != nil || len(res.Malformed()) > 0 || len(res.Diag.Warnings()) > 0 {
+		t.Fatalf("err %v, malformed %q, warnings %q", res.Err, res.Malformed(), res.Diag.Warnings())
 	}
-	if len(res.intervals) != 1 {
-		t.Fatalf("%d intervals, want 1 (one job)", len(res.intervals))
+	if len(res.Intervals) != 1 {
+		t.Fatalf("%d intervals, want 1 (one job)", len(res.Intervals))
 	}
-	iv := res.intervals[0]
+	iv := res.Intervals[0]
 	if got := res.events(); len(got) != 1 || got[0] != "randread read clat" {
 		t.Fatalf("series %q, want [randread read clat] (slat and lat have no bins without *_percentiles=1)", got)
 	}
@@ -78,15 +78,15 @@ func TestRandReadJSONAndHistLog(t *testing.T) {
 	logPath := filepath.Join(dir, "h_clat_hist.1.log")
 	lines := readHistLog(t, logPath)
 	lres := runFile(t, HistLogFormat(), logPath, source.Options{Location: time.UTC})
-	if lres.err != nil || len(lres.malformed()) > 0 {
-		t.Fatalf("err %v, malformed %q", lres.err, lres.malformed())
+	if lres.Err != nil || len(lres.Malformed()) > 0 {
+		t.Fatalf("err %v, malformed %q", lres.Err, lres.Malformed())
 	}
-	if len(lres.intervals) != len(lines) {
-		t.Fatalf("%d intervals from %d lines", len(lres.intervals), len(lines))
+	if len(lres.Intervals) != len(lines) {
+		t.Fatalf("%d intervals from %d lines", len(lres.Intervals), len(lines))
 	}
 	var logTotal int64
 	for i, l := range lines {
-		got := eventCount(lres.intervals[i])
+		got := eventCount(lres.Intervals[i])
 		if got != float64(l.total()) {
 			t.Errorf("line %d: %.0f I/Os, the line's counts add up to %d", i+1, got, l.total())
 		}
@@ -105,7 +105,7 @@ func TestRandReadJSONAndHistLog(t *testing.T) {
 		}
 	}
 	checkAnchor(t, lres, logPath, lines)
-	if first := lres.intervals[0].Start; math.Abs(first.Sub(iv.Start).Seconds()) > 1 {
+	if first := lres.Intervals[0].Start; math.Abs(first.Sub(iv.Start).Seconds()) > 1 {
 		t.Errorf("the log's job start %s is more than 1 s from the JSON's %s", first, iv.Start)
 	}
 }
@@ -147,14 +147,14 @@ func checkAnchor(t *testing.T, res result, path string, lines []histLogLine) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	last := res.intervals[len(res.intervals)-1]
+	last := res.Intervals[len(res.Intervals)-1]
 	if !last.End().Equal(st.ModTime()) {
 		t.Errorf("last window ends %s, file modified %s", last.End(), st.ModTime())
 	}
 	origin := st.ModTime().Add(-time.Duration(lines[len(lines)-1].ms) * time.Millisecond)
 	prev := map[int64]int64{}
 	for i, l := range lines {
-		iv := res.intervals[i]
+		iv := res.Intervals[i]
 		wantStart := origin.Add(time.Duration(prev[l.ddir]) * time.Millisecond)
 		if !iv.Start.Equal(wantStart) || iv.Duration != time.Duration(l.ms-prev[l.ddir])*time.Millisecond {
 			t.Errorf("line %d: window %s + %s, want %s + %d ms", i+1, iv.Start, iv.Duration, wantStart, l.ms-prev[l.ddir])
@@ -180,8 +180,8 @@ func TestHistLogTotalsEqualJSON(t *testing.T) {
 	}
 	ref := readReport(t, data)
 	jres := run(t, JSONFormat(), "run.json", bytes.NewReader(data), time.Time{}, source.Options{})
-	if jres.err != nil {
-		t.Fatal(jres.err)
+	if jres.Err != nil {
+		t.Fatal(jres.Err)
 	}
 	for i, tc := range []struct {
 		job  string
@@ -204,8 +204,8 @@ func TestHistLogTotalsEqualJSON(t *testing.T) {
 				t.Fatalf("log total %d, JSON N %d, latscope JSON %.0f: want 16 each", total, n, jh.Count())
 			}
 			lres := runFile(t, HistLogFormat(), path, source.Options{})
-			if lres.err != nil || len(lres.malformed()) > 0 {
-				t.Fatalf("err %v, malformed %q", lres.err, lres.malformed())
+			if lres.Err != nil || len(lres.Malformed()) > 0 {
+				t.Fatalf("err %v, malformed %q", lres.Err, lres.Malformed())
 			}
 			lh := lres.total("read clat")
 			if lh.Count() != float64(total) {
@@ -246,8 +246,8 @@ func TestMixedJobsOnStdout(t *testing.T) {
 	}
 	ref := readReport(t, out)
 	res := run(t, JSONFormat(), "stdout", bytes.NewReader(out), time.Time{}, source.Options{})
-	if res.err != nil || len(res.malformed()) > 0 {
-		t.Fatalf("err %v, malformed %q", res.err, res.malformed())
+	if res.Err != nil || len(res.Malformed()) > 0 {
+		t.Fatalf("err %v, malformed %q", res.Err, res.Malformed())
 	}
 	want := map[string]int64{}
 	for _, j := range ref.Jobs {
@@ -266,8 +266,8 @@ func TestMixedJobsOnStdout(t *testing.T) {
 			t.Errorf("%s: latscope %v, fio N summed over the clones %d", ev, h, n)
 		}
 	}
-	if len(res.intervals) < 1 || len(res.intervals) > 2 {
-		t.Errorf("%d intervals for two clones, want 1 or 2 (one per distinct window)", len(res.intervals))
+	if len(res.Intervals) < 1 || len(res.Intervals) > 2 {
+		t.Errorf("%d intervals for two clones, want 1 or 2 (one per distinct window)", len(res.Intervals))
 	}
 }
 
@@ -285,21 +285,21 @@ func TestGroupReportingAndPlainJSON(t *testing.T) {
 		t.Fatalf("group_reporting printed %d jobs", len(ref.Jobs))
 	}
 	res := run(t, JSONFormat(), "grp.json", bytes.NewReader(out), time.Time{}, source.Options{})
-	if res.err != nil || len(res.intervals) != 1 {
-		t.Fatalf("err %v, %d intervals", res.err, len(res.intervals))
+	if res.Err != nil || len(res.Intervals) != 1 {
+		t.Fatalf("err %v, %d intervals", res.Err, len(res.Intervals))
 	}
 	rd := ref.Jobs[0].Read
 	if got := res.total("grp read clat").Count(); got != float64(rd.Clat.N) || rd.Clat.N != rd.TotalIOs {
 		t.Errorf("count %.0f, fio N %d total_ios %d", got, rd.Clat.N, rd.TotalIOs)
 	}
-	if d := res.intervals[0].Duration; d != time.Duration(rd.Runtime)*time.Millisecond || d > 1500*time.Millisecond {
+	if d := res.Intervals[0].Duration; d != time.Duration(rd.Runtime)*time.Millisecond || d > 1500*time.Millisecond {
 		t.Errorf("window %s, want the read runtime %d ms (not job_runtime, the clones' sum)", d, rd.Runtime)
 	}
 
 	plain := runFio(t, dir, append(fioBase(dir, "plain"), "--rw=randread", "--runtime=200ms", "--time_based",
 		"--output-format=json")...)
 	pres := run(t, JSONFormat(), "plain.json", bytes.NewReader(plain), time.Time{}, source.Options{})
-	if !errors.Is(pres.err, errNoBins) || len(pres.intervals) != 0 {
-		t.Errorf("plain json: err %v, %d intervals; want errNoBins", pres.err, len(pres.intervals))
+	if !errors.Is(pres.Err, errNoBins) || len(pres.Intervals) != 0 {
+		t.Errorf("plain json: err %v, %d intervals; want errNoBins", pres.Err, len(pres.Intervals))
 	}
 }

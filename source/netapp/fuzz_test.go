@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/internal/sourcetest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -30,7 +31,7 @@ func FuzzParse(f *testing.F) {
 		}
 		var prev *stream.Interval
 		err = src.Run(context.Background(), func(iv stream.Interval) error {
-			checkInterval(t, iv)
+			sourcetest.CheckInterval(t, iv)
 			if prev != nil && iv.Start.Before(prev.End()) {
 				t.Fatalf("interval at %s overlaps the previous one ending %s", iv.Start, prev.End())
 			}

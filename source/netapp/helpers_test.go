@@ -1,73 +1,22 @@
 package netapp
 
 import (
-	"bytes"
-	"context"
 	"fmt"
-	"math"
 	"strings"
 	"testing"
 
+	"github.com/latscope/latscope/internal/sourcetest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
 
 // result is what one Run produced.
-type result struct {
-	intervals []stream.Interval
-	diag      *source.Diagnostics
-	log       *bytes.Buffer
-	err       error
-}
-
-// malformed returns "line: reason" for every reported problem.
-func (r result) malformed() []string {
-	var out []string
-	for _, sp := range r.diag.Problems() {
-		for _, p := range sp.First {
-			out = append(out, fmt.Sprintf("%d: %s", p.Line, p.Reason))
-		}
-	}
-	return out
-}
+type result = sourcetest.Result
 
 // runString reads an input through the format, checking every interval.
 func runString(t testing.TB, input string, opts source.Options) result {
 	t.Helper()
-	log := &bytes.Buffer{}
-	diag := source.NewDiagnostics(log, 1000)
-	src, err := Format().Open(source.Input{Name: "stats.txt", Reader: strings.NewReader(input), Diag: diag}, opts)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	res := result{diag: diag, log: log}
-	res.err = src.Run(context.Background(), func(iv stream.Interval) error {
-		checkInterval(t, iv)
-		res.intervals = append(res.intervals, iv)
-		return nil
-	})
-	return res
-}
-
-// checkInterval asserts what every emitted interval must satisfy.
-func checkInterval(t testing.TB, iv stream.Interval) {
-	t.Helper()
-	if err := iv.Validate(); err != nil {
-		t.Fatalf("invalid interval: %v", err)
-	}
-	if iv.Gap && len(iv.Series) > 0 {
-		t.Fatalf("gap interval at %s carries series", iv.Start)
-	}
-	for _, s := range iv.Series {
-		if s.Hist.ZeroCount < 0 || s.Hist.Sum < 0 || math.IsNaN(s.Hist.Sum) {
-			t.Fatalf("negative count or sum in %s at %s", s.Key, iv.Start)
-		}
-		for _, c := range s.Hist.Counts {
-			if c < 0 || math.IsNaN(c) {
-				t.Fatalf("negative count in %s at %s", s.Key, iv.Start)
-			}
-		}
-	}
+	return sourcetest.Run(t, Format(), source.Input{Name: "stats.txt", Reader: strings.NewReader(input)}, opts)
 }
 
 // counts is one histogram's 36 bucket values in ONTAP's label order.

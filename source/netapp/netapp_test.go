@@ -57,16 +57,16 @@ func sessionInput() string {
 
 func TestCumulativeIterations(t *testing.T) {
 	res := runString(t, sessionInput(), source.Options{})
-	if res.err != nil {
-		t.Fatal(res.err)
+	if res.Err != nil {
+		t.Fatal(res.Err)
 	}
-	if got := res.malformed(); len(got) > 0 || len(res.diag.Warnings()) > 0 {
-		t.Fatalf("problems %q, warnings %q", got, res.diag.Warnings())
+	if got := res.Malformed(); len(got) > 0 || len(res.Diag.Warnings()) > 0 {
+		t.Fatalf("problems %q, warnings %q", got, res.Diag.Warnings())
 	}
-	if len(res.intervals) != 2 {
-		t.Fatalf("%d intervals, want 2 (3 iterations, the first a baseline)", len(res.intervals))
+	if len(res.Intervals) != 2 {
+		t.Fatalf("%d intervals, want 2 (3 iterations, the first a baseline)", len(res.Intervals))
 	}
-	for i, iv := range res.intervals {
+	for i, iv := range res.Intervals {
 		wantStart := stream.RelativeStart.Add(time.Duration(i) * 5 * time.Second)
 		if !iv.Relative || !iv.Start.Equal(wantStart) || iv.Duration != 5*time.Second || iv.Gap {
 			t.Errorf("interval %d: start %s, %s, relative %v, gap %v; want %s, 5s (from -i 5), relative",
@@ -90,7 +90,7 @@ func TestCumulativeIterations(t *testing.T) {
 // [120 s, 240 s) and flagged.
 func TestBucketEdges(t *testing.T) {
 	res := runString(t, sessionInput(), source.Options{})
-	h := series(res.intervals[0], readLat, "vol1").Hist
+	h := series(res.Intervals[0], readLat, "vol1").Hist
 	if !h.IsCustom() || h.Unit != hist.Microsecond {
 		t.Fatalf("histogram unit %s custom %v, want µs custom edges", h.Unit, h.IsCustom())
 	}
@@ -149,7 +149,7 @@ func labelValue(t *testing.T, s string) float64 {
 func TestTotalsIndependent(t *testing.T) {
 	res := runString(t, sessionInput(), source.Options{})
 	var events, sum float64
-	for _, iv := range res.intervals {
+	for _, iv := range res.Intervals {
 		for _, s := range iv.Series {
 			events += s.Hist.Count()
 			sum += s.Hist.Sum
@@ -181,11 +181,11 @@ func TestTotalsIndependent(t *testing.T) {
 // intervals holding each iteration's raw numbers.
 func TestIntervalCounts(t *testing.T) {
 	res := runString(t, sessionInput(), source.Options{Counts: source.CountsInterval})
-	if len(res.intervals) != 3 {
-		t.Fatalf("%d intervals, want 3", len(res.intervals))
+	if len(res.Intervals) != 3 {
+		t.Fatalf("%d intervals, want 3", len(res.Intervals))
 	}
 	want := read1
-	for i, iv := range res.intervals {
+	for i, iv := range res.Intervals {
 		if i > 0 {
 			want = want.plus(readD[i-1])
 		}
@@ -206,10 +206,10 @@ func TestNoCommandLine(t *testing.T) {
 		opt, want time.Duration
 	}{{0, time.Second}, {10 * time.Second, 10 * time.Second}} {
 		res := runString(t, in, source.Options{Interval: c.opt})
-		if len(res.intervals) != 1 || res.intervals[0].Duration != c.want {
-			t.Fatalf("--interval %s: %d intervals, want 1 of %s", c.opt, len(res.intervals), c.want)
+		if len(res.Intervals) != 1 || res.Intervals[0].Duration != c.want {
+			t.Fatalf("--interval %s: %d intervals, want 1 of %s", c.opt, len(res.Intervals), c.want)
 		}
-		w := res.diag.Warnings()
+		w := res.Diag.Warnings()
 		if len(w) != 1 || !strings.Contains(w[0], "assuming "+c.want.String()) {
 			t.Errorf("warnings %q", w)
 		}
@@ -223,10 +223,10 @@ func TestSeveralVolumes(t *testing.T) {
 	in := block("vol1", readLat, a) + block("vol2", readLat, b) +
 		block("vol2", readLat, b.plus(counts{2: 1})) + block("vol1", readLat, a.plus(counts{1: 2}))
 	res := runString(t, in, source.Options{Interval: time.Second})
-	if len(res.intervals) != 1 {
-		t.Fatalf("%d intervals, want 1", len(res.intervals))
+	if len(res.Intervals) != 1 {
+		t.Fatalf("%d intervals, want 1", len(res.Intervals))
 	}
-	iv := res.intervals[0]
+	iv := res.Intervals[0]
 	if slotCounts(series(iv, readLat, "vol1")) != (counts{1: 2}) || slotCounts(series(iv, readLat, "vol2")) != (counts{2: 1}) {
 		t.Errorf("series %+v", iv.Series)
 	}
@@ -237,25 +237,25 @@ func TestSeveralVolumes(t *testing.T) {
 func TestCounterReset(t *testing.T) {
 	in := block("vol1", readLat, read1) + block("vol1", readLat, counts{1: 4}) + block("vol1", readLat, counts{1: 10})
 	res := runString(t, in, source.Options{Interval: time.Second})
-	if len(res.intervals) != 2 || !res.intervals[0].Gap || res.intervals[1].Gap {
-		t.Fatalf("intervals %+v, want a gap then data", res.intervals)
+	if len(res.Intervals) != 2 || !res.Intervals[0].Gap || res.Intervals[1].Gap {
+		t.Fatalf("intervals %+v, want a gap then data", res.Intervals)
 	}
-	if got := slotCounts(series(res.intervals[1], readLat, "vol1")); got != (counts{1: 6}) {
+	if got := slotCounts(series(res.Intervals[1], readLat, "vol1")); got != (counts{1: 6}) {
 		t.Errorf("after the reset %v, want 6 in <40us", got)
 	}
 }
 
 func TestEventFilter(t *testing.T) {
 	res := runString(t, sessionInput(), source.Options{Events: []string{writeLat}})
-	for _, iv := range res.intervals {
+	for _, iv := range res.Intervals {
 		for _, s := range iv.Series {
 			if s.Key.Event != writeLat {
 				t.Errorf("series %s passed --event %s", s.Key, writeLat)
 			}
 		}
 	}
-	if len(res.intervals) != 2 {
-		t.Errorf("%d intervals, want 2", len(res.intervals))
+	if len(res.Intervals) != 2 {
+		t.Errorf("%d intervals, want 2", len(res.Intervals))
 	}
 }
 
@@ -278,18 +278,18 @@ func TestMalformed(t *testing.T) {
 		"73: nfs_protocol_read_latency record has no >120s bucket before line 83 starts the next; dropped",
 		"119: nfs_protocol_read_latency record is not closed by its >120s bucket at the end of the input; dropped",
 	}
-	if got := res.malformed(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+	if got := res.Malformed(); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if len(res.intervals) != 2 {
-		t.Fatalf("%d intervals, want 2", len(res.intervals))
+	if len(res.Intervals) != 2 {
+		t.Fatalf("%d intervals, want 2", len(res.Intervals))
 	}
 	// The first record lost slots 3 and 4 (both 0 in read1): its deltas
 	// are still exact.
-	if got := slotCounts(series(res.intervals[0], readLat, "vol1")); got != readD[0] {
+	if got := slotCounts(series(res.Intervals[0], readLat, "vol1")); got != readD[0] {
 		t.Errorf("first interval %v, want %v", got, readD[0])
 	}
-	if got := slotCounts(series(res.intervals[1], readLat, "vol1")); got != readD[1] {
+	if got := slotCounts(series(res.Intervals[1], readLat, "vol1")); got != readD[1] {
 		t.Errorf("second interval %v, want %v", got, readD[1])
 	}
 }
@@ -297,8 +297,8 @@ func TestMalformed(t *testing.T) {
 func TestEmptyAndChatter(t *testing.T) {
 	for _, in := range []string{"", "\n\n", "cluster1::> stats show -i 5\nError: command failed\n"} {
 		res := runString(t, in, source.Options{})
-		if res.err != nil || len(res.intervals) != 0 || len(res.malformed()) != 0 {
-			t.Errorf("%q: err %v, %d intervals, problems %q", in, res.err, len(res.intervals), res.malformed())
+		if res.Err != nil || len(res.Intervals) != 0 || len(res.Malformed()) != 0 {
+			t.Errorf("%q: err %v, %d intervals, problems %q", in, res.Err, len(res.Intervals), res.Malformed())
 		}
 	}
 }

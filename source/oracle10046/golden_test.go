@@ -55,7 +55,7 @@ func tkprofWaits(t *testing.T, text string) map[string]eventTotal {
 func TestDBM11106MatchesTkprof(t *testing.T) {
 	want := tkprofWaits(t, string(readShared(t, fileTkprof)))
 	res := run(t, fileDBM11106, readShared(t, fileDBM11106), source.Options{})
-	got := totals(res.intervals)
+	got := totals(res.Intervals)
 	if len(got) != len(want) {
 		t.Errorf("events %v, TKPROF lists %v", got, want)
 	}
@@ -131,7 +131,7 @@ func TestDBM11106MatchesTVDXTATHistograms(t *testing.T) {
 	data := string(readShared(t, fileDBM11106))
 	tvd := tvdHistograms(t, string(readShared(t, fileTVD)))
 	res := run(t, fileDBM11106, []byte(data), source.Options{})
-	got := merged(res.intervals)
+	got := merged(res.Intervals)
 	if len(tvd) != 7 || len(got) != len(tvd) {
 		t.Fatalf("TVD$XTAT has %d event histograms, we have %d (want 7 each)", len(tvd), len(got))
 	}

@@ -2,7 +2,6 @@ package oracle10046
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/internal/sourcetest"
 	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
@@ -39,12 +39,7 @@ const (
 )
 
 // result is what one Run produced.
-type result struct {
-	intervals []stream.Interval
-	diag      *source.Diagnostics
-	log       *bytes.Buffer
-	err       error
-}
+type result = sourcetest.Result
 
 // run reads data through the format and validates every interval the way
 // source.RunAll does.
@@ -55,26 +50,12 @@ func run(t testing.TB, name string, data []byte, opts source.Options) result {
 
 func runReader(t testing.TB, name string, r io.Reader, opts source.Options) result {
 	t.Helper()
-	log := &bytes.Buffer{}
-	diag := source.NewDiagnostics(log, 1000)
-	src, err := Format().Open(source.Input{Name: name, Reader: r, Diag: diag}, opts)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	if src.Name() != name {
-		t.Errorf("Name() = %q, want %q", src.Name(), name)
-	}
-	res := result{diag: diag, log: log}
-	res.err = src.Run(context.Background(), func(iv stream.Interval) error {
-		if err := iv.Validate(); err != nil {
-			t.Errorf("invalid interval: %v", err)
-		}
+	res := sourcetest.Run(t, Format(), source.Input{Name: name, Reader: r}, opts)
+	for _, iv := range res.Intervals {
 		if iv.Source != name {
 			t.Errorf("interval source %q, want %q", iv.Source, name)
 		}
-		res.intervals = append(res.intervals, iv)
-		return nil
-	})
+	}
 	return res
 }
 

@@ -51,20 +51,20 @@ func TestHeldWaitsLimitSwitchesToRelativeTime(t *testing.T) {
 	copies := maxHeld/2289 + 2
 	r := &repeatReader{data: noStamps, n: copies}
 	res := runReader(t, "many", &concatReader{r, strings.NewReader(string(data))}, source.Options{})
-	if res.err != nil {
-		t.Fatal(res.err)
+	if res.Err != nil {
+		t.Fatal(res.Err)
 	}
 	want := fmt.Sprintf("many: no timestamp line before the first %d waits: times are relative to the first wait", maxHeld)
-	if w := res.diag.Warnings(); len(w) != 2 || w[0] != want || !strings.Contains(w[1], "time goes backwards") {
+	if w := res.Diag.Warnings(); len(w) != 2 || w[0] != want || !strings.Contains(w[1], "time goes backwards") {
 		t.Errorf("warnings %q, want [%q, time goes backwards...]", w, want)
 	}
 	var waits float64
-	for i, iv := range res.intervals {
+	for i, iv := range res.Intervals {
 		if !iv.Relative {
 			t.Fatalf("interval %d at %s is not relative", i, iv.Start)
 		}
-		if i > 0 && iv.Start.Before(res.intervals[i-1].End()) {
-			t.Fatalf("relative interval %d starts %s before the previous end %s", i, iv.Start, res.intervals[i-1].End())
+		if i > 0 && iv.Start.Before(res.Intervals[i-1].End()) {
+			t.Fatalf("relative interval %d starts %s before the previous end %s", i, iv.Start, res.Intervals[i-1].End())
 		}
 		for _, s := range iv.Series {
 			waits += s.Hist.Count()
@@ -73,8 +73,8 @@ func TestHeldWaitsLimitSwitchesToRelativeTime(t *testing.T) {
 	if want := float64(2289 * (copies + 1)); waits != want {
 		t.Errorf("%g waits, want %g", waits, want)
 	}
-	if !res.intervals[0].Start.Equal(stream.RelativeStart) {
-		t.Errorf("first interval at %s, want %s", res.intervals[0].Start, stream.RelativeStart)
+	if !res.Intervals[0].Start.Equal(stream.RelativeStart) {
+		t.Errorf("first interval at %s, want %s", res.Intervals[0].Start, stream.RelativeStart)
 	}
 }
 
@@ -129,9 +129,9 @@ func TestTrcsessSectionsKeepTheirOwnAnchor(t *testing.T) {
 	res := run(t, "merged", []byte(strings.Join(edited, "")), source.Options{Interval: time.Second})
 	a := run(t, "9850", readShared(t, file9850), source.Options{Interval: time.Second})
 	b := run(t, "9854", []byte(strings.Join(shifted, "")), source.Options{Interval: time.Second})
-	want := byWindow(withEvents(append(append([]stream.Interval{}, a.intervals...), b.intervals...)))
-	if got := byWindow(withEvents(res.intervals)); fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("windows:\n%s\nwant those of the two files:\n%s%s", describe(res.intervals), describe(a.intervals), describe(b.intervals))
+	want := byWindow(withEvents(append(append([]stream.Interval{}, a.Intervals...), b.Intervals...)))
+	if got := byWindow(withEvents(res.Intervals)); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("windows:\n%s\nwant those of the two files:\n%s%s", describe(res.Intervals), describe(a.Intervals), describe(b.Intervals))
 	}
 }
 

@@ -20,17 +20,17 @@ func TestEveryTraceMatchesGrepCounts(t *testing.T) {
 		t.Run(rel[strings.LastIndex(rel, "/")+1:], func(t *testing.T) {
 			data := readShared(t, rel)
 			res := run(t, rel, data, source.Options{Location: zurich(t)})
-			if res.err != nil {
-				t.Fatalf("Run: %v", res.err)
+			if res.Err != nil {
+				t.Fatalf("Run: %v", res.Err)
 			}
-			if n := res.diag.Count(rel); n != 0 {
-				t.Errorf("%d malformed reports on a real trace:\n%s", n, res.log)
+			if n := res.Diag.Count(rel); n != 0 {
+				t.Errorf("%d malformed reports on a real trace:\n%s", n, res.Log)
 			}
-			if w := res.diag.Warnings(); len(w) != 0 {
+			if w := res.Diag.Warnings(); len(w) != 0 {
 				t.Errorf("warnings on a real trace: %q", w)
 			}
 			want := grepWaits(string(data))
-			got := totals(res.intervals)
+			got := totals(res.Intervals)
 			if len(got) != len(want) {
 				t.Errorf("%d events, grep finds %d: got %v want %v", len(got), len(want), got, want)
 			}
@@ -44,7 +44,7 @@ func TestEveryTraceMatchesGrepCounts(t *testing.T) {
 			if all := float64(bytes.Count(data, []byte("\nWAIT #"))); lines != all {
 				t.Errorf("grep counts %g waits of named events, the file has %g WAIT lines", lines, all)
 			}
-			for _, iv := range res.intervals {
+			for _, iv := range res.Intervals {
 				if iv.Relative || iv.Gap {
 					t.Errorf("interval at %s: relative=%v gap=%v, want wall-clock observed time", iv.Start, iv.Relative, iv.Gap)
 				}
@@ -57,14 +57,14 @@ func TestEveryTraceMatchesGrepCounts(t *testing.T) {
 func TestTracesWithoutWaitsAndEmptyInput(t *testing.T) {
 	for _, rel := range []string{dirPriitp2 + "malformed_stat.trc", dirPriitp2 + "parse_error.trc", dirPriitp2 + "stray_close.trc"} {
 		res := run(t, rel, readShared(t, rel), source.Options{})
-		if res.err != nil || len(res.intervals) != 0 || res.diag.Count(rel) != 0 {
-			t.Errorf("%s: err=%v intervals=%d malformed=%d (%s), want none", rel, res.err, len(res.intervals), res.diag.Count(rel), res.log)
+		if res.Err != nil || len(res.Intervals) != 0 || res.Diag.Count(rel) != 0 {
+			t.Errorf("%s: err=%v intervals=%d malformed=%d (%s), want none", rel, res.Err, len(res.Intervals), res.Diag.Count(rel), res.Log)
 		}
 	}
 	for _, in := range []string{"", "\n\n", "   \n"} {
 		res := run(t, "empty", []byte(in), source.Options{})
-		if res.err != nil || len(res.intervals) != 0 || res.diag.Count("empty") != 0 {
-			t.Errorf("%q: err=%v intervals=%d", in, res.err, len(res.intervals))
+		if res.Err != nil || len(res.Intervals) != 0 || res.Diag.Count("empty") != 0 {
+			t.Errorf("%q: err=%v intervals=%d", in, res.Err, len(res.Intervals))
 		}
 	}
 }
@@ -90,13 +90,13 @@ func TestWallClockStarts(t *testing.T) {
 	}
 	for _, c := range cases {
 		res := run(t, c.rel, readShared(t, c.rel), source.Options{Location: c.loc})
-		if res.err != nil || len(res.intervals) == 0 {
-			t.Fatalf("%s: err=%v, %d intervals", c.rel, res.err, len(res.intervals))
+		if res.Err != nil || len(res.Intervals) == 0 {
+			t.Fatalf("%s: err=%v, %d intervals", c.rel, res.Err, len(res.Intervals))
 		}
-		if got := res.intervals[0].Start.Format(time.RFC3339Nano); got != c.first {
+		if got := res.Intervals[0].Start.Format(time.RFC3339Nano); got != c.first {
 			t.Errorf("%s in %v: first interval starts %s, want %s", c.rel, c.loc, got, c.first)
 		}
-		for _, iv := range res.intervals {
+		for _, iv := range res.Intervals {
 			if iv.Start.UnixNano()%int64(3*time.Second) != 0 {
 				t.Errorf("%s: interval start %s is not on a 3 s boundary", c.rel, iv.Start)
 			}
@@ -108,10 +108,10 @@ func TestWallClockStarts(t *testing.T) {
 // previous ended, and a quiet stretch is a single interval without series.
 func TestQuietStretchIsOneInterval(t *testing.T) {
 	res := run(t, fileS000, readShared(t, fileS000), source.Options{Location: zurich(t), Interval: time.Second})
-	if res.err != nil {
-		t.Fatal(res.err)
+	if res.Err != nil {
+		t.Fatal(res.Err)
 	}
-	ivs := res.intervals
+	ivs := res.Intervals
 	quiet := 0
 	for i, iv := range ivs {
 		if i > 0 && !iv.Start.Equal(ivs[i-1].End()) {
@@ -146,14 +146,14 @@ func TestQuietStretchIsOneInterval(t *testing.T) {
 func TestSharedServerCountsEverySession(t *testing.T) {
 	data := readShared(t, fileS000)
 	res := run(t, fileS000, data, source.Options{Location: zurich(t)})
-	if res.err != nil {
-		t.Fatal(res.err)
+	if res.Err != nil {
+		t.Fatal(res.Err)
 	}
-	got := totals(res.intervals)
+	got := totals(res.Intervals)
 	if n := got["SQL*Net message to client"].count + got["SQL*Net message from client"].count; n != 45 {
 		t.Errorf("%g waits, want the 45 WAIT lines of sessions 150.65, 147.121 and 149.16", n)
 	}
-	for _, iv := range res.intervals {
+	for _, iv := range res.Intervals {
 		if iv.Series != nil && iv.Series[0].Key.Instance != "DBM10203" {
 			t.Errorf("instance %q, want DBM10203", iv.Series[0].Key.Instance)
 		}
@@ -170,25 +170,25 @@ func TestTrcsessMergeEqualsItsSources(t *testing.T) {
 		a := run(t, file9850, readShared(t, file9850), opts)
 		b := run(t, file9854, readShared(t, file9854), opts)
 		for _, r := range []result{merged, a, b} {
-			if r.err != nil || len(r.diag.Warnings()) != 0 {
-				t.Fatalf("err=%v warnings=%q", r.err, r.diag.Warnings())
+			if r.Err != nil || len(r.Diag.Warnings()) != 0 {
+				t.Fatalf("err=%v warnings=%q", r.Err, r.Diag.Warnings())
 			}
 		}
-		both := append(append([]stream.Interval{}, a.intervals...), b.intervals...)
-		if got, want := totals(merged.intervals), totals(both); fmt.Sprint(got) != fmt.Sprint(want) {
+		both := append(append([]stream.Interval{}, a.Intervals...), b.Intervals...)
+		if got, want := totals(merged.Intervals), totals(both); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("%s: merged totals %v, sources %v", width, got, want)
 		}
-		got, want := byWindow(merged.intervals), byWindow(both)
+		got, want := byWindow(merged.Intervals), byWindow(both)
 		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("%s: windows differ\nmerged:\n%s\nsources:\n%s", width, describe(merged.intervals), describe(both))
+			t.Errorf("%s: windows differ\nmerged:\n%s\nsources:\n%s", width, describe(merged.Intervals), describe(both))
 		}
 		if len(got) < 3 {
 			t.Errorf("%s: %d windows, want the 6 s the sessions ran", width, len(got))
 		}
 		// The processes' waits arrive up to 0.5 s out of order, yet the
 		// merge reads as one continuous trace: each window once, in order.
-		if !contiguous(merged.intervals) || len(merged.intervals) != len(got) {
-			t.Errorf("%s: merged intervals are not one contiguous sequence:\n%s", width, describe(merged.intervals))
+		if !contiguous(merged.Intervals) || len(merged.Intervals) != len(got) {
+			t.Errorf("%s: merged intervals are not one contiguous sequence:\n%s", width, describe(merged.Intervals))
 		}
 	}
 }
@@ -203,38 +203,38 @@ func TestHeaderlessAndUnanchoredTraces(t *testing.T) {
 
 	headerless := data[bytes.Index(data, []byte("\n*** "))+1:]
 	res := run(t, "headerless", headerless, source.Options{Location: loc})
-	if fmt.Sprint(byWindow(res.intervals)) != fmt.Sprint(byWindow(full.intervals)) {
-		t.Errorf("header-less read differs:\n%s\nfull:\n%s", describe(res.intervals), describe(full.intervals))
+	if fmt.Sprint(byWindow(res.Intervals)) != fmt.Sprint(byWindow(full.Intervals)) {
+		t.Errorf("header-less read differs:\n%s\nfull:\n%s", describe(res.Intervals), describe(full.Intervals))
 	}
-	if res.intervals[0].Series[0].Key.Instance != "" {
-		t.Errorf("header-less series on instance %q, want none", res.intervals[0].Series[0].Key.Instance)
+	if res.Intervals[0].Series[0].Key.Instance != "" {
+		t.Errorf("header-less series on instance %q, want none", res.Intervals[0].Series[0].Key.Instance)
 	}
 
 	// The 11.1 tim is epoch-like, so held waits land where the full read
 	// puts them.
 	firstStamps := dropLines(data, func(i int, line string) bool { return i < 30 && strings.HasPrefix(line, "*** ") })
 	res = run(t, "late-stamp", firstStamps, source.Options{Location: loc})
-	if fmt.Sprint(byWindow(res.intervals)) != fmt.Sprint(byWindow(full.intervals)) {
-		t.Errorf("held waits misplaced:\n%s\nfull:\n%s", describe(res.intervals), describe(full.intervals))
+	if fmt.Sprint(byWindow(res.Intervals)) != fmt.Sprint(byWindow(full.Intervals)) {
+		t.Errorf("held waits misplaced:\n%s\nfull:\n%s", describe(res.Intervals), describe(full.Intervals))
 	}
 
 	noStamps := dropLines(data, func(_ int, line string) bool { return strings.HasPrefix(line, "*** ") })
 	res = run(t, "nostamps", noStamps, source.Options{Location: loc})
-	if res.err != nil || len(res.intervals) == 0 {
-		t.Fatalf("err=%v, %d intervals", res.err, len(res.intervals))
+	if res.Err != nil || len(res.Intervals) == 0 {
+		t.Fatalf("err=%v, %d intervals", res.Err, len(res.Intervals))
 	}
-	if !res.intervals[0].Start.Equal(stream.RelativeStart) {
-		t.Errorf("relative read starts at %s, want %s", res.intervals[0].Start, stream.RelativeStart)
+	if !res.Intervals[0].Start.Equal(stream.RelativeStart) {
+		t.Errorf("relative read starts at %s, want %s", res.Intervals[0].Start, stream.RelativeStart)
 	}
-	for _, iv := range res.intervals {
+	for _, iv := range res.Intervals {
 		if !iv.Relative {
 			t.Errorf("interval at %s is not relative", iv.Start)
 		}
 	}
-	if fmt.Sprint(totals(res.intervals)) != fmt.Sprint(totals(full.intervals)) {
-		t.Errorf("relative totals %v, want %v", totals(res.intervals), totals(full.intervals))
+	if fmt.Sprint(totals(res.Intervals)) != fmt.Sprint(totals(full.Intervals)) {
+		t.Errorf("relative totals %v, want %v", totals(res.Intervals), totals(full.Intervals))
 	}
-	if w := res.diag.Warnings(); len(w) != 1 || !strings.Contains(w[0], "no timestamp lines") {
+	if w := res.Diag.Warnings(); len(w) != 1 || !strings.Contains(w[0], "no timestamp lines") {
 		t.Errorf("warnings %q, want one about missing timestamps", w)
 	}
 }
@@ -258,29 +258,29 @@ func TestTimeGoingBackwards(t *testing.T) {
 	newer, older := readShared(t, fileDBM11106), readShared(t, fileDBM10203)
 	both := append(append([]byte{}, newer...), older...)
 	res := run(t, "cat", both, source.Options{Location: loc})
-	if res.err != nil {
-		t.Fatal(res.err)
+	if res.Err != nil {
+		t.Fatal(res.Err)
 	}
 	firstWait := bytes.Count(newer, []byte("\n")) + bytes.Count(older[:bytes.Index(older, []byte("\nWAIT #"))+1], []byte("\n")) + 1
 	want := fmt.Sprintf("cat: time goes backwards at line %d (concatenated or merged trace?)", firstWait)
-	if w := res.diag.Warnings(); len(w) != 1 || w[0] != want {
+	if w := res.Diag.Warnings(); len(w) != 1 || w[0] != want {
 		t.Errorf("warnings %q, want [%q]", w, want)
 	}
 	a := run(t, "a", newer, source.Options{Location: loc})
 	b := run(t, "b", older, source.Options{Location: loc})
-	parts := append(append([]stream.Interval{}, a.intervals...), b.intervals...)
-	if fmt.Sprint(byWindow(res.intervals)) != fmt.Sprint(byWindow(parts)) {
-		t.Errorf("concatenation:\n%s\nparts:\n%s", describe(res.intervals), describe(parts))
+	parts := append(append([]stream.Interval{}, a.Intervals...), b.Intervals...)
+	if fmt.Sprint(byWindow(res.Intervals)) != fmt.Sprint(byWindow(parts)) {
+		t.Errorf("concatenation:\n%s\nparts:\n%s", describe(res.Intervals), describe(parts))
 	}
 
 	// The same trace twice: all waits kept, each window counted twice.
 	twice := run(t, "twice", append(append([]byte{}, newer...), newer...), source.Options{Location: loc})
-	if len(twice.diag.Warnings()) != 1 {
-		t.Errorf("warnings %q, want one", twice.diag.Warnings())
+	if len(twice.Diag.Warnings()) != 1 {
+		t.Errorf("warnings %q, want one", twice.Diag.Warnings())
 	}
-	for k, evs := range byWindow(twice.intervals) {
+	for k, evs := range byWindow(twice.Intervals) {
 		for ev, e := range evs {
-			if one := byWindow(a.intervals)[k][ev]; e.count != 2*one.count || e.sum != 2*one.sum {
+			if one := byWindow(a.Intervals)[k][ev]; e.count != 2*one.count || e.sum != 2*one.sum {
 				t.Errorf("%v %s: %+v, want twice %+v", k, ev, e, one)
 			}
 		}
@@ -292,16 +292,16 @@ func TestTimeGoingBackwards(t *testing.T) {
 func TestContinuedTraceIsContinuous(t *testing.T) {
 	first, second := readShared(t, fileFree), readShared(t, fileFree01)
 	res := run(t, "cat", append(append([]byte{}, first...), second...), source.Options{Interval: time.Second})
-	if res.err != nil || len(res.diag.Warnings()) != 0 {
-		t.Fatalf("err=%v warnings=%q", res.err, res.diag.Warnings())
+	if res.Err != nil || len(res.Diag.Warnings()) != 0 {
+		t.Fatalf("err=%v warnings=%q", res.Err, res.Diag.Warnings())
 	}
-	got := totals(res.intervals)
+	got := totals(res.Intervals)
 	want := grepWaits(string(first) + string(second))
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("totals %v, want %v", got, want)
 	}
-	if !contiguous(res.intervals) {
-		t.Errorf("not contiguous:\n%s", describe(res.intervals))
+	if !contiguous(res.Intervals) {
+		t.Errorf("not contiguous:\n%s", describe(res.Intervals))
 	}
 }
 
@@ -321,16 +321,16 @@ func TestEventFilter(t *testing.T) {
 	keep := []string{"db file sequential read", "log file sync"}
 	all := run(t, "all", data, source.Options{})
 	res := run(t, "some", data, source.Options{Events: keep})
-	got := totals(res.intervals)
+	got := totals(res.Intervals)
 	if len(got) != 2 {
 		t.Errorf("events %v, want only %q", got, keep)
 	}
 	for _, ev := range keep {
-		if got[ev] != totals(all.intervals)[ev] {
-			t.Errorf("%s: %+v, want %+v", ev, got[ev], totals(all.intervals)[ev])
+		if got[ev] != totals(all.Intervals)[ev] {
+			t.Errorf("%s: %+v, want %+v", ev, got[ev], totals(all.Intervals)[ev])
 		}
 	}
-	if a, b := observed(all.intervals), observed(res.intervals); a != b {
+	if a, b := observed(all.Intervals), observed(res.Intervals); a != b {
 		t.Errorf("filtered read covers %s, unfiltered %s", b, a)
 	}
 }
@@ -349,19 +349,19 @@ func TestIntervalDoesNotChangeTotals(t *testing.T) {
 	one := run(t, "1s", data, source.Options{Interval: time.Second})
 	three := run(t, "3s", data, source.Options{Interval: 3 * time.Second})
 	def := run(t, "default", data, source.Options{})
-	if len(one.intervals) <= len(three.intervals) {
-		t.Errorf("1 s gives %d intervals, 3 s %d", len(one.intervals), len(three.intervals))
+	if len(one.Intervals) <= len(three.Intervals) {
+		t.Errorf("1 s gives %d intervals, 3 s %d", len(one.Intervals), len(three.Intervals))
 	}
-	if fmt.Sprint(byWindow(def.intervals)) != fmt.Sprint(byWindow(three.intervals)) {
+	if fmt.Sprint(byWindow(def.Intervals)) != fmt.Sprint(byWindow(three.Intervals)) {
 		t.Errorf("the default interval is not 3 s")
 	}
-	a, b := merged(one.intervals), merged(three.intervals)
+	a, b := merged(one.Intervals), merged(three.Intervals)
 	for ev, h := range a {
 		if h.Sum != b[ev].Sum || fmt.Sprint(h.Buckets()) != fmt.Sprint(b[ev].Buckets()) {
 			t.Errorf("%s: 1 s and 3 s histograms differ", ev)
 		}
 	}
-	for _, iv := range one.intervals {
+	for _, iv := range one.Intervals {
 		if iv.Duration%time.Second != 0 || iv.Start.UnixNano()%int64(time.Second) != 0 {
 			t.Errorf("interval %s +%s not on 1 s boundaries", iv.Start, iv.Duration)
 		}
@@ -372,7 +372,7 @@ func TestIntervalDoesNotChangeTotals(t *testing.T) {
 // without a space is read.
 func TestZeroElaAndNoSpaceEla(t *testing.T) {
 	res := run(t, fileDBM10203, readShared(t, fileDBM10203), source.Options{})
-	h := merged(res.intervals)["SQL*Net message to client"]
+	h := merged(res.Intervals)["SQL*Net message to client"]
 	if h.ZeroCount != 1 || h.Count() != 4 || h.Sum != 4 {
 		t.Errorf("zero bucket %g, count %g, sum %g; want 1, 4, 4 (ela 1, 0, 2, 1)", h.ZeroCount, h.Count(), h.Sum)
 	}
@@ -380,7 +380,7 @@ func TestZeroElaAndNoSpaceEla(t *testing.T) {
 		t.Errorf("rows: zero %g (pow %d), first row %d; want the zero row below [1,2)", r.ZeroCount, r.ZeroPow, r.First)
 	}
 	free := run(t, fileFree, readShared(t, fileFree), source.Options{})
-	if got := totals(free.intervals)["SQL*Net message to client"]; got.count != 4 || got.sum != 9+12+9+11 {
+	if got := totals(free.Intervals)["SQL*Net message to client"]; got.count != 4 || got.sum != 9+12+9+11 {
 		t.Errorf("23c ela=N: %+v, want 4 waits summing 41 µs", got)
 	}
 }
@@ -396,14 +396,14 @@ func TestLongLines(t *testing.T) {
 	cut := bytes.Index(data, []byte("\n=====================\n")) + 1
 	edited := string(data[:cut]) + hugeSQL + hugeBind + hugeWait + string(data[cut:])
 	res := run(t, "long", []byte(edited), source.Options{})
-	if res.err != nil {
-		t.Fatal(res.err)
+	if res.Err != nil {
+		t.Fatal(res.Err)
 	}
-	if fmt.Sprint(totals(res.intervals)) != fmt.Sprint(grepWaits(string(data))) {
-		t.Errorf("totals %v, want %v", totals(res.intervals), grepWaits(string(data)))
+	if fmt.Sprint(totals(res.Intervals)) != fmt.Sprint(grepWaits(string(data))) {
+		t.Errorf("totals %v, want %v", totals(res.Intervals), grepWaits(string(data)))
 	}
 	line := strings.Count(edited[:strings.Index(edited, hugeWait)], "\n") + 1
-	if p := res.diag.Problems(); len(p) != 1 || p[0].Count != 1 || p[0].First[0].Line != line {
+	if p := res.Diag.Problems(); len(p) != 1 || p[0].Count != 1 || p[0].First[0].Line != line {
 		t.Errorf("problems %+v, want the long WAIT line %d", p, line)
 	}
 }
@@ -422,11 +422,11 @@ func TestSQLTextIsNeverRead(t *testing.T) {
 	edited := string(data[:cut]) + parsing + parseError + string(data[cut:])
 	res := run(t, "sql", []byte(edited), source.Options{Location: zurich(t)})
 	want := run(t, "orig", data, source.Options{Location: zurich(t)})
-	if fmt.Sprint(byWindow(res.intervals)) != fmt.Sprint(byWindow(want.intervals)) {
-		t.Errorf("SQL text was read as trace lines:\n%s", describe(res.intervals))
+	if fmt.Sprint(byWindow(res.Intervals)) != fmt.Sprint(byWindow(want.Intervals)) {
+		t.Errorf("SQL text was read as trace lines:\n%s", describe(res.Intervals))
 	}
-	if res.diag.Count("sql") != 0 {
-		t.Errorf("malformed reports: %s", res.log)
+	if res.Diag.Count("sql") != 0 {
+		t.Errorf("malformed reports: %s", res.Log)
 	}
 }
 
@@ -466,11 +466,11 @@ func TestMalformedWaitLines(t *testing.T) {
 		}
 	}
 	res := run(t, "damaged", []byte(strings.Join(lines, "")), source.Options{})
-	if res.err != nil {
-		t.Fatal(res.err)
+	if res.Err != nil {
+		t.Fatal(res.Err)
 	}
 	got := map[int]string{}
-	for _, p := range res.diag.Problems() {
+	for _, p := range res.Diag.Problems() {
 		for _, pr := range p.First {
 			got[pr.Line] = pr.Reason
 		}
@@ -478,14 +478,14 @@ func TestMalformedWaitLines(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("reports %v, want %v", got, want)
 	}
-	tot := totals(res.intervals)
+	tot := totals(res.Intervals)
 	for ev, e := range grepWaits(data) {
 		if tot[ev].count != e.count-lost[ev] {
 			t.Errorf("%s: %g waits, want %g", ev, tot[ev].count, e.count-lost[ev])
 		}
 	}
-	if !strings.Contains(res.log.String(), "damaged:") {
-		t.Errorf("reports do not name the file: %s", res.log)
+	if !strings.Contains(res.Log.String(), "damaged:") {
+		t.Errorf("reports do not name the file: %s", res.Log)
 	}
 }
 
@@ -495,14 +495,14 @@ func TestCRLF(t *testing.T) {
 	crlf := bytes.ReplaceAll(data, []byte("\n"), []byte("\r\n"))
 	a := run(t, "lf", data, source.Options{Location: time.UTC})
 	b := run(t, "crlf", crlf, source.Options{Location: time.UTC})
-	if fmt.Sprint(byWindow(a.intervals)) != fmt.Sprint(byWindow(b.intervals)) || b.diag.Count("crlf") != 0 {
-		t.Errorf("CRLF read differs:\n%s\n%s", describe(b.intervals), b.log)
+	if fmt.Sprint(byWindow(a.Intervals)) != fmt.Sprint(byWindow(b.Intervals)) || b.Diag.Count("crlf") != 0 {
+		t.Errorf("CRLF read differs:\n%s\n%s", describe(b.Intervals), b.Log)
 	}
 }
 
 func TestSumsAreExact(t *testing.T) {
 	res := run(t, fileDBM11106, readShared(t, fileDBM11106), source.Options{})
-	for _, iv := range res.intervals {
+	for _, iv := range res.Intervals {
 		for _, s := range iv.Series {
 			if !s.Hist.SumExact || s.Hist.Unit.String() != "us" || math.Trunc(s.Hist.Sum) != s.Hist.Sum {
 				t.Fatalf("%s: sum %g exact=%v unit=%s, want an exact integer µs sum", s.Key, s.Hist.Sum, s.Hist.SumExact, s.Hist.Unit)

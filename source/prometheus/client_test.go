@@ -67,10 +67,10 @@ func TestClientGolangScrapes(t *testing.T) {
 		t.Fatalf("Detect = %v", got)
 	}
 	res := runString(t, text, source.Options{Interval: 10 * time.Second})
-	if p := res.malformed(); len(p) > 0 {
+	if p := res.Malformed(); len(p) > 0 {
 		t.Fatalf("problems %q", p)
 	}
-	w := res.diag.Warnings()
+	w := res.Diag.Warnings()
 	want := []string{
 		"scrape.prom: histogram latscope_test_response_size_bytes is not in a time unit; skipped (name it with --event to read it as latency in --unit)",
 		"scrape.prom: scrapes carry no sample timestamps; assuming 10s between them (set --interval)",
@@ -78,10 +78,10 @@ func TestClientGolangScrapes(t *testing.T) {
 	if !slices.Equal(w, want) {
 		t.Errorf("warnings\n%q\nwant\n%q", w, want)
 	}
-	if len(res.intervals) != len(batches) {
-		t.Fatalf("%d intervals, want %d (4 scrapes, the first the baseline)", len(res.intervals), len(batches))
+	if len(res.Intervals) != len(batches) {
+		t.Fatalf("%d intervals, want %d (4 scrapes, the first the baseline)", len(res.Intervals), len(batches))
 	}
-	for i, iv := range res.intervals {
+	for i, iv := range res.Intervals {
 		if !iv.Relative || iv.Duration != 10*time.Second || !iv.Start.Equal(stream.RelativeStart.Add(time.Duration(i)*10*time.Second)) {
 			t.Errorf("interval %d at %s for %s (relative %v)", i, iv.Start, iv.Duration, iv.Relative)
 		}
@@ -108,11 +108,11 @@ func TestClientGolangScrapes(t *testing.T) {
 		}
 	}
 	// The 1.5 s read lies above every finite edge: the top is then open.
-	top := find(res.intervals[2], metric, "disk=sda,op=read")
+	top := find(res.Intervals[2], metric, "disk=sda,op=read")
 	if !top.TopOpen || top.Bounds[len(top.Bounds)-1] != math.Inf(1) {
 		t.Errorf("last read histogram edges %v, want +Inf on top", top.Bounds)
 	}
-	if first := find(res.intervals[0], metric, "disk=sda,op=read"); first.TopOpen {
+	if first := find(res.Intervals[0], metric, "disk=sda,op=read"); first.TopOpen {
 		t.Errorf("a histogram whose +Inf bucket is empty must not be open at the top")
 	}
 }
@@ -142,11 +142,11 @@ func TestClientGolangTimestamps(t *testing.T) {
 		text.WriteString(srv.scrape())
 	}
 	res := runString(t, text.String(), source.Options{Location: time.UTC})
-	if p, w := res.malformed(), res.diag.Warnings(); len(p) > 0 || len(w) > 0 {
+	if p, w := res.Malformed(), res.Diag.Warnings(); len(p) > 0 || len(w) > 0 {
 		t.Fatalf("problems %q warnings %q", p, w)
 	}
-	if len(res.intervals) != 2 {
-		t.Fatalf("%d intervals, want 2", len(res.intervals))
+	if len(res.Intervals) != 2 {
+		t.Fatalf("%d intervals, want 2", len(res.Intervals))
 	}
 	want := []struct {
 		start   time.Time
@@ -158,7 +158,7 @@ func TestClientGolangTimestamps(t *testing.T) {
 		{t0.Add(5 * time.Second), 10 * time.Second, []float64{0, 0, 0, 2}, 20},
 	}
 	for i, w := range want {
-		iv := res.intervals[i]
+		iv := res.Intervals[i]
 		h := find(iv, "db_wait_milliseconds", "event=log file sync")
 		if iv.Relative || !iv.Start.Equal(w.start) || iv.Duration != w.d {
 			t.Errorf("interval %d at %s for %s (relative %v), want %s for %s", i, iv.Start, iv.Duration, iv.Relative, w.start, w.d)
@@ -204,15 +204,15 @@ func TestClientGolangRestart(t *testing.T) {
 	lat2.WithLabelValues("read", "sda").Observe(0.02)
 	text.WriteString(srv2.scrape())
 	res := runString(t, text.String(), source.Options{})
-	if len(res.intervals) != 3 || res.intervals[0].Gap || !res.intervals[1].Gap || res.intervals[2].Gap {
-		t.Fatalf("intervals %+v, want data, gap, data", res.intervals)
+	if len(res.Intervals) != 3 || res.Intervals[0].Gap || !res.Intervals[1].Gap || res.Intervals[2].Gap {
+		t.Fatalf("intervals %+v, want data, gap, data", res.Intervals)
 	}
-	h := find(res.intervals[2], metric, "disk=sda,op=read")
+	h := find(res.Intervals[2], metric, "disk=sda,op=read")
 	if got := bucketCounts(t, h, les); !slices.Equal(got, expectedBuckets([]float64{0.02}, les)) || math.Abs(h.Sum-0.02) > 1e-15 {
 		t.Errorf("after the restart %v sum %g, want the one 20 ms read", got, h.Sum)
 	}
-	if res.intervals[0].Duration != defaultInterval {
-		t.Errorf("interval %s, want the default %s", res.intervals[0].Duration, defaultInterval)
+	if res.Intervals[0].Duration != defaultInterval {
+		t.Errorf("interval %s, want the default %s", res.Intervals[0].Duration, defaultInterval)
 	}
 }
 
@@ -220,10 +220,10 @@ func TestClientGolangRestart(t *testing.T) {
 // interval's counts, the first one included.
 func TestCountsInterval(t *testing.T) {
 	res := runString(t, scrapes(t), source.Options{Counts: source.CountsInterval, Interval: time.Second})
-	if len(res.intervals) != 4 {
-		t.Fatalf("%d intervals, want 4", len(res.intervals))
+	if len(res.Intervals) != 4 {
+		t.Fatalf("%d intervals, want 4", len(res.Intervals))
 	}
-	h := find(res.intervals[1], metric, "disk=sda,op=read")
+	h := find(res.Intervals[1], metric, "disk=sda,op=read")
 	if h.Count() != 6 { // the read before the first scrape plus batch 0
 		t.Errorf("second scrape holds %g reads, want 6", h.Count())
 	}

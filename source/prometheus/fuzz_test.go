@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/internal/sourcetest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -34,7 +35,7 @@ func FuzzParse(f *testing.F) {
 			t.Fatal(err)
 		}
 		err = src.Run(context.Background(), func(iv stream.Interval) error {
-			checkInterval(t, iv)
+			sourcetest.CheckInterval(t, iv)
 			return nil
 		})
 		if err != nil {

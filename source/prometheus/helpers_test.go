@@ -1,11 +1,7 @@
 package prometheus
 
 import (
-	"bytes"
-	"context"
-	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,65 +11,29 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/internal/sourcetest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
 
 // result is what one Run produced.
-type result struct {
-	intervals []stream.Interval
-	diag      *source.Diagnostics
-	log       *bytes.Buffer
-}
+type result = sourcetest.Result
 
-func (r result) malformed() []string {
-	var out []string
-	for _, sp := range r.diag.Problems() {
-		for _, p := range sp.First {
-			out = append(out, fmt.Sprintf("%d: %s", p.Line, p.Reason))
-		}
-	}
-	return out
-}
-
+// runString reads a scrape file; every histogram keeps its le edges.
 func runString(t testing.TB, input string, opts source.Options) result {
 	t.Helper()
-	log := &bytes.Buffer{}
-	diag := source.NewDiagnostics(log, 1000)
-	src, err := Format().Open(source.Input{Name: "scrape.prom", Reader: strings.NewReader(input), Diag: diag}, opts)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
+	res := sourcetest.Run(t, Format(), source.Input{Name: "scrape.prom", Reader: strings.NewReader(input)}, opts)
+	if res.Err != nil {
+		t.Fatalf("Run: %v", res.Err)
 	}
-	res := result{diag: diag, log: log}
-	if err := src.Run(context.Background(), func(iv stream.Interval) error {
-		checkInterval(t, iv)
-		res.intervals = append(res.intervals, iv)
-		return nil
-	}); err != nil {
-		t.Fatalf("Run: %v", err)
-	}
-	return res
-}
-
-func checkInterval(t testing.TB, iv stream.Interval) {
-	t.Helper()
-	if err := iv.Validate(); err != nil {
-		t.Fatalf("invalid interval: %v", err)
-	}
-	if iv.Gap && len(iv.Series) > 0 {
-		t.Fatalf("gap interval at %s carries series", iv.Start)
-	}
-	for _, s := range iv.Series {
-		h := s.Hist
-		if !h.IsCustom() || h.ZeroCount < 0 || h.Sum < 0 || math.IsNaN(h.Sum) {
-			t.Fatalf("series %s at %s: custom %v zero %g sum %g", s.Key, iv.Start, h.IsCustom(), h.ZeroCount, h.Sum)
-		}
-		for _, c := range h.Counts {
-			if c < 0 || math.IsNaN(c) {
-				t.Fatalf("negative count in %s at %s", s.Key, iv.Start)
+	for _, iv := range res.Intervals {
+		for _, s := range iv.Series {
+			if !s.Hist.IsCustom() {
+				t.Fatalf("series %s at %s is not on its le edges", s.Key, iv.Start)
 			}
 		}
 	}
+	return res
 }
 
 // find returns a series of an interval, nil when absent.

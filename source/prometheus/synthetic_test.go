@@ -44,13 +44,13 @@ rpc_seconds_count 9
 		`12: unterminated label set`,
 		`9: expected float as value, got "seven"`,
 	}
-	if got := res.malformed(); !slices.Equal(got, want) {
+	if got := res.Malformed(); !slices.Equal(got, want) {
 		t.Errorf("problems\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if len(res.intervals) != 1 {
-		t.Fatalf("%d intervals, want 1", len(res.intervals))
+	if len(res.Intervals) != 1 {
+		t.Fatalf("%d intervals, want 1", len(res.Intervals))
 	}
-	h := find(res.intervals[0], "rpc_seconds", "")
+	h := find(res.Intervals[0], "rpc_seconds", "")
 	// [0, 0.1): 2, [0.1, 1): 4, [1, +Inf): 1.
 	if got := bucketCounts(t, h, []float64{0.1, 1}); !slices.Equal(got, []float64{2, 4, 1}) {
 		t.Errorf("buckets %v, want [2 4 1]", got)
@@ -70,11 +70,11 @@ q_seconds_bucket{a="y",le="1"} 1
 q_seconds_bucket{a="y",le="+Inf"} 1
 `
 	res := runString(t, in+in, source.Options{Interval: time.Second})
-	if got := res.malformed(); len(got) != 2 || !strings.Contains(got[0], "series q_seconds @a=x: the +Inf bucket holds fewer events than a finite one; left out") {
+	if got := res.Malformed(); len(got) != 2 || !strings.Contains(got[0], "series q_seconds @a=x: the +Inf bucket holds fewer events than a finite one; left out") {
 		t.Errorf("problems %q", got)
 	}
-	if len(res.intervals) != 1 || len(res.intervals[0].Series) != 0 {
-		t.Errorf("intervals %+v", res.intervals)
+	if len(res.Intervals) != 1 || len(res.Intervals[0].Series) != 0 {
+		t.Errorf("intervals %+v", res.Intervals)
 	}
 }
 
@@ -100,10 +100,10 @@ w_seconds_sum 16.5
 w_seconds_count 7
 `
 	res := runString(t, in, source.Options{})
-	if len(res.intervals) != 1 || len(res.malformed()) != 0 {
-		t.Fatalf("%d intervals, problems %q", len(res.intervals), res.malformed())
+	if len(res.Intervals) != 1 || len(res.Malformed()) != 0 {
+		t.Fatalf("%d intervals, problems %q", len(res.Intervals), res.Malformed())
 	}
-	h := find(res.intervals[0], "w_seconds", "")
+	h := find(res.Intervals[0], "w_seconds", "")
 	want := []hist.Bucket{{Lower: 0.25, Upper: 0.5, Count: 2}, {Lower: 1, Upper: 2, Count: 1}, {Lower: 8, Upper: 16, Count: 1}}
 	if got := h.Buckets(); !slices.Equal(got, want) || h.Sum != 12 || !h.SumExact || h.TopOpen {
 		t.Errorf("buckets %+v sum %g exact %v open %v, want %+v sum 12", got, h.Sum, h.SumExact, h.TopOpen, want)
@@ -130,7 +130,7 @@ func TestUnits(t *testing.T) {
 	units := func(opts source.Options) map[string]hist.Unit {
 		res := runString(t, in.String(), opts)
 		out := map[string]hist.Unit{}
-		for _, s := range res.intervals[0].Series {
+		for _, s := range res.Intervals[0].Series {
 			out[s.Key.Event] = s.Hist.Unit
 		}
 		return out
@@ -162,21 +162,21 @@ func TestTimestampsBackwards(t *testing.T) {
 		scrape("4", "1700000005000") + scrape("9", "1700000015000")
 	res := runString(t, in, source.Options{Location: time.UTC})
 	var got []string
-	for _, iv := range res.intervals {
+	for _, iv := range res.Intervals {
 		got = append(got, iv.Start.Format("15:04:05")+"+"+iv.Duration.String())
 	}
 	if want := []string{"22:13:20+10s", "22:13:25+10s"}; !slices.Equal(got, want) {
 		t.Errorf("intervals %v, want %v", got, want)
 	}
-	if w := res.diag.Warnings(); len(w) != 1 || !strings.Contains(w[0], "scrape at line 6 is not later than the previous one") {
+	if w := res.Diag.Warnings(); len(w) != 1 || !strings.Contains(w[0], "scrape at line 6 is not later than the previous one") {
 		t.Errorf("warnings %q", w)
 	}
 }
 
 func TestEmptyAndOthers(t *testing.T) {
 	for _, in := range []string{"", "# HELP x y\n", "# TYPE g gauge\ng 1\ng 2\n# TYPE s summary\ns{quantile=\"0.5\"} 1\n"} {
-		if res := runString(t, in, source.Options{}); len(res.intervals) != 0 || len(res.malformed()) != 0 {
-			t.Errorf("%q: %d intervals, problems %q", in, len(res.intervals), res.malformed())
+		if res := runString(t, in, source.Options{}); len(res.Intervals) != 0 || len(res.Malformed()) != 0 {
+			t.Errorf("%q: %d intervals, problems %q", in, len(res.Intervals), res.Malformed())
 		}
 	}
 }
@@ -222,7 +222,7 @@ func TestLatscopeOwnMetric(t *testing.T) {
 	in := "# TYPE latscope_latency_seconds histogram\n" + scrape("1700000000000", 1) + scrape("1700000001000", 3)
 	res := runString(t, in, source.Options{})
 	var keys []string
-	for _, s := range res.intervals[0].Series {
+	for _, s := range res.Intervals[0].Series {
 		keys = append(keys, fmt.Sprintf("%q", []string{s.Key.Event, s.Key.Instance, s.Key.Source}))
 	}
 	want := []string{`["log file sync" "db1" ""]`, `["latscope_latency_seconds" "event=x,job=y" ""]`}
@@ -230,7 +230,7 @@ func TestLatscopeOwnMetric(t *testing.T) {
 		t.Errorf("keys %v, want %v", keys, want)
 	}
 	res = runString(t, in, source.Options{Events: []string{"log file sync"}})
-	if len(res.intervals[0].Series) != 1 || res.intervals[0].Series[0].Key.Event != "log file sync" {
-		t.Errorf("--event kept %+v", res.intervals[0].Series)
+	if len(res.Intervals[0].Series) != 1 || res.Intervals[0].Series[0].Key.Event != "log file sync" {
+		t.Errorf("--event kept %+v", res.Intervals[0].Series)
 	}
 }

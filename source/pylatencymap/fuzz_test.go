@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/internal/sourcetest"
 	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
@@ -51,7 +52,7 @@ func FuzzParse(f *testing.F) {
 		}
 		var prev *stream.Interval
 		_ = src.Run(context.Background(), func(iv stream.Interval) error {
-			checkInterval(t, iv)
+			sourcetest.CheckInterval(t, iv)
 			if prev != nil && (iv.Start.Before(prev.End()) || iv.Relative != prev.Relative) {
 				t.Fatalf("interval %s+%s (relative %v) after %s+%s (relative %v): overlap or clock switch",
 					iv.Start, iv.Duration, iv.Relative, prev.Start, prev.Duration, prev.Relative)

@@ -1,44 +1,25 @@
 package pylatencymap
 
 import (
-	"bytes"
-	"context"
-	"fmt"
 	"io"
-	"math"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/internal/sourcetest"
 	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
 
 // result is what one Run produced.
-type result struct {
-	intervals []stream.Interval
-	diag      *source.Diagnostics
-	log       *bytes.Buffer // what the diagnostics printed
-	err       error
-}
-
-// malformed returns "line: reason" for every reported problem.
-func (r result) malformed() []string {
-	var out []string
-	for _, sp := range r.diag.Problems() {
-		for _, p := range sp.First {
-			out = append(out, fmt.Sprintf("%d: %s", p.Line, p.Reason))
-		}
-	}
-	return out
-}
+type result struct{ sourcetest.Result }
 
 // total merges every emitted histogram.
 func (r result) total() *hist.Histogram {
 	var h *hist.Histogram
-	for _, iv := range r.intervals {
+	for _, iv := range r.Intervals {
 		for _, s := range iv.Series {
 			if h == nil {
 				h = s.Hist.Clone()
@@ -57,19 +38,7 @@ func (r result) total() *hist.Histogram {
 // source.RunAll would.
 func run(t testing.TB, name string, r io.Reader, opts source.Options) result {
 	t.Helper()
-	log := &bytes.Buffer{}
-	diag := source.NewDiagnostics(log, 1000)
-	src, err := Format().Open(source.Input{Name: name, Reader: r, Diag: diag}, opts)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	res := result{diag: diag, log: log}
-	res.err = src.Run(context.Background(), func(iv stream.Interval) error {
-		checkInterval(t, iv)
-		res.intervals = append(res.intervals, iv)
-		return nil
-	})
-	return res
+	return result{sourcetest.Run(t, Format(), source.Input{Name: name, Reader: r}, opts)}
 }
 
 // runString reads a synthetic input.
@@ -88,27 +57,6 @@ func runShared(t testing.TB, rel string, opts source.Options) result {
 	defer f.Close()
 	name := rel[strings.LastIndexByte(rel, '/')+1:]
 	return run(t, name, f, opts)
-}
-
-// checkInterval asserts what every emitted interval must satisfy.
-func checkInterval(t testing.TB, iv stream.Interval) {
-	t.Helper()
-	if err := iv.Validate(); err != nil {
-		t.Fatalf("invalid interval: %v", err)
-	}
-	if iv.Gap && len(iv.Series) > 0 {
-		t.Fatalf("gap interval at %s carries series", iv.Start)
-	}
-	for _, s := range iv.Series {
-		if s.Hist.ZeroCount < 0 || s.Hist.Sum < 0 {
-			t.Fatalf("negative count or sum in %s at %s", s.Key, iv.Start)
-		}
-		for _, c := range s.Hist.Counts {
-			if c < 0 || math.IsNaN(c) {
-				t.Fatalf("negative count in %s at %s", s.Key, iv.Start)
-			}
-		}
-	}
 }
 
 // rec writes one synthetic record. ts is the "timestamp, ..." value part

@@ -18,16 +18,16 @@ import (
 // sequential read' (ms), about 3 s apart, no datasource line.
 func TestExampleLatencyData(t *testing.T) {
 	res := runShared(t, "pylatencymap/example_latency_data.txt", source.Options{})
-	if res.err != nil {
-		t.Fatal(res.err)
+	if res.Err != nil {
+		t.Fatal(res.Err)
 	}
-	if got := res.malformed(); len(got) > 0 {
+	if got := res.Malformed(); len(got) > 0 {
 		t.Errorf("malformed lines reported: %q", got)
 	}
-	if w := res.diag.Warnings(); len(w) > 0 {
+	if w := res.Diag.Warnings(); len(w) > 0 {
 		t.Errorf("warnings: %q (the label names gv$event_histogram, so upper bound is inferred silently)", w)
 	}
-	ivs := res.intervals
+	ivs := res.Intervals
 	if len(ivs) != 71 {
 		t.Fatalf("got %d intervals from 72 records, want 71", len(ivs))
 	}
@@ -111,17 +111,17 @@ func TestCalibration(t *testing.T) {
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			res := runShared(t, "pylatencymap/"+tc.file, source.Options{})
-			if res.err != nil {
-				t.Fatal(res.err)
+			if res.Err != nil {
+				t.Fatal(res.Err)
 			}
-			if len(res.diag.Warnings()) > 0 || len(res.malformed()) > 0 {
-				t.Errorf("warnings %q, malformed %q", res.diag.Warnings(), res.malformed())
+			if len(res.Diag.Warnings()) > 0 || len(res.Malformed()) > 0 {
+				t.Errorf("warnings %q, malformed %q", res.Diag.Warnings(), res.Malformed())
 			}
-			if len(res.intervals) != 2 {
-				t.Fatalf("got %d intervals, want 2", len(res.intervals))
+			if len(res.Intervals) != 2 {
+				t.Fatalf("got %d intervals, want 2", len(res.Intervals))
 			}
 			cet := time.FixedZone("CET", 3600)
-			for i, iv := range res.intervals {
+			for i, iv := range res.Intervals {
 				wantStart := time.Date(2015, 3, 14, 0, 0, i, 0, cet)
 				if !iv.Start.Equal(wantStart) || iv.Duration != time.Second {
 					t.Errorf("interval %d: %s for %s, want %s for 1s", i, iv.Start, iv.Duration, wantStart)
@@ -178,23 +178,23 @@ func TestRawHistogramRecords(t *testing.T) {
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			res := runShared(t, "pylatencymap/"+tc.file, source.Options{Location: time.UTC})
-			if res.err != nil {
-				t.Fatal(res.err)
+			if res.Err != nil {
+				t.Fatal(res.Err)
 			}
-			if m, w := res.malformed(), res.diag.Warnings(); len(m) > 0 || len(w) > 0 {
+			if m, w := res.Malformed(), res.Diag.Warnings(); len(m) > 0 || len(w) > 0 {
 				t.Errorf("malformed %q, warnings %q", m, w)
 			}
-			if len(res.intervals) != tc.intervals {
-				t.Fatalf("%d intervals, want %d", len(res.intervals), tc.intervals)
+			if len(res.Intervals) != tc.intervals {
+				t.Fatalf("%d intervals, want %d", len(res.Intervals), tc.intervals)
 			}
 			if got := res.total().Count(); got != tc.events {
 				t.Errorf("%g events, want %g", got, tc.events)
 			}
-			first, last := res.intervals[0], res.intervals[len(res.intervals)-1]
+			first, last := res.Intervals[0], res.Intervals[len(res.Intervals)-1]
 			if !first.Start.Equal(tc.start) || !last.End().Equal(tc.start.Add(tc.span)) {
 				t.Errorf("from %s to %s, want %s + %s", first.Start, last.End(), tc.start, tc.span)
 			}
-			for i, iv := range res.intervals {
+			for i, iv := range res.Intervals {
 				if iv.Gap || iv.Relative || len(iv.Series) != 1 {
 					t.Fatalf("interval %d: gap %v relative %v %d series", i, iv.Gap, iv.Relative, len(iv.Series))
 				}
@@ -207,7 +207,7 @@ func TestRawHistogramRecords(t *testing.T) {
 	// DTrace's first delta: bucket 65536 0 → 1, 131072 10 → 21 ... read as
 	// lower bounds [N, 2N) with 1.5·N midpoints.
 	res := runShared(t, "pylatencymap/test_DTrace_data.txt", source.Options{Location: time.UTC})
-	h := res.intervals[0].Series[0].Hist
+	h := res.Intervals[0].Series[0].Hist
 	wantCounts := map[float64]float64{65536: 1, 131072: 11, 262144: 11702, 524288: 24871, 1048576: 4992, 2097152: 270,
 		4194304: 52, 8388608: 15, 16777216: 1, 67108864: 1}
 	sum := 0.0

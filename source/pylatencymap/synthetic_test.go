@@ -26,11 +26,11 @@ func TestLabelKeepsCommasAndCase(t *testing.T) {
 	in := rec("1000000", "Label,  Reads, Writes and MORE (Big DB)  ", ms, oracleDS, "4, 10") +
 		rec("2000000", "LABEL, Reads, Writes and MORE (Big DB)", ms, oracleDS, "4, 15")
 	res := runString(t, in, source.Options{})
-	if res.err != nil || len(res.intervals) != 1 {
-		t.Fatalf("err %v, %d intervals", res.err, len(res.intervals))
+	if res.Err != nil || len(res.Intervals) != 1 {
+		t.Fatalf("err %v, %d intervals", res.Err, len(res.Intervals))
 	}
 	want := stream.Key{Event: "Reads, Writes and MORE (Big DB)"}
-	if got := res.intervals[0].Series[0].Key; got != want {
+	if got := res.Intervals[0].Series[0].Key; got != want {
 		t.Errorf("key %+v, want %+v", got, want)
 	}
 }
@@ -41,10 +41,10 @@ func TestCaseInsensitiveKeysAndCRLF(t *testing.T) {
 		rec("3000000", "LABEL, X", "LatencyUnit, MicroSec", "DataSource, SystemTap", "8, 3")
 	in = strings.ReplaceAll(in, "\n", "\r\n")
 	res := runString(t, in, source.Options{})
-	if res.err != nil || len(res.intervals) != 1 || len(res.malformed()) > 0 {
-		t.Fatalf("err %v, %d intervals, malformed %q", res.err, len(res.intervals), res.malformed())
+	if res.Err != nil || len(res.Intervals) != 1 || len(res.Malformed()) > 0 {
+		t.Fatalf("err %v, %d intervals, malformed %q", res.Err, len(res.Intervals), res.Malformed())
 	}
-	iv := res.intervals[0]
+	iv := res.Intervals[0]
 	h := iv.Series[0].Hist
 	b := h.Buckets()
 	if iv.Duration != 2*time.Second || h.Unit != hist.Microsecond || len(b) != 1 || b[0].Lower != 8 || b[0].Count != 2 {
@@ -58,10 +58,10 @@ func TestMidnightWrap(t *testing.T) {
 		in := rec(before+", 26-AUG-13 11.59.58.000000 PM +02:00", oracleLabel, ms, "4, 10") +
 			rec(after+", 27-AUG-13 12.00.01.000000 AM +02:00", oracleLabel, ms, "4, 12")
 		res := runString(t, in, source.Options{})
-		if res.err != nil || len(res.intervals) != 1 {
-			t.Fatalf("err %v, %d intervals", res.err, len(res.intervals))
+		if res.Err != nil || len(res.Intervals) != 1 {
+			t.Fatalf("err %v, %d intervals", res.Err, len(res.Intervals))
 		}
-		iv := res.intervals[0]
+		iv := res.Intervals[0]
 		want := time.Date(2013, 8, 26, 21, 59, 58, 0, time.UTC)
 		if iv.Duration != 3*time.Second || !iv.Start.Equal(want) || iv.Relative || iv.Gap {
 			t.Errorf("interval %s for %s (relative %v gap %v), want %s for 3s", iv.Start, iv.Duration, iv.Relative, iv.Gap, want)
@@ -73,10 +73,10 @@ func TestMidnightWrap(t *testing.T) {
 	t.Run("without dates", func(t *testing.T) {
 		in := rec(before, oracleLabel, ms, "4, 10") + rec(after, oracleLabel, ms, "4, 12")
 		res := runString(t, in, source.Options{})
-		if res.err != nil || len(res.intervals) != 1 {
-			t.Fatalf("err %v, %d intervals", res.err, len(res.intervals))
+		if res.Err != nil || len(res.Intervals) != 1 {
+			t.Fatalf("err %v, %d intervals", res.Err, len(res.Intervals))
 		}
-		iv := res.intervals[0]
+		iv := res.Intervals[0]
 		if iv.Duration != 3*time.Second || !iv.Relative || !iv.Start.Equal(stream.RelativeStart) {
 			t.Errorf("interval %s for %s relative %v, want relative start for 3s", iv.Start, iv.Duration, iv.Relative)
 		}
@@ -88,13 +88,13 @@ func TestMidnightWrap(t *testing.T) {
 			rec("115000000000000", oracleLabel, ms, "4, 12") +
 			rec("115000003000000", oracleLabel, ms, "4, 13")
 		res := runString(t, in, source.Options{})
-		if res.err != nil || len(res.intervals) != 1 {
-			t.Fatalf("err %v, %d intervals", res.err, len(res.intervals))
+		if res.Err != nil || len(res.Intervals) != 1 {
+			t.Fatalf("err %v, %d intervals", res.Err, len(res.Intervals))
 		}
-		if iv := res.intervals[0]; iv.Duration != 3*time.Second || eventCount(iv) != 1 {
+		if iv := res.Intervals[0]; iv.Duration != 3*time.Second || eventCount(iv) != 1 {
 			t.Errorf("interval of %s with %g events, want 3s with 1", iv.Duration, eventCount(iv))
 		}
-		if w := res.diag.Warnings(); len(w) != 1 || !strings.Contains(w[0], "line 7: cannot tell how long") {
+		if w := res.Diag.Warnings(); len(w) != 1 || !strings.Contains(w[0], "line 7: cannot tell how long") {
 			t.Errorf("warnings %q", w)
 		}
 	})
@@ -108,12 +108,12 @@ func TestCounterReset(t *testing.T) {
 		rec("3000000", oracleLabel, ms, oracleDS, "1, 3", "2, 1") + // restarted
 		rec("4000000", oracleLabel, ms, oracleDS, "1, 7", "2, 2")
 	res := runString(t, in, source.Options{})
-	if res.err != nil || len(res.intervals) != 3 {
-		t.Fatalf("err %v, %d intervals", res.err, len(res.intervals))
+	if res.Err != nil || len(res.Intervals) != 3 {
+		t.Fatalf("err %v, %d intervals", res.Err, len(res.Intervals))
 	}
 	wantGap := []bool{false, true, false}
 	wantEvents := []float64{15, 0, 5}
-	for i, iv := range res.intervals {
+	for i, iv := range res.Intervals {
 		if iv.Gap != wantGap[i] || eventCount(iv) != wantEvents[i] || iv.Duration != time.Second {
 			t.Errorf("interval %d: gap %v, %g events, %s; want gap %v, %g events, 1s",
 				i, iv.Gap, eventCount(iv), iv.Duration, wantGap[i], wantEvents[i])
@@ -126,10 +126,10 @@ func TestTruncatedRecords(t *testing.T) {
 	t.Run("at end of input", func(t *testing.T) {
 		in := good + "<begin record>\ntimestamp, microsec, 3000000\n" + oracleLabel + "\n1, 2"
 		res := runString(t, in, source.Options{})
-		if res.err != nil || len(res.intervals) != 1 {
-			t.Fatalf("err %v, %d intervals", res.err, len(res.intervals))
+		if res.Err != nil || len(res.Intervals) != 1 {
+			t.Fatalf("err %v, %d intervals", res.Err, len(res.Intervals))
 		}
-		got := res.malformed()
+		got := res.Malformed()
 		if len(got) != 1 || !strings.HasPrefix(got[0], "13: record is not closed by <end record>") {
 			t.Errorf("malformed %q, want the record at line 13 reported", got)
 		}
@@ -138,13 +138,13 @@ func TestTruncatedRecords(t *testing.T) {
 		in := good + "<begin record>\ntimestamp, microsec, 3000000\n1, 5\n" +
 			rec("4000000", oracleLabel, ms, "1, 6")
 		res := runString(t, in, source.Options{})
-		if res.err != nil || len(res.intervals) != 2 {
-			t.Fatalf("err %v, %d intervals", res.err, len(res.intervals))
+		if res.Err != nil || len(res.Intervals) != 2 {
+			t.Fatalf("err %v, %d intervals", res.Err, len(res.Intervals))
 		}
-		if iv := res.intervals[1]; iv.Duration != 2*time.Second || eventCount(iv) != 4 {
+		if iv := res.Intervals[1]; iv.Duration != 2*time.Second || eventCount(iv) != 4 {
 			t.Errorf("second interval %s with %g events, want 2s with 4 (the dropped record is skipped)", iv.Duration, eventCount(iv))
 		}
-		got := res.malformed()
+		got := res.Malformed()
 		if len(got) != 1 || !strings.HasPrefix(got[0], "13: record has no <end record> before the next <begin record>") {
 			t.Errorf("malformed %q", got)
 		}
@@ -163,8 +163,8 @@ func TestMalformedLines(t *testing.T) {
 		rec("3000000", oracleLabel, ms, oracleDS, "1, 20", "2, 30", "hello") + // lines 20-28: "hello" could hide a bucket, but no counter went back: kept
 		rec("4000000", oracleLabel, ms, oracleDS, "1, 21", "2, 30", "1.5, 2", "8, -3") // lines 29-38: kept likewise
 	res := runString(t, in, source.Options{})
-	if res.err != nil {
-		t.Fatal(res.err)
+	if res.Err != nil {
+		t.Fatal(res.Err)
 	}
 	want := []string{
 		`16: bucket value 3 is not a power of two`,
@@ -174,26 +174,26 @@ func TestMalformedLines(t *testing.T) {
 		`36: bucket value 1.5 is not a power of two`,
 		`37: count "-3" is not a non-negative integer`,
 	}
-	if got := res.malformed(); !slices.Equal(got, want) {
+	if got := res.Malformed(); !slices.Equal(got, want) {
 		t.Errorf("malformed:\n got %q\nwant %q", got, want)
 	}
-	if got := res.diag.Count("synthetic.txt"); got != len(want) {
+	if got := res.Diag.Count("synthetic.txt"); got != len(want) {
 		t.Errorf("count %d, want %d", got, len(want))
 	}
-	if w := res.diag.Warnings(); !slices.ContainsFunc(w, func(s string) bool {
+	if w := res.Diag.Warnings(); !slices.ContainsFunc(w, func(s string) bool {
 		return strings.Contains(s, "record at line 10 skipped: its malformed lines may hide bucket counts")
 	}) {
 		t.Errorf("skipped record not warned about: %q", w)
 	}
 	// Record 2 skipped: one 2 s interval from record 1 to record 3 holds
 	// all their events; records 3 and 4 keep their good lines.
-	if len(res.intervals) != 2 {
-		t.Fatalf("%d intervals, want 2", len(res.intervals))
+	if len(res.Intervals) != 2 {
+		t.Fatalf("%d intervals, want 2", len(res.Intervals))
 	}
-	if iv := res.intervals[0]; iv.Duration != 2*time.Second || eventCount(iv) != 20 {
+	if iv := res.Intervals[0]; iv.Duration != 2*time.Second || eventCount(iv) != 20 {
 		t.Errorf("first interval %s with %g events, want 2s with 20", iv.Duration, eventCount(iv))
 	}
-	if iv := res.intervals[1]; iv.Duration != time.Second || eventCount(iv) != 1 {
+	if iv := res.Intervals[1]; iv.Duration != time.Second || eventCount(iv) != 1 {
 		t.Errorf("second interval %s with %g events, want 1s with 1", iv.Duration, eventCount(iv))
 	}
 }
@@ -221,10 +221,10 @@ func TestBoundResolution(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := runString(t, tc.in, source.Options{Bound: tc.bound})
-			if res.err != nil || len(res.intervals) != 1 {
-				t.Fatalf("err %v, %d intervals", res.err, len(res.intervals))
+			if res.Err != nil || len(res.Intervals) != 1 {
+				t.Fatalf("err %v, %d intervals", res.Err, len(res.Intervals))
 			}
-			b := res.intervals[0].Series[0].Hist.Buckets()
+			b := res.Intervals[0].Series[0].Hist.Buckets()
 			if len(b) != 1 || b[0].Lower != tc.wantLower || b[0].Count != 2 {
 				t.Errorf("buckets %+v, want 2 events from %g", b, tc.wantLower)
 			}
@@ -232,7 +232,7 @@ func TestBoundResolution(t *testing.T) {
 			if tc.wantWarn != "" {
 				want = []string{"synthetic.txt: " + tc.wantWarn}
 			}
-			if got := res.diag.Warnings(); !slices.Equal(got, want) {
+			if got := res.Diag.Warnings(); !slices.Equal(got, want) {
 				t.Errorf("warnings %q, want %q", got, want)
 			}
 		})
@@ -242,8 +242,8 @@ func TestBoundResolution(t *testing.T) {
 func TestEmptyInputs(t *testing.T) {
 	for _, in := range []string{"", "\n\n", "31 rows selected.\n\nPL/SQL procedure successfully completed.\n"} {
 		res := runString(t, in, source.Options{})
-		if res.err != nil || len(res.intervals) != 0 || len(res.malformed()) != 0 || len(res.diag.Warnings()) != 0 {
-			t.Errorf("%q: err %v, %d intervals, malformed %q, warnings %q", in, res.err, len(res.intervals), res.malformed(), res.diag.Warnings())
+		if res.Err != nil || len(res.Intervals) != 0 || len(res.Malformed()) != 0 || len(res.Diag.Warnings()) != 0 {
+			t.Errorf("%q: err %v, %d intervals, malformed %q, warnings %q", in, res.Err, len(res.Intervals), res.Malformed(), res.Diag.Warnings())
 		}
 	}
 }
@@ -256,10 +256,10 @@ func TestNanosecAndZeroSlot(t *testing.T) {
 			"0, 4", "16384, 2", "262144, 150")
 	loc := time.FixedZone("test", -5*3600)
 	res := runString(t, in, source.Options{Location: loc})
-	if res.err != nil || len(res.intervals) != 1 {
-		t.Fatalf("err %v, %d intervals", res.err, len(res.intervals))
+	if res.Err != nil || len(res.Intervals) != 1 {
+		t.Fatalf("err %v, %d intervals", res.Err, len(res.Intervals))
 	}
-	iv := res.intervals[0]
+	iv := res.Intervals[0]
 	h := iv.Series[0].Hist
 	if h.Unit != hist.Nanosecond || h.ZeroCount != 3 || h.Count() != 53 {
 		t.Errorf("unit %s zero %g count %g, want ns, 3, 53", h.Unit, h.ZeroCount, h.Count())
@@ -277,16 +277,16 @@ func TestUnitChangeStartsBaseline(t *testing.T) {
 		rec("3000000", oracleLabel, "latencyunit, microsec", "1024, 12") +
 		rec("4000000", oracleLabel, "latencyunit, microsec", "1024, 20")
 	res := runString(t, in, source.Options{})
-	if res.err != nil || len(res.intervals) != 3 {
-		t.Fatalf("err %v, %d intervals", res.err, len(res.intervals))
+	if res.Err != nil || len(res.Intervals) != 3 {
+		t.Fatalf("err %v, %d intervals", res.Err, len(res.Intervals))
 	}
-	if !res.intervals[1].Gap || res.intervals[0].Gap || res.intervals[2].Gap {
-		t.Errorf("gaps %v %v %v, want only the middle one", res.intervals[0].Gap, res.intervals[1].Gap, res.intervals[2].Gap)
+	if !res.Intervals[1].Gap || res.Intervals[0].Gap || res.Intervals[2].Gap {
+		t.Errorf("gaps %v %v %v, want only the middle one", res.Intervals[0].Gap, res.Intervals[1].Gap, res.Intervals[2].Gap)
 	}
-	if h := res.intervals[2].Series[0].Hist; h.Unit != hist.Microsecond || h.Count() != 8 {
+	if h := res.Intervals[2].Series[0].Hist; h.Unit != hist.Microsecond || h.Count() != 8 {
 		t.Errorf("last interval: unit %s count %g, want us 8", h.Unit, h.Count())
 	}
-	w := res.diag.Warnings()
+	w := res.Diag.Warnings()
 	if len(w) != 1 || !strings.Contains(w[0], "line 13 changes the unit from ms to us; starting a new baseline") {
 		t.Errorf("warnings %q", w)
 	}
@@ -296,10 +296,10 @@ func TestUnitChangeStartsBaseline(t *testing.T) {
 func TestHeadersInherited(t *testing.T) {
 	in := rec("1000000", oracleLabel, ms, "1, 10") + rec("2000000", "1, 12")
 	res := runString(t, in, source.Options{})
-	if res.err != nil || len(res.intervals) != 1 || len(res.diag.Warnings()) != 0 {
-		t.Fatalf("err %v, %d intervals, warnings %q", res.err, len(res.intervals), res.diag.Warnings())
+	if res.Err != nil || len(res.Intervals) != 1 || len(res.Diag.Warnings()) != 0 {
+		t.Fatalf("err %v, %d intervals, warnings %q", res.Err, len(res.Intervals), res.Diag.Warnings())
 	}
-	if s := res.intervals[0].Series[0]; s.Key.Event != "db file sequential read from gv$event_histogram" || s.Hist.Unit != hist.Millisecond {
+	if s := res.Intervals[0].Series[0]; s.Key.Event != "db file sequential read from gv$event_histogram" || s.Hist.Unit != hist.Millisecond {
 		t.Errorf("series %+v unit %s", s.Key, s.Hist.Unit)
 	}
 }
@@ -311,14 +311,14 @@ func TestReanchorToDates(t *testing.T) {
 		rec("4000000, Sat Mar 14 19:40:10 2015 CEST", neutralLabel, ms, oracleDS, "1, 2") +
 		rec("7000000, Sat Mar 14 19:50:00 2015 CEST", neutralLabel, ms, oracleDS, "1, 3")
 	res := runString(t, in, source.Options{})
-	if res.err != nil || len(res.intervals) != 2 {
-		t.Fatalf("err %v, %d intervals", res.err, len(res.intervals))
+	if res.Err != nil || len(res.Intervals) != 2 {
+		t.Fatalf("err %v, %d intervals", res.Err, len(res.Intervals))
 	}
 	cest := time.FixedZone("CEST", 2*3600)
-	if iv := res.intervals[0]; !iv.Start.Equal(time.Date(2015, 3, 14, 19, 40, 7, 0, cest)) || iv.Duration != 3*time.Second {
+	if iv := res.Intervals[0]; !iv.Start.Equal(time.Date(2015, 3, 14, 19, 40, 7, 0, cest)) || iv.Duration != 3*time.Second {
 		t.Errorf("first interval %s for %s", iv.Start, iv.Duration)
 	}
-	if iv := res.intervals[1]; !iv.End().Equal(time.Date(2015, 3, 14, 19, 50, 0, 0, cest)) || iv.Duration != 3*time.Second {
+	if iv := res.Intervals[1]; !iv.End().Equal(time.Date(2015, 3, 14, 19, 50, 0, 0, cest)) || iv.Duration != 3*time.Second {
 		t.Errorf("second interval ends %s after %s, want at the record's date after 3s", iv.End(), iv.Duration)
 	}
 }
@@ -331,17 +331,17 @@ func TestTimeFromDatesOnly(t *testing.T) {
 		rec("0, Sat Mar 14 19:40:12 2015 UTC", neutralLabel, ms, oracleDS, "1, 3") +
 		rec("0, Sat Mar 14 19:40:17 2015 UTC", neutralLabel, ms, oracleDS, "1, 5")
 	res := runString(t, in, source.Options{})
-	if res.err != nil || len(res.intervals) != 2 {
-		t.Fatalf("err %v, %d intervals", res.err, len(res.intervals))
+	if res.Err != nil || len(res.Intervals) != 2 {
+		t.Fatalf("err %v, %d intervals", res.Err, len(res.Intervals))
 	}
-	if iv := res.intervals[0]; iv.Duration != 5*time.Second || eventCount(iv) != 1 {
+	if iv := res.Intervals[0]; iv.Duration != 5*time.Second || eventCount(iv) != 1 {
 		t.Errorf("first interval %s with %g events", iv.Duration, eventCount(iv))
 	}
 	// Record 3 is the new baseline: record 4 adds 2 events in 5 s.
-	if iv := res.intervals[1]; iv.Duration != 5*time.Second || eventCount(iv) != 2 {
+	if iv := res.Intervals[1]; iv.Duration != 5*time.Second || eventCount(iv) != 2 {
 		t.Errorf("second interval %s with %g events", iv.Duration, eventCount(iv))
 	}
-	if w := res.diag.Warnings(); len(w) != 1 || !strings.Contains(w[0], "line 15: cannot tell how long") {
+	if w := res.Diag.Warnings(); len(w) != 1 || !strings.Contains(w[0], "line 15: cannot tell how long") {
 		t.Errorf("warnings %q", w)
 	}
 }
@@ -349,12 +349,12 @@ func TestTimeFromDatesOnly(t *testing.T) {
 func TestEventFilter(t *testing.T) {
 	in := rec("1000000", oracleLabel, ms, "1, 10") + rec("2000000", oracleLabel, ms, "1, 12")
 	res := runString(t, in, source.Options{Events: []string{"log file sync"}})
-	if res.err != nil || len(res.intervals) != 0 || len(res.diag.Warnings()) != 1 {
-		t.Errorf("err %v, %d intervals, warnings %q", res.err, len(res.intervals), res.diag.Warnings())
+	if res.Err != nil || len(res.Intervals) != 0 || len(res.Diag.Warnings()) != 1 {
+		t.Errorf("err %v, %d intervals, warnings %q", res.Err, len(res.Intervals), res.Diag.Warnings())
 	}
 	res = runString(t, in, source.Options{Events: []string{"db file sequential read from gv$event_histogram"}})
-	if res.err != nil || len(res.intervals) != 1 {
-		t.Errorf("err %v, %d intervals", res.err, len(res.intervals))
+	if res.Err != nil || len(res.Intervals) != 1 {
+		t.Errorf("err %v, %d intervals", res.Err, len(res.Intervals))
 	}
 }
 
@@ -378,15 +378,15 @@ func TestRawRecordRows(t *testing.T) {
 		"          >= 100 |@                                        1        \n" +
 		"            8192 |@@@                                      x        \n<end record>\n"
 	res := runString(t, in, source.Options{})
-	if res.err != nil {
-		t.Fatal(res.err)
+	if res.Err != nil {
+		t.Fatal(res.Err)
 	}
 	// Oracle delta, then the change to the raw label (a new baseline with
 	// a gap), then the raw delta: 2 in [8192, 16384) ns, 3 in [16384, 32768).
-	if len(res.intervals) != 3 || !res.intervals[1].Gap {
-		t.Fatalf("%d intervals: %+v", len(res.intervals), res.intervals)
+	if len(res.Intervals) != 3 || !res.Intervals[1].Gap {
+		t.Fatalf("%d intervals: %+v", len(res.Intervals), res.Intervals)
 	}
-	h := res.intervals[2].Series[0].Hist
+	h := res.Intervals[2].Series[0].Hist
 	if h.Unit != hist.Millisecond || h.Count() != 5 || h.Sum != 1.5*(8192*2+16384*3) {
 		t.Errorf("raw delta: %g events, sum %g %s", h.Count(), h.Sum, h.Unit)
 	}
@@ -395,10 +395,10 @@ func TestRawRecordRows(t *testing.T) {
 		"41: row \">= 100\" is an lquantize bound, not a power-of-two bucket",
 		"42: row count \"x\" is not a non-negative integer",
 	}
-	if got := res.malformed(); !slices.Equal(got, wantBad) {
+	if got := res.Malformed(); !slices.Equal(got, wantBad) {
 		t.Errorf("malformed\n%q\nwant\n%q", got, wantBad)
 	}
-	if w := strings.Join(res.diag.Warnings(), "\n"); !strings.Contains(w, "1 events in negative buckets dropped") {
+	if w := strings.Join(res.Diag.Warnings(), "\n"); !strings.Contains(w, "1 events in negative buckets dropped") {
 		t.Errorf("warnings %q", w)
 	}
 }
@@ -408,10 +408,10 @@ func TestLongLine(t *testing.T) {
 		rec("2000000", oracleLabel, ms, "1, 12", strings.Repeat("9", maxLineLen+10)) +
 		rec("3000000", oracleLabel, ms, "1, 13")
 	res := runString(t, in, source.Options{})
-	if res.err != nil || len(res.intervals) != 2 {
-		t.Fatalf("err %v, %d intervals", res.err, len(res.intervals))
+	if res.Err != nil || len(res.Intervals) != 2 {
+		t.Fatalf("err %v, %d intervals", res.Err, len(res.Intervals))
 	}
-	if got := res.malformed(); len(got) != 1 || got[0] != "12: line longer than 65536 bytes" {
+	if got := res.Malformed(); len(got) != 1 || got[0] != "12: line longer than 65536 bytes" {
 		t.Errorf("malformed %q", got)
 	}
 }
@@ -452,14 +452,14 @@ func TestDateBehindClockKeepsIntervalsContiguous(t *testing.T) {
 		rec("4000000, 2015-10-25 02:00:01", neutralLabel, ms, oracleDS, "1, 2") +
 		rec("7000000, 2015-10-25 02:00:04", neutralLabel, ms, oracleDS, "1, 3")
 	res := runString(t, in, source.Options{Location: time.UTC})
-	if res.err != nil || len(res.intervals) != 2 {
-		t.Fatalf("err %v, %d intervals", res.err, len(res.intervals))
+	if res.Err != nil || len(res.Intervals) != 2 {
+		t.Fatalf("err %v, %d intervals", res.Err, len(res.Intervals))
 	}
-	a, b := res.intervals[0], res.intervals[1]
+	a, b := res.Intervals[0], res.Intervals[1]
 	if !a.Start.Equal(time.Date(2015, 10, 25, 2, 59, 58, 0, time.UTC)) || !b.Start.Equal(a.End()) || b.Duration != 3*time.Second {
 		t.Errorf("intervals %s+%s, %s+%s; want contiguous 3 s from 02:59:58", a.Start, a.Duration, b.Start, b.Duration)
 	}
-	if w := res.diag.Warnings(); len(w) != 1 || !strings.Contains(w[0], "is behind the time its microsecond timestamp gives") {
+	if w := res.Diag.Warnings(); len(w) != 1 || !strings.Contains(w[0], "is behind the time its microsecond timestamp gives") {
 		t.Errorf("warnings %q", w)
 	}
 }
@@ -471,15 +471,15 @@ func TestBareRecords(t *testing.T) {
 	in := rec("1000000", ms, "2, 1") + rec("2000000", ms, "2, 4") +
 		rec("900000000000000", ms, "2, 5") + rec("900000002000000", ms, "2, 9")
 	res := runString(t, in, source.Options{})
-	if res.err != nil || len(res.intervals) != 2 {
-		t.Fatalf("err %v, %d intervals", res.err, len(res.intervals))
+	if res.Err != nil || len(res.Intervals) != 2 {
+		t.Fatalf("err %v, %d intervals", res.Err, len(res.Intervals))
 	}
 	for i, want := range []struct {
 		start time.Duration
 		dur   time.Duration
 		n     float64
 	}{{0, time.Second, 3}, {time.Second, 2 * time.Second, 4}} {
-		iv := res.intervals[i]
+		iv := res.Intervals[i]
 		if !iv.Relative || iv.Start.Sub(stream.RelativeStart) != want.start || iv.Duration != want.dur || eventCount(iv) != want.n {
 			t.Errorf("interval %d: relative %v at +%s for %s with %g events; want +%s for %s with %g",
 				i, iv.Relative, iv.Start.Sub(stream.RelativeStart), iv.Duration, eventCount(iv), want.start, want.dur, want.n)
@@ -488,7 +488,7 @@ func TestBareRecords(t *testing.T) {
 			t.Errorf("key %+v", k)
 		}
 	}
-	w := res.diag.Warnings()
+	w := res.Diag.Warnings()
 	if len(w) != 2 || !strings.HasSuffix(w[0], warnNoBound) || !strings.Contains(w[1], "line 11: cannot tell how long") {
 		t.Errorf("warnings %q", w)
 	}

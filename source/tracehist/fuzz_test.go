@@ -2,7 +2,6 @@ package tracehist
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,7 +10,6 @@ import (
 	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/source"
-	"github.com/latscope/latscope/stream"
 )
 
 // FuzzParse feeds any bytes through every format's Detect and Run, in both
@@ -51,18 +49,8 @@ func FuzzParse(f *testing.F) {
 		if which&0x40 != 0 {
 			opts.Unit = hist.Millisecond
 		}
-		src, err := format.Open(source.Input{Name: "fuzz", Reader: bytes.NewReader(data), Diag: source.NewDiagnostics(nil, 5)}, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var prev *stream.Interval
-		err = src.Run(context.Background(), func(iv stream.Interval) error {
-			checkInterval(t, iv, prev)
-			prev = &iv
-			return nil
-		})
-		if err != nil {
-			t.Fatalf("Run: %v", err)
+		if res := run(t, format.Name, "fuzz", bytes.NewReader(data), opts); res.Err != nil {
+			t.Fatalf("Run: %v", res.Err)
 		}
 	})
 }

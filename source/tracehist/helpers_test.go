@@ -1,11 +1,8 @@
 package tracehist
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,23 +11,19 @@ import (
 	"testing"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/internal/sourcetest"
 	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
 
 // result is what one Run produced.
-type result struct {
-	intervals []stream.Interval
-	diag      *source.Diagnostics
-	log       *bytes.Buffer // what the diagnostics printed
-	err       error
-}
+type result struct{ sourcetest.Result }
 
 // malformed returns "name:line: reason" for every reported problem.
 func (r result) malformed() []string {
 	var out []string
-	for _, sp := range r.diag.Problems() {
+	for _, sp := range r.Diag.Problems() {
 		for _, p := range sp.First {
 			out = append(out, p.String())
 		}
@@ -41,7 +34,7 @@ func (r result) malformed() []string {
 // series returns the histograms of one series, one per interval holding it.
 func (r result) series(k stream.Key) []*hist.Histogram {
 	var out []*hist.Histogram
-	for _, iv := range r.intervals {
+	for _, iv := range r.Intervals {
 		for _, s := range iv.Series {
 			if s.Key == k {
 				out = append(out, s.Hist)
@@ -54,7 +47,7 @@ func (r result) series(k stream.Key) []*hist.Histogram {
 // total returns the events of every interval.
 func (r result) total() float64 {
 	n := 0.0
-	for _, iv := range r.intervals {
+	for _, iv := range r.Intervals {
 		n += eventCount(iv)
 	}
 	return n
@@ -82,23 +75,18 @@ func formatByName(t testing.TB, name string) source.Format {
 }
 
 // run reads an input through a format and checks every interval the way
-// source.RunAll would.
+// source.RunAll would, and that each follows the previous one on the same
+// clock without overlap.
 func run(t testing.TB, format, name string, r io.Reader, opts source.Options) result {
 	t.Helper()
-	log := &bytes.Buffer{}
-	diag := source.NewDiagnostics(log, 1000)
-	src, err := formatByName(t, format).Open(source.Input{Name: name, Reader: r, Diag: diag}, opts)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
+	res := result{sourcetest.Run(t, formatByName(t, format), source.Input{Name: name, Reader: r}, opts)}
+	for i := 1; i < len(res.Intervals); i++ {
+		iv, prev := res.Intervals[i], res.Intervals[i-1]
+		if iv.Start.Before(prev.End()) || iv.Relative != prev.Relative {
+			t.Fatalf("interval %s+%s (relative %v) after %s+%s (relative %v): overlap or clock switch",
+				iv.Start, iv.Duration, iv.Relative, prev.Start, prev.Duration, prev.Relative)
+		}
 	}
-	res := result{diag: diag, log: log}
-	var prev *stream.Interval
-	res.err = src.Run(context.Background(), func(iv stream.Interval) error {
-		checkInterval(t, iv, prev)
-		res.intervals = append(res.intervals, iv)
-		prev = &res.intervals[len(res.intervals)-1]
-		return nil
-	})
 	return res
 }
 
@@ -126,33 +114,6 @@ func readShared(t testing.TB, rel string) string {
 		t.Fatal(err)
 	}
 	return string(data)
-}
-
-// checkInterval asserts what every emitted interval must satisfy, and that
-// it follows the previous one on the same clock without overlap.
-func checkInterval(t testing.TB, iv stream.Interval, prev *stream.Interval) {
-	t.Helper()
-	if err := iv.Validate(); err != nil {
-		t.Fatalf("invalid interval: %v", err)
-	}
-	if iv.Gap && len(iv.Series) > 0 {
-		t.Fatalf("gap interval at %s carries series", iv.Start)
-	}
-	if prev != nil && (iv.Start.Before(prev.End()) || iv.Relative != prev.Relative) {
-		t.Fatalf("interval %s+%s (relative %v) after %s+%s (relative %v): overlap or clock switch",
-			iv.Start, iv.Duration, iv.Relative, prev.Start, prev.Duration, prev.Relative)
-	}
-	for _, s := range iv.Series {
-		h := s.Hist
-		if h.ZeroCount < 0 || h.Sum < 0 || math.IsNaN(h.Sum) {
-			t.Fatalf("negative count or sum in %s at %s", s.Key, iv.Start)
-		}
-		for _, c := range h.Counts {
-			if c < 0 || math.IsNaN(c) {
-				t.Fatalf("negative count in %s at %s", s.Key, iv.Start)
-			}
-		}
-	}
 }
 
 // bucketsOf returns "[lo,hi)=count" for every non-empty bucket.

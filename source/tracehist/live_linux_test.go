@@ -154,8 +154,8 @@ func TestBpftraceLive(t *testing.T) {
 		{"@cum_us", source.CountsCumulative, hist.Microsecond, last(printed["@cum_us"])},
 	} {
 		res := runString(t, "bpftrace", text, source.Options{Counts: tc.counts, Events: []string{tc.event}, Date: day})
-		if res.err != nil || len(res.malformed()) > 0 {
-			t.Fatalf("%s: err %v, malformed %q", tc.event, res.err, res.malformed())
+		if res.Err != nil || len(res.malformed()) > 0 {
+			t.Fatalf("%s: err %v, malformed %q", tc.event, res.Err, res.malformed())
 		}
 		if tc.want <= 0 {
 			t.Fatalf("%s: bpftrace printed no events\n%s", tc.event, text)
@@ -163,7 +163,7 @@ func TestBpftraceLive(t *testing.T) {
 		if got := res.total(); got != tc.want {
 			t.Errorf("%s: %g events read, bpftrace printed %g", tc.event, got, tc.want)
 		}
-		for _, iv := range res.intervals {
+		for _, iv := range res.Intervals {
 			if iv.Relative || iv.Gap || iv.Duration < time.Second || iv.Duration > 3*time.Second {
 				t.Errorf("%s: interval %s +%s relative %v gap %v", tc.event, iv.Start, iv.Duration, iv.Relative, iv.Gap)
 			}

@@ -32,14 +32,14 @@ func TestExampleFilesWhole(t *testing.T) {
 		t.Run(tc.file, func(t *testing.T) {
 			text := readTestdata(t, tc.file)
 			res := runString(t, tc.format, text, source.Options{})
-			if res.err != nil {
-				t.Fatal(res.err)
+			if res.Err != nil {
+				t.Fatal(res.Err)
 			}
 			if m := res.malformed(); len(m) > 0 {
 				t.Errorf("prose reported as malformed: %q", m)
 			}
-			if len(res.intervals) != tc.prints {
-				t.Errorf("%d intervals, want %d prints", len(res.intervals), tc.prints)
+			if len(res.Intervals) != tc.prints {
+				t.Errorf("%d intervals, want %d prints", len(res.Intervals), tc.prints)
 			}
 			re := map[string]*regexp.Regexp{"bcc": arrowRowRE, "iolatency": arrowRowRE, "bpftrace": bracketRowRE}[tc.format]
 			if raw := sumColumn(re, text); raw != tc.want {
@@ -49,12 +49,12 @@ func TestExampleFilesWhole(t *testing.T) {
 				t.Errorf("total %g events, want %g", got, tc.want)
 			}
 			// No time lines before the first print: relative time, 1 s apart.
-			for i, iv := range res.intervals {
+			for i, iv := range res.Intervals {
 				if !iv.Relative || iv.Duration != time.Second || !iv.Start.Equal(stream.RelativeStart.Add(time.Duration(i)*time.Second)) {
 					t.Errorf("interval %d: %s +%s relative=%v", i, iv.Start, iv.Duration, iv.Relative)
 				}
 			}
-			if w := res.diag.Warnings(); len(w) != 1 || !strings.Contains(w[0], "no time lines in the output: prints are placed 1s apart in relative time") {
+			if w := res.Diag.Warnings(); len(w) != 1 || !strings.Contains(w[0], "no time lines in the output: prints are placed 1s apart in relative time") {
 				t.Errorf("warnings %q", w)
 			}
 		})
@@ -67,14 +67,14 @@ func TestBCCBiolatencyTimestamps(t *testing.T) {
 	run5 := section(t, readTestdata(t, "bcc_biolatency_example.txt"), "# ./biolatency -mT 1 5")
 	day := time.Date(2016, 2, 9, 0, 0, 0, 0, time.UTC)
 	res := runString(t, "bcc", run5, source.Options{Date: day, Location: time.UTC})
-	if res.err != nil || len(res.malformed()) > 0 || len(res.diag.Warnings()) > 0 {
-		t.Fatalf("err %v, malformed %q, warnings %q", res.err, res.malformed(), res.diag.Warnings())
+	if res.Err != nil || len(res.malformed()) > 0 || len(res.Diag.Warnings()) > 0 {
+		t.Fatalf("err %v, malformed %q, warnings %q", res.Err, res.malformed(), res.Diag.Warnings())
 	}
 	wantCounts := []float64{103, 392, 381, 794, 596}
-	if len(res.intervals) != len(wantCounts) {
-		t.Fatalf("%d intervals, want 5", len(res.intervals))
+	if len(res.Intervals) != len(wantCounts) {
+		t.Fatalf("%d intervals, want 5", len(res.Intervals))
 	}
-	for i, iv := range res.intervals {
+	for i, iv := range res.Intervals {
 		wantStart := time.Date(2016, 2, 9, 6, 20, 15+i, 0, time.UTC)
 		if iv.Relative || !iv.Start.Equal(wantStart) || iv.Duration != time.Second {
 			t.Errorf("interval %d: %s +%s relative=%v, want %s +1s", i, iv.Start, iv.Duration, iv.Relative, wantStart)
@@ -88,7 +88,7 @@ func TestBCCBiolatencyTimestamps(t *testing.T) {
 	}
 	// 06:20:16: bcc's "0 -> 1" row is [0, 2) ms (slot 1 holds 0 and 1),
 	// "2 -> 3" is [2, 4): lower-bound power-of-two buckets.
-	h := res.intervals[0].Series[0].Hist
+	h := res.Intervals[0].Series[0].Hist
 	want := "[0,2)=36 [2,4)=1 [4,8)=3 [8,16)=17 [16,32)=33 [32,64)=7 [64,128)=6"
 	if got := bucketsOf(h); got != want {
 		t.Errorf("buckets %s, want %s", got, want)
@@ -127,11 +127,11 @@ func TestDayFromModTime(t *testing.T) {
 func TestBCCPerKeySections(t *testing.T) {
 	text := readTestdata(t, "bcc_biolatency_example.txt")
 	res := runString(t, "bcc", section(t, text, "# ./biolatency -D"), source.Options{})
-	if res.err != nil || len(res.intervals) != 1 {
-		t.Fatalf("err %v, %d intervals", res.err, len(res.intervals))
+	if res.Err != nil || len(res.Intervals) != 1 {
+		t.Fatalf("err %v, %d intervals", res.Err, len(res.Intervals))
 	}
 	var keys []string
-	for _, s := range res.intervals[0].Series {
+	for _, s := range res.Intervals[0].Series {
 		keys = append(keys, s.Key.Event)
 		if s.Hist.Unit != hist.Microsecond || s.Key.Instance != "" {
 			t.Errorf("%s: unit %s instance %q", s.Key, s.Hist.Unit, s.Key.Instance)
@@ -146,8 +146,8 @@ func TestBCCPerKeySections(t *testing.T) {
 	}
 
 	res = runString(t, "bcc", section(t, text, "./biolatency.py -Fm"), source.Options{Events: []string{"Write", "Flush"}})
-	if res.err != nil || len(res.intervals) != 1 || len(res.intervals[0].Series) != 2 {
-		t.Fatalf("err %v, intervals %+v", res.err, res.intervals)
+	if res.Err != nil || len(res.Intervals) != 1 || len(res.Intervals[0].Series) != 2 {
+		t.Fatalf("err %v, intervals %+v", res.Err, res.Intervals)
 	}
 	if w := res.series(stream.Key{Event: "Write"}); len(w) != 1 || w[0].Count() != 103+106+130+79+5+1 {
 		t.Errorf("Write series %v", w)
@@ -162,10 +162,10 @@ func TestBCCPerKeySections(t *testing.T) {
 func TestBCCExt4dist(t *testing.T) {
 	run := section(t, readTestdata(t, "bcc_ext4dist_example.txt"), "# ./ext4dist -m 1 5")
 	res := runString(t, "bcc", run, source.Options{Date: time.Date(2016, 2, 12, 0, 0, 0, 0, time.UTC), Location: time.UTC})
-	if res.err != nil || len(res.intervals) != 5 {
-		t.Fatalf("err %v, %d intervals", res.err, len(res.intervals))
+	if res.Err != nil || len(res.Intervals) != 5 {
+		t.Fatalf("err %v, %d intervals", res.Err, len(res.Intervals))
 	}
-	for i, iv := range res.intervals {
+	for i, iv := range res.Intervals {
 		if want := time.Date(2016, 2, 12, 10, 19, i, 0, time.UTC); !iv.End().Equal(want) {
 			t.Errorf("interval %d ends %s, want %s", i, iv.End(), want)
 		}
@@ -190,22 +190,22 @@ func TestBCCExt4dist(t *testing.T) {
 func TestBCCFunclatencyInterval(t *testing.T) {
 	run := section(t, readTestdata(t, "bcc_funclatency_example.txt"), "# ./funclatency -mTi 5 vfs_read")
 	res := runString(t, "bcc", run, source.Options{Date: time.Date(2016, 1, 1, 0, 0, 0, 0, time.UTC), Location: time.UTC})
-	if res.err != nil || len(res.malformed()) > 0 || len(res.intervals) != 4 {
-		t.Fatalf("err %v, malformed %q, %d intervals", res.err, res.malformed(), len(res.intervals))
+	if res.Err != nil || len(res.malformed()) > 0 || len(res.Intervals) != 4 {
+		t.Fatalf("err %v, malformed %q, %d intervals", res.Err, res.malformed(), len(res.Intervals))
 	}
 	wantDur := []time.Duration{5 * time.Second, 5 * time.Second, 5 * time.Second, 2 * time.Second}
 	wantCount := []float64{1521, 1282, 1303, 251} // the "avg = ..., count: N" lines
-	for i, iv := range res.intervals {
+	for i, iv := range res.Intervals {
 		if iv.Duration != wantDur[i] || eventCount(iv) != wantCount[i] {
 			t.Errorf("interval %d: %s with %g events, want %s with %g", i, iv.Duration, eventCount(iv), wantDur[i], wantCount[i])
 		}
 	}
-	if s := res.intervals[0].Start; !s.Equal(time.Date(2016, 1, 1, 20, 10, 3, 0, time.UTC)) {
+	if s := res.Intervals[0].Start; !s.Equal(time.Date(2016, 1, 1, 20, 10, 3, 0, time.UTC)) {
 		t.Errorf("first window starts %s, want 20:10:03 (one period before 20:10:08)", s)
 	}
 	// nsecs tables: the unit comes from the header word.
 	res = runString(t, "bcc", section(t, readTestdata(t, "bcc_funclatency_example.txt"), "# ./funclatency do_sys_open"), source.Options{})
-	if h := res.intervals[0].Series[0].Hist; h.Unit != hist.Nanosecond || h.Count() != 476 {
+	if h := res.Intervals[0].Series[0].Hist; h.Unit != hist.Nanosecond || h.Count() != 476 {
 		t.Errorf("do_sys_open: %g events in %s, want 476 in ns", h.Count(), h.Unit)
 	}
 }
@@ -215,10 +215,10 @@ func TestBCCFunclatencyInterval(t *testing.T) {
 func TestBpftraceBiolatency(t *testing.T) {
 	text := readTestdata(t, "bpftrace_biolatency_example.txt")
 	res := runString(t, "bpftrace", text, source.Options{})
-	if res.err != nil || len(res.intervals) != 1 {
-		t.Fatalf("err %v, %d intervals", res.err, len(res.intervals))
+	if res.Err != nil || len(res.Intervals) != 1 {
+		t.Fatalf("err %v, %d intervals", res.Err, len(res.Intervals))
 	}
-	s := res.intervals[0].Series
+	s := res.Intervals[0].Series
 	if len(s) != 1 || s[0].Key != (stream.Key{Event: "@usecs"}) || s[0].Hist.Unit != hist.Microsecond {
 		t.Fatalf("series %+v", s)
 	}
@@ -240,8 +240,8 @@ func TestBpftraceBiolatency(t *testing.T) {
 // "[1]" is [1, 2).
 func TestBpftraceKeyedMap(t *testing.T) {
 	res := runString(t, "bpftrace", readTestdata(t, "bpftrace_xfsdist_example.txt"), source.Options{})
-	if res.err != nil || len(res.intervals) != 1 {
-		t.Fatalf("err %v, %d intervals", res.err, len(res.intervals))
+	if res.Err != nil || len(res.Intervals) != 1 {
+		t.Fatalf("err %v, %d intervals", res.Err, len(res.Intervals))
 	}
 	want := map[string]string{
 		"xfs_file_write_iter": "[8,16)=1 [16,32)=2",
@@ -275,10 +275,10 @@ func TestBpftraceZeroRow(t *testing.T) {
 func TestIolatency(t *testing.T) {
 	text := readTestdata(t, "perftools_iolatency_example.txt")
 	res := runString(t, "iolatency", section(t, text, "# ./iolatency 5 3"), source.Options{Interval: 5 * time.Second})
-	if res.err != nil || len(res.intervals) != 3 {
-		t.Fatalf("err %v, %d intervals", res.err, len(res.intervals))
+	if res.Err != nil || len(res.Intervals) != 3 {
+		t.Fatalf("err %v, %d intervals", res.Err, len(res.Intervals))
 	}
-	h := res.intervals[0].Series[0].Hist
+	h := res.Intervals[0].Series[0].Hist
 	want := "[0,1)=2809 [1,2)=32 [2,4)=14 [4,8)=6 [8,16)=7 [16,32)=14 [32,64)=39 [64,128)=1556"
 	if got := bucketsOf(h); got != want || h.Unit != hist.Millisecond {
 		t.Errorf("buckets %s in %s\nwant %s", got, h.Unit, want)
@@ -286,7 +286,7 @@ func TestIolatency(t *testing.T) {
 	if wantSum := 2809*0.5 + 1.5*(32+2*14+4*6+8*7+16*14+32*39+64*1556); h.Sum != wantSum {
 		t.Errorf("sum %g, want %g", h.Sum, wantSum)
 	}
-	for i, iv := range res.intervals {
+	for i, iv := range res.Intervals {
 		if iv.Duration != 5*time.Second || !iv.Relative {
 			t.Errorf("interval %d: %s relative %v, want --interval 5s", i, iv.Duration, iv.Relative)
 		}
@@ -306,13 +306,13 @@ func lastRecordSum(text string) float64 {
 func TestDTraceRealSampleAsDTrace(t *testing.T) {
 	text := readShared(t, "pylatencymap/test_DTrace_data.txt")
 	res := runString(t, "dtrace", text, source.Options{})
-	if res.err != nil || len(res.malformed()) > 0 {
-		t.Fatalf("err %v, malformed %q", res.err, res.malformed())
+	if res.Err != nil || len(res.malformed()) > 0 {
+		t.Fatalf("err %v, malformed %q", res.Err, res.malformed())
 	}
-	if len(res.intervals) != 31 {
-		t.Fatalf("%d intervals, want 31 (one per tick)", len(res.intervals))
+	if len(res.Intervals) != 31 {
+		t.Fatalf("%d intervals, want 31 (one per tick)", len(res.Intervals))
 	}
-	for i, iv := range res.intervals {
+	for i, iv := range res.Intervals {
 		if iv.Gap || !iv.Relative || iv.Duration != 10*time.Second || !iv.Start.Equal(stream.RelativeStart.Add(time.Duration(i)*10*time.Second)) {
 			t.Errorf("interval %d: %s +%s gap %v relative %v", i, iv.Start, iv.Duration, iv.Gap, iv.Relative)
 		}
@@ -320,7 +320,7 @@ func TestDTraceRealSampleAsDTrace(t *testing.T) {
 	if want := lastRecordSum(text); res.total() != want || want != 1284306 {
 		t.Errorf("total %g, want %g (the last print's counts) = 1284306", res.total(), want)
 	}
-	first := res.intervals[0].Series[0]
+	first := res.Intervals[0].Series[0]
 	if first.Key != (stream.Key{Event: "myhistogram"}) || first.Hist.Unit != hist.Nanosecond {
 		t.Errorf("first series %s in %s", first.Key, first.Hist.Unit)
 	}
@@ -330,13 +330,13 @@ func TestDTraceRealSampleAsDTrace(t *testing.T) {
 		t.Errorf("first print %s\nwant %s", got, want)
 	}
 	// Second print minus first: 65536 went 0 → 1, 131072 10 → 21.
-	second := res.intervals[1].Series[0].Hist
+	second := res.Intervals[1].Series[0].Hist
 	if got := bucketsOf(second); !strings.HasPrefix(got, "[65536,131072)=1 [131072,262144)=11 [262144,524288)=11702 ") {
 		t.Errorf("second print's delta %s", got)
 	}
 	// --counts interval reads every print whole instead.
 	res = runString(t, "dtrace", text, source.Options{Counts: source.CountsInterval})
-	if got := res.intervals[1].Series[0].Hist.Count(); got != 2+1+21+24591+48677+10245+650+97+42+5+1 {
+	if got := res.Intervals[1].Series[0].Hist.Count(); got != 2+1+21+24591+48677+10245+650+97+42+5+1 {
 		t.Errorf("second print read per interval: %g events", got)
 	}
 }
@@ -345,22 +345,22 @@ func TestDTraceRealSampleAsDTrace(t *testing.T) {
 func TestSystemTapRealSampleAsSystemTap(t *testing.T) {
 	text := readShared(t, "pylatencymap/test_SystemTap_data.txt")
 	res := runString(t, "systemtap", text, source.Options{Interval: 3 * time.Second})
-	if res.err != nil || len(res.malformed()) > 0 || len(res.intervals) != 48 {
-		t.Fatalf("err %v, malformed %q, %d intervals", res.err, res.malformed(), len(res.intervals))
+	if res.Err != nil || len(res.malformed()) > 0 || len(res.Intervals) != 48 {
+		t.Fatalf("err %v, malformed %q, %d intervals", res.Err, res.malformed(), len(res.Intervals))
 	}
 	if want := lastRecordSum(text); res.total() != want {
 		t.Errorf("total %g, want %g", res.total(), want)
 	}
-	h := res.intervals[0].Series[0].Hist
-	if h.Unit != hist.Microsecond || res.intervals[0].Series[0].Key.Event != "systemtap" || h.Count() != 1611 {
+	h := res.Intervals[0].Series[0].Hist
+	if h.Unit != hist.Microsecond || res.Intervals[0].Series[0].Key.Event != "systemtap" || h.Count() != 1611 {
 		t.Errorf("first print: %g events in %s", h.Count(), h.Unit)
 	}
-	for _, iv := range res.intervals {
+	for _, iv := range res.Intervals {
 		if iv.Duration != 3*time.Second || iv.Gap {
 			t.Fatalf("interval %s +%s gap %v", iv.Start, iv.Duration, iv.Gap)
 		}
 	}
-	if math.Abs(res.intervals[47].End().Sub(stream.RelativeStart).Seconds()-144) > 1e-9 {
-		t.Errorf("last end %s", res.intervals[47].End())
+	if math.Abs(res.Intervals[47].End().Sub(stream.RelativeStart).Seconds()-144) > 1e-9 {
+		t.Errorf("last end %s", res.Intervals[47].End())
 	}
 }

@@ -64,16 +64,16 @@ CPU     ID                    FUNCTION:NAME
 
 func TestDTraceKeys(t *testing.T) {
 	res := runString(t, "dtrace", dtraceKeyed, source.Options{Location: time.UTC})
-	if res.err != nil || len(res.malformed()) > 0 || len(res.diag.Warnings()) > 0 {
-		t.Fatalf("err %v, malformed %q, warnings %q", res.err, res.malformed(), res.diag.Warnings())
+	if res.Err != nil || len(res.malformed()) > 0 || len(res.Diag.Warnings()) > 0 {
+		t.Fatalf("err %v, malformed %q, warnings %q", res.Err, res.malformed(), res.Diag.Warnings())
 	}
-	if len(res.intervals) != 2 {
-		t.Fatalf("%d intervals, want 2", len(res.intervals))
+	if len(res.Intervals) != 2 {
+		t.Fatalf("%d intervals, want 2", len(res.Intervals))
 	}
 	// Wall-clock ends from the %Y lines (across midnight); the first
 	// window's length from the tick-10s probe name.
 	for i, want := range []time.Time{time.Date(2024, 3, 5, 23, 59, 40, 0, time.UTC), time.Date(2024, 3, 5, 23, 59, 50, 0, time.UTC)} {
-		if iv := res.intervals[i]; iv.Relative || !iv.Start.Equal(want) || iv.Duration != 10*time.Second {
+		if iv := res.Intervals[i]; iv.Relative || !iv.Start.Equal(want) || iv.Duration != 10*time.Second {
 			t.Errorf("interval %d: %s +%s relative %v, want %s +10s", i, iv.Start, iv.Duration, iv.Relative, want)
 		}
 	}
@@ -98,8 +98,8 @@ func TestDTraceKeys(t *testing.T) {
 	}
 	// --unit changes the unit DTrace does not print; --event picks a key.
 	res = runString(t, "dtrace", dtraceKeyed, source.Options{Unit: hist.Microsecond, Events: []string{"oracle 12345"}})
-	if len(res.intervals) != 2 || len(res.intervals[0].Series) != 1 || res.intervals[0].Series[0].Hist.Unit != hist.Microsecond {
-		t.Errorf("--unit us --event: %+v", res.intervals)
+	if len(res.Intervals) != 2 || len(res.Intervals[0].Series) != 1 || res.Intervals[0].Series[0].Hist.Unit != hist.Microsecond {
+		t.Errorf("--unit us --event: %+v", res.Intervals)
 	}
 }
 
@@ -140,8 +140,8 @@ const dtraceLinear = `
 
 func TestDTraceLquantize(t *testing.T) {
 	res := runString(t, "dtrace", dtraceLinear, source.Options{Unit: hist.Millisecond})
-	if res.err != nil || len(res.malformed()) > 0 || len(res.intervals) != 1 {
-		t.Fatalf("err %v, malformed %q, %d intervals", res.err, res.malformed(), len(res.intervals))
+	if res.Err != nil || len(res.malformed()) > 0 || len(res.Intervals) != 1 {
+		t.Fatalf("err %v, malformed %q, %d intervals", res.Err, res.malformed(), len(res.Intervals))
 	}
 	lin := res.series(stream.Key{Event: "dtrace"})[0]
 	// "< 0" counts negative values: dropped with a warning. ">= 100" is an
@@ -158,7 +158,7 @@ func TestDTraceLquantize(t *testing.T) {
 	if want := 30*5.0 + 2*15 + 1*150; lin.Sum != want {
 		t.Errorf("sum %g, want %g (midpoints, open top at 1.5·100)", lin.Sum, want)
 	}
-	if w := res.diag.Warnings(); len(w) != 2 || !strings.Contains(w[1], "line 2: 3 events in buckets below zero dropped") {
+	if w := res.Diag.Warnings(); len(w) != 2 || !strings.Contains(w[1], "line 2: 3 events in buckets below zero dropped") {
 		t.Errorf("warnings %q", w)
 	}
 	// llquantize: the rows' own edges, one decade of step 1 then of 10.
@@ -198,10 +198,10 @@ func TestSystemTapLinearAndElision(t *testing.T) {
 	// Two different tables in one print share the event name "systemtap",
 	// so they are two prints; read per interval, 5 s apart.
 	res := runString(t, "systemtap", stapLinear, source.Options{Counts: source.CountsInterval, Interval: 5 * time.Second})
-	if res.err != nil || len(res.malformed()) > 0 || len(res.intervals) != 2 {
-		t.Fatalf("err %v, malformed %q, %d intervals", res.err, res.malformed(), len(res.intervals))
+	if res.Err != nil || len(res.malformed()) > 0 || len(res.Intervals) != 2 {
+		t.Fatalf("err %v, malformed %q, %d intervals", res.Err, res.malformed(), len(res.Intervals))
 	}
-	lin := res.intervals[0].Series[0].Hist
+	lin := res.Intervals[0].Series[0].Hist
 	// After the "~" the rows keep the step of 10: 70 is [70, 80), not
 	// [30, 70); ">80" is the open top after the last regular row.
 	if got, want := bucketsOf(lin), "[0,10)=10 [10,20)=5 [70,80)=2 [90,180)=1"; got != want {
@@ -210,12 +210,12 @@ func TestSystemTapLinearAndElision(t *testing.T) {
 	if lin.Unit != hist.Microsecond || !lin.IsCustom() {
 		t.Errorf("unit %s custom %v", lin.Unit, lin.IsCustom())
 	}
-	lg := res.intervals[1].Series[0].Hist
+	lg := res.Intervals[1].Series[0].Hist
 	if got, want := bucketsOf(lg), "[1,2)=4 [1024,2048)=3"; got != want || lg.IsCustom() {
 		t.Errorf("@hist_log buckets %s (custom %v), want %s on the grid", got, lg.IsCustom(), want)
 	}
-	if res.intervals[1].Duration != 5*time.Second || !res.intervals[1].Start.Equal(stream.RelativeStart.Add(5*time.Second)) {
-		t.Errorf("second print at %s +%s", res.intervals[1].Start, res.intervals[1].Duration)
+	if res.Intervals[1].Duration != 5*time.Second || !res.Intervals[1].Start.Equal(stream.RelativeStart.Add(5*time.Second)) {
+		t.Errorf("second print at %s +%s", res.Intervals[1].Start, res.Intervals[1].Duration)
 	}
 }
 
@@ -261,14 +261,14 @@ const bpftraceCumulative = `Attaching 4 probes...
 func TestBpftraceCumulativeAndReset(t *testing.T) {
 	day := time.Date(2024, 3, 5, 0, 0, 0, 0, time.UTC)
 	res := runString(t, "bpftrace", bpftraceCumulative, source.Options{Counts: source.CountsCumulative, Date: day, Unit: hist.Millisecond, Location: time.UTC})
-	if res.err != nil || len(res.malformed()) > 0 {
-		t.Fatalf("err %v, malformed %q", res.err, res.malformed())
+	if res.Err != nil || len(res.malformed()) > 0 {
+		t.Fatalf("err %v, malformed %q", res.Err, res.malformed())
 	}
-	if len(res.intervals) != 3 {
-		t.Fatalf("%d intervals, want 3", len(res.intervals))
+	if len(res.Intervals) != 3 {
+		t.Fatalf("%d intervals, want 3", len(res.Intervals))
 	}
 	ends := []time.Time{time.Date(2024, 3, 5, 23, 59, 59, 0, time.UTC), time.Date(2024, 3, 6, 0, 0, 0, 0, time.UTC), time.Date(2024, 3, 6, 0, 0, 1, 0, time.UTC)}
-	for i, iv := range res.intervals {
+	for i, iv := range res.Intervals {
 		if !iv.End().Equal(ends[i]) || iv.Duration != time.Second {
 			t.Errorf("interval %d ends %s after %s, want %s after 1s", i, iv.End(), iv.Duration, ends[i])
 		}
@@ -295,10 +295,10 @@ func TestBpftraceCumulativeAndReset(t *testing.T) {
 		t.Errorf("@size second %s", got)
 	}
 	// Print 3: @lat_ns[8, R] went down from 6 to 1: a restart, drawn as a gap.
-	if iv := res.intervals[2]; !iv.Gap || len(iv.Series) != 0 {
+	if iv := res.Intervals[2]; !iv.Gap || len(iv.Series) != 0 {
 		t.Errorf("third interval gap %v series %d", iv.Gap, len(iv.Series))
 	}
-	w := strings.Join(res.diag.Warnings(), "\n")
+	w := strings.Join(res.Diag.Warnings(), "\n")
 	for _, want := range []string{"synthetic.txt: line 31: counts went down", "1 events in buckets below zero dropped"} {
 		if !strings.Contains(w, want) {
 			t.Errorf("warnings %q lack %q", w, want)
@@ -307,8 +307,8 @@ func TestBpftraceCumulativeAndReset(t *testing.T) {
 
 	// Per interval (bpftrace's default): every print whole, no gap.
 	res = runString(t, "bpftrace", bpftraceCumulative, source.Options{Date: day, Unit: hist.Millisecond, Location: time.UTC})
-	if len(res.intervals) != 3 || res.intervals[2].Gap || eventCount(res.intervals[1]) != 6+2+3+4 || eventCount(res.intervals[2]) != 1 {
-		t.Errorf("per interval: %d intervals", len(res.intervals))
+	if len(res.Intervals) != 3 || res.Intervals[2].Gap || eventCount(res.Intervals[1]) != 6+2+3+4 || eventCount(res.Intervals[2]) != 1 {
+		t.Errorf("per interval: %d intervals", len(res.Intervals))
 	}
 }
 
@@ -333,8 +333,8 @@ func TestMalformedRows(t *testing.T) {
 	if got := res.malformed(); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("malformed\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if len(res.intervals) != 2 || bucketsOf(res.intervals[0].Series[0].Hist) != "[0,2)=3 [8,16)=5" || len(res.intervals[1].Series) != 0 {
-		t.Errorf("intervals %+v", res.intervals)
+	if len(res.Intervals) != 2 || bucketsOf(res.Intervals[0].Series[0].Hist) != "[0,2)=3 [8,16)=5" || len(res.Intervals[1].Series) != 0 {
+		t.Errorf("intervals %+v", res.Intervals)
 	}
 
 	dt := "           value  ------------- Distribution ------------- count    \n" +
@@ -351,8 +351,8 @@ func TestMalformedRows(t *testing.T) {
 		t.Errorf("malformed %q", got)
 	}
 	// The damaged first print is skipped; the second counts from zero.
-	if len(res.intervals) != 2 || len(res.intervals[0].Series) != 0 || eventCount(res.intervals[1]) != 10 {
-		t.Errorf("intervals %+v", res.intervals)
+	if len(res.Intervals) != 2 || len(res.Intervals[0].Series) != 0 || eventCount(res.Intervals[1]) != 10 {
+		t.Errorf("intervals %+v", res.Intervals)
 	}
 }
 
@@ -362,16 +362,16 @@ func TestTimeNotAdvancing(t *testing.T) {
 	table := "     msecs               : count     distribution\n         0 -> 1          : 1        |*|\n\n"
 	in := "10:00:00\n" + table + "10:00:01\n" + table + "10:00:01\n" + table + "10:00:03\n" + table
 	res := runString(t, "bcc", in, source.Options{Date: time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC), Location: time.UTC})
-	if len(res.intervals) != 4 {
-		t.Fatalf("%d intervals", len(res.intervals))
+	if len(res.Intervals) != 4 {
+		t.Fatalf("%d intervals", len(res.Intervals))
 	}
 	wantEnd := []int{0, 1, 2, 3}
-	for i, iv := range res.intervals {
+	for i, iv := range res.Intervals {
 		if want := time.Date(2024, 1, 2, 10, 0, wantEnd[i], 0, time.UTC); !iv.End().Equal(want) {
 			t.Errorf("interval %d ends %s, want %s", i, iv.End(), want)
 		}
 	}
-	if w := res.diag.Warnings(); len(w) != 1 || !strings.Contains(w[0], "line 9: time 10:00:01 does not advance") {
+	if w := res.Diag.Warnings(); len(w) != 1 || !strings.Contains(w[0], "line 9: time 10:00:01 does not advance") {
 		t.Errorf("warnings %q", w)
 	}
 }
@@ -382,8 +382,8 @@ func TestEmptyPrint(t *testing.T) {
 	table := "@usecs:\n[4, 8)    2 |@@|\n\n"
 	in := "10:00:00\n" + table + "10:00:01\n10:00:02\n" + table
 	res := runString(t, "bpftrace", in, source.Options{Date: time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC), Location: time.UTC})
-	if len(res.intervals) != 3 || len(res.intervals[1].Series) != 0 || res.intervals[1].Gap || eventCount(res.intervals[2]) != 2 {
-		t.Errorf("intervals %+v", res.intervals)
+	if len(res.Intervals) != 3 || len(res.Intervals[1].Series) != 0 || res.Intervals[1].Gap || eventCount(res.Intervals[2]) != 2 {
+		t.Errorf("intervals %+v", res.Intervals)
 	}
 }
 
@@ -391,15 +391,15 @@ func TestEmptyPrint(t *testing.T) {
 func TestBpftraceUnit(t *testing.T) {
 	in := "@x:\n[4, 8)    2 |@@|\n\n"
 	res := runString(t, "bpftrace", in, source.Options{})
-	if h := res.intervals[0].Series[0].Hist; h.Unit != hist.Microsecond {
+	if h := res.Intervals[0].Series[0].Hist; h.Unit != hist.Microsecond {
 		t.Errorf("unit %s", h.Unit)
 	}
-	if w := strings.Join(res.diag.Warnings(), "\n"); !strings.Contains(w, "map @x names no unit") {
+	if w := strings.Join(res.Diag.Warnings(), "\n"); !strings.Contains(w, "map @x names no unit") {
 		t.Errorf("warnings %q", w)
 	}
 	res = runString(t, "bpftrace", in, source.Options{Unit: hist.Second})
-	if h := res.intervals[0].Series[0].Hist; h.Unit != hist.Second || strings.Contains(strings.Join(res.diag.Warnings(), ""), "names no unit") {
-		t.Errorf("unit %s, warnings %q", h.Unit, res.diag.Warnings())
+	if h := res.Intervals[0].Series[0].Hist; h.Unit != hist.Second || strings.Contains(strings.Join(res.Diag.Warnings(), ""), "names no unit") {
+		t.Errorf("unit %s, warnings %q", h.Unit, res.Diag.Warnings())
 	}
 }
 
@@ -407,10 +407,10 @@ func TestBpftraceUnit(t *testing.T) {
 func TestBCCNonLatencyTable(t *testing.T) {
 	in := "     kbytes          : count     distribution\n         0 -> 1      : 3        |****|\n\n"
 	res := runString(t, "bcc", in, source.Options{})
-	if len(res.intervals) != 1 || len(res.intervals[0].Series) != 0 {
-		t.Errorf("intervals %+v", res.intervals)
+	if len(res.Intervals) != 1 || len(res.Intervals[0].Series) != 0 {
+		t.Errorf("intervals %+v", res.Intervals)
 	}
-	if w := strings.Join(res.diag.Warnings(), "\n"); !strings.Contains(w, `"kbytes" is not a latency`) {
+	if w := strings.Join(res.Diag.Warnings(), "\n"); !strings.Contains(w, `"kbytes" is not a latency`) {
 		t.Errorf("warnings %q", w)
 	}
 }
@@ -419,8 +419,8 @@ func TestBCCNonLatencyTable(t *testing.T) {
 func TestEmptyInput(t *testing.T) {
 	for _, f := range Formats() {
 		res := runString(t, f.Name, "", source.Options{})
-		if res.err != nil || len(res.intervals) != 0 {
-			t.Errorf("%s: err %v, %d intervals", f.Name, res.err, len(res.intervals))
+		if res.Err != nil || len(res.Intervals) != 0 {
+			t.Errorf("%s: err %v, %d intervals", f.Name, res.Err, len(res.Intervals))
 		}
 	}
 }
@@ -432,7 +432,7 @@ func TestBCCLinearRows(t *testing.T) {
 		"        4          : 0        |                                        |\n" +
 		"        5          : 1        |**                                      |\n\n"
 	res := runString(t, "bcc", in, source.Options{})
-	h := res.intervals[0].Series[0].Hist
+	h := res.Intervals[0].Series[0].Hist
 	if got := bucketsOf(h); got != "[3,4)=2 [5,6)=1" || !h.IsCustom() || h.Sum != 2*3.5+5.5 {
 		t.Errorf("buckets %s custom %v sum %g", got, h.IsCustom(), h.Sum)
 	}
