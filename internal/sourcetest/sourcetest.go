@@ -1,6 +1,7 @@
 // Package sourcetest runs a source format over an input in tests and checks
-// every interval the way source.RunAll would, so that each format's tests
-// only say what is particular to the format.
+// every interval the way source.RunAll would, and writes intervals through a
+// sink format, so that each format's tests only say what is particular to
+// the format.
 package sourcetest
 
 import (
@@ -8,8 +9,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"testing"
 
+	"github.com/latscope/latscope/internal/testenv"
+	"github.com/latscope/latscope/sink"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -78,4 +82,41 @@ func CheckInterval(t testing.TB, iv stream.Interval) {
 			}
 		}
 	}
+}
+
+// ReadShared reads a file of the shared real test data through f; the
+// file must read without errors or malformed lines.
+func ReadShared(t testing.TB, f source.Format, rel string, opts source.Options) []stream.Interval {
+	t.Helper()
+	data, err := os.ReadFile(testenv.SharedFile(t, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := Run(t, f, source.Input{Name: rel, Reader: bytes.NewReader(data)}, opts)
+	if res.Err != nil {
+		t.Fatalf("%s: %v", rel, res.Err)
+	}
+	if bad := res.Malformed(); len(bad) > 0 {
+		t.Fatalf("%s: malformed input: %q", rel, bad)
+	}
+	return res.Intervals
+}
+
+// WriteAll writes the intervals with a sink format and returns the output.
+func WriteAll(t testing.TB, f sink.Format, ivs []stream.Interval) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := f.New(&buf, sink.Options{Name: "out" + f.Extension})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, iv := range ivs {
+		if err := w.Write(iv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

@@ -2,7 +2,6 @@ package csv
 
 import (
 	"bytes"
-	"context"
 	stdcsv "encoding/csv"
 	"errors"
 	"math"
@@ -15,53 +14,14 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/internal/sourcetest"
 	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/recording/recordingtest"
-	"github.com/latscope/latscope/sink"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/source/oracle10046"
 	"github.com/latscope/latscope/source/pylatencymap"
 	"github.com/latscope/latscope/stream"
 )
-
-func readShared(t testing.TB, f source.Format, rel string, opts source.Options) []stream.Interval {
-	t.Helper()
-	data, err := os.ReadFile(testenv.SharedFile(t, rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	diag := source.NewDiagnostics(nil, 100)
-	src, err := f.Open(source.Input{Name: rel, Reader: bytes.NewReader(data), Diag: diag}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []stream.Interval
-	if err := src.Run(context.Background(), func(iv stream.Interval) error {
-		out = append(out, iv)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func write(t testing.TB, ivs []stream.Interval) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	w, err := Format().New(&buf, sink.Options{Name: "out.csv"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, iv := range ivs {
-		if err := w.Write(iv); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
 
 // row is a CSV row by column name.
 type row map[string]string
@@ -182,8 +142,8 @@ func checkWindow(t *testing.T, iv stream.Interval, r row, origin *time.Time) {
 }
 
 func TestExampleLatencyData(t *testing.T) {
-	ivs := readShared(t, pylatencymap.Format(), "pylatencymap/example_latency_data.txt", source.Options{})
-	out := write(t, ivs)
+	ivs := sourcetest.ReadShared(t, pylatencymap.Format(), "pylatencymap/example_latency_data.txt", source.Options{})
+	out := sourcetest.WriteAll(t, Format(), ivs)
 	rows := parseRows(t, out)
 	checkRows(t, ivs, rows)
 	total := 0.0
@@ -204,8 +164,8 @@ func TestExampleLatencyData(t *testing.T) {
 // lines (the trace's sums are exact).
 func TestTraceTotalsEqualTheTrace(t *testing.T) {
 	const trace = "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc"
-	ivs := readShared(t, oracle10046.Format(), trace, source.Options{Interval: 100 * time.Millisecond})
-	rows := parseRows(t, write(t, ivs))
+	ivs := sourcetest.ReadShared(t, oracle10046.Format(), trace, source.Options{Interval: 100 * time.Millisecond})
+	rows := parseRows(t, sourcetest.WriteAll(t, Format(), ivs))
 	checkRows(t, ivs, rows)
 	count, sum := map[string]float64{}, map[string]float64{}
 	seen := map[string]bool{}
@@ -275,7 +235,7 @@ func TestGapsRelativeTimeAndCustomEdges(t *testing.T) {
 		{Source: "netapp", Start: time.Date(2015, 7, 14, 8, 0, 10, 0, time.UTC), Duration: 5 * time.Second},
 		{Source: "rel", Start: stream.RelativeStart.Add(1500 * time.Millisecond), Duration: 250 * time.Millisecond, Relative: true},
 	}
-	out := write(t, ivs)
+	out := sourcetest.WriteAll(t, Format(), ivs)
 	checkRows(t, ivs, parseRows(t, out))
 	for _, want := range []string{
 		"2015-07-14T10:00:00+02:00,0,5,false,\"nfs, \"\"read\"\"\nlatency\",vol1,netapp,netapp,60,120,2,true,5,210,false", // open top read as [60, 120): sum 3·10 + 2·90
@@ -290,7 +250,7 @@ func TestGapsRelativeTimeAndCustomEdges(t *testing.T) {
 		}
 	}
 	// No interval at all: the header alone.
-	if out := write(t, nil); string(out) != strings.Join(Header, ",")+"\n" {
+	if out := sourcetest.WriteAll(t, Format(), nil); string(out) != strings.Join(Header, ",")+"\n" {
 		t.Errorf("empty output %q", out)
 	}
 }
@@ -302,7 +262,7 @@ func TestPythonReadsTheRows(t *testing.T) {
 	if err != nil {
 		testenv.SkipOrFail(t, "python3 not installed")
 	}
-	out := write(t, readShared(t, pylatencymap.Format(), "pylatencymap/example_latency_data.txt", source.Options{}))
+	out := sourcetest.WriteAll(t, Format(), sourcetest.ReadShared(t, pylatencymap.Format(), "pylatencymap/example_latency_data.txt", source.Options{}))
 	cmd := exec.Command(py, "-c", "import csv, sys\nprint(int(sum(float(r['count']) for r in csv.DictReader(sys.stdin))))")
 	cmd.Stdin = bytes.NewReader(out)
 	got, err := cmd.Output()
@@ -331,8 +291,8 @@ func TestWriteErrorsAreReported(t *testing.T) {
 // FuzzWriter writes arbitrary valid streams (fuzzed recording frames seeded
 // with real data): the rows must parse and match the intervals.
 func FuzzWriter(f *testing.F) {
-	f.Add(recordingtest.Chunks(recordingtest.Encode(readShared(f, pylatencymap.Format(), "pylatencymap/example_latency_data.txt", source.Options{})[:4])))
-	f.Add(recordingtest.Chunks(recordingtest.Encode(readShared(f, oracle10046.Format(), "trc10046/carymillsap-tracing-oracle_23.2/FREE_ora_39079.trc",
+	f.Add(recordingtest.Chunks(recordingtest.Encode(sourcetest.ReadShared(f, pylatencymap.Format(), "pylatencymap/example_latency_data.txt", source.Options{})[:4])))
+	f.Add(recordingtest.Chunks(recordingtest.Encode(sourcetest.ReadShared(f, oracle10046.Format(), "trc10046/carymillsap-tracing-oracle_23.2/FREE_ora_39079.trc",
 		source.Options{Interval: 10 * time.Millisecond}))))
 	f.Fuzz(func(t *testing.T, chunks []byte) {
 		ivs := recordingtest.Intervals(chunks)
@@ -341,6 +301,6 @@ func FuzzWriter(f *testing.F) {
 				return // float seconds are exact below 2^51 ns (26 days)
 			}
 		}
-		checkRows(t, ivs, parseRows(t, write(t, ivs)))
+		checkRows(t, ivs, parseRows(t, sourcetest.WriteAll(t, Format(), ivs)))
 	})
 }

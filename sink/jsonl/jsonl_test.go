@@ -3,7 +3,6 @@ package jsonl
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,53 +16,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/internal/sourcetest"
 	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/recording/recordingtest"
-	"github.com/latscope/latscope/sink"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/source/oracle10046"
 	"github.com/latscope/latscope/source/pylatencymap"
 	"github.com/latscope/latscope/stream"
 )
-
-func readShared(t testing.TB, f source.Format, rel string, opts source.Options) []stream.Interval {
-	t.Helper()
-	data, err := os.ReadFile(testenv.SharedFile(t, rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	diag := source.NewDiagnostics(nil, 100)
-	src, err := f.Open(source.Input{Name: rel, Reader: bytes.NewReader(data), Diag: diag}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []stream.Interval
-	if err := src.Run(context.Background(), func(iv stream.Interval) error {
-		out = append(out, iv)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func write(t testing.TB, ivs []stream.Interval) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	w, err := Format().New(&buf, sink.Options{Name: "out.jsonl"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, iv := range ivs {
-		if err := w.Write(iv); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
 
 // parsed is a line read back with encoding/json into plain values, as a
 // jq or pandas user would see it.
@@ -266,8 +226,8 @@ func sameHist(a, b *hist.Histogram) error {
 }
 
 func TestExampleLatencyData(t *testing.T) {
-	ivs := readShared(t, pylatencymap.Format(), "pylatencymap/example_latency_data.txt", source.Options{})
-	out := write(t, ivs)
+	ivs := sourcetest.ReadShared(t, pylatencymap.Format(), "pylatencymap/example_latency_data.txt", source.Options{})
+	out := sourcetest.WriteAll(t, Format(), ivs)
 	lines := parseLines(t, out)
 	checkLossless(t, ivs, lines)
 	total := 0.0
@@ -294,8 +254,8 @@ func TestExampleLatencyData(t *testing.T) {
 // independent count of the trace's WAIT lines.
 func TestTraceTotalsEqualTheTrace(t *testing.T) {
 	const trace = "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc"
-	ivs := readShared(t, oracle10046.Format(), trace, source.Options{Interval: 100 * time.Millisecond})
-	lines := parseLines(t, write(t, ivs))
+	ivs := sourcetest.ReadShared(t, oracle10046.Format(), trace, source.Options{Interval: 100 * time.Millisecond})
+	lines := parseLines(t, sourcetest.WriteAll(t, Format(), ivs))
 	checkLossless(t, ivs, lines)
 	count, sumUs := map[string]float64{}, map[string]float64{}
 	for _, p := range lines {
@@ -363,7 +323,7 @@ func TestGapsRelativeTimeAndCustomEdges(t *testing.T) {
 		{Source: "rel", Start: stream.RelativeStart.Add(1500 * time.Millisecond), Duration: 250 * time.Millisecond, Relative: true,
 			Series: []stream.SeriesHist{{Key: stream.Key{Event: "e"}, Hist: hist.NewExact(hist.Second, -20)}}},
 	}
-	out := write(t, ivs)
+	out := sourcetest.WriteAll(t, Format(), ivs)
 	lines := parseLines(t, out)
 	checkLossless(t, ivs, lines)
 	first := string(out[:bytes.IndexByte(out, '\n')])
@@ -385,7 +345,7 @@ func TestJqReadsTheLines(t *testing.T) {
 	if err != nil {
 		testenv.SkipOrFail(t, "jq not installed (apt-get install jq)")
 	}
-	out := write(t, readShared(t, pylatencymap.Format(), "pylatencymap/example_latency_data.txt", source.Options{}))
+	out := sourcetest.WriteAll(t, Format(), sourcetest.ReadShared(t, pylatencymap.Format(), "pylatencymap/example_latency_data.txt", source.Options{}))
 	cmd := exec.Command(jq, "-s", `[.[].count] | add`)
 	cmd.Stdin = bytes.NewReader(out)
 	got, err := cmd.Output()
@@ -414,8 +374,8 @@ func TestWriteErrorsAreReported(t *testing.T) {
 // FuzzWriter writes arbitrary valid streams (fuzzed recording frames seeded
 // with real data): every line must parse and read back losslessly.
 func FuzzWriter(f *testing.F) {
-	f.Add(recordingtest.Chunks(recordingtest.Encode(readShared(f, pylatencymap.Format(), "pylatencymap/example_latency_data.txt", source.Options{})[:4])))
-	f.Add(recordingtest.Chunks(recordingtest.Encode(readShared(f, oracle10046.Format(), "trc10046/carymillsap-tracing-oracle_23.2/FREE_ora_39079.trc",
+	f.Add(recordingtest.Chunks(recordingtest.Encode(sourcetest.ReadShared(f, pylatencymap.Format(), "pylatencymap/example_latency_data.txt", source.Options{})[:4])))
+	f.Add(recordingtest.Chunks(recordingtest.Encode(sourcetest.ReadShared(f, oracle10046.Format(), "trc10046/carymillsap-tracing-oracle_23.2/FREE_ora_39079.trc",
 		source.Options{Interval: 10 * time.Millisecond}))))
 	f.Fuzz(func(t *testing.T, chunks []byte) {
 		ivs := recordingtest.Intervals(chunks)
@@ -424,6 +384,6 @@ func FuzzWriter(f *testing.F) {
 				return // float seconds are exact below 2^51 ns (26 days)
 			}
 		}
-		checkLossless(t, ivs, parseLines(t, write(t, ivs)))
+		checkLossless(t, ivs, parseLines(t, sourcetest.WriteAll(t, Format(), ivs)))
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/internal/sourcetest"
 	"github.com/latscope/latscope/recording/recordingtest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/source/oracle10046"
@@ -16,8 +17,8 @@ import (
 // finds no malformed line.
 func FuzzWriter(f *testing.F) {
 	seeds := [][]byte{
-		recordingtest.Encode(readShared(f, plmsource.Format(), "pylatencymap/example_latency_data.txt", source.Options{})[:5]),
-		recordingtest.Encode(readShared(f, oracle10046.Format(), "trc10046/jkstill-trace-combine_12.2.0.1/js122a1_ora_9850.trc",
+		recordingtest.Encode(sourcetest.ReadShared(f, plmsource.Format(), "pylatencymap/example_latency_data.txt", source.Options{})[:5]),
+		recordingtest.Encode(sourcetest.ReadShared(f, oracle10046.Format(), "trc10046/jkstill-trace-combine_12.2.0.1/js122a1_ora_9850.trc",
 			source.Options{Interval: 100 * time.Millisecond})),
 		recordingtest.Encode(oddIntervals(f)),
 	}

@@ -5,33 +5,17 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/latscope/latscope/hist"
-	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/sink"
 	"github.com/latscope/latscope/source"
 	plmsource "github.com/latscope/latscope/source/pylatencymap"
 	"github.com/latscope/latscope/stream"
 )
-
-// readShared reads a shared real file through a source format.
-func readShared(t testing.TB, f source.Format, rel string, opts source.Options) []stream.Interval {
-	t.Helper()
-	data, err := os.ReadFile(testenv.SharedFile(t, rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ivs, diag := runFormat(t, f, rel, data, opts)
-	if n := len(diag.Problems()); n > 0 {
-		t.Fatalf("%s: %d sources with malformed input: %+v", rel, n, diag.Problems())
-	}
-	return ivs
-}
 
 func runFormat(t testing.TB, f source.Format, name string, data []byte, opts source.Options) ([]stream.Interval, *source.Diagnostics) {
 	t.Helper()

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/internal/sourcetest"
 	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/source/oracle10046"
@@ -55,8 +56,8 @@ var (
 func TestLatencyMapDrawsTheOutput(t *testing.T) {
 	cmd := latencyMap(t)
 	cases := map[string][]stream.Interval{
-		"example_latency_data": readShared(t, plmsource.Format(), "pylatencymap/example_latency_data.txt", source.Options{}),
-		"10046 trace": readShared(t, oracle10046.Format(), "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc",
+		"example_latency_data": sourcetest.ReadShared(t, plmsource.Format(), "pylatencymap/example_latency_data.txt", source.Options{}),
+		"10046 trace": sourcetest.ReadShared(t, oracle10046.Format(), "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc",
 			source.Options{Interval: time.Second, Events: []string{"db file sequential read"}}),
 		"odd windows (synthetic)": oddIntervals(t),
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/internal/sourcetest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/source/oracle10046"
 	plmsource "github.com/latscope/latscope/source/pylatencymap"
@@ -14,7 +15,7 @@ import (
 // example_latency_data.txt: 72 real gv$event_histogram records (ms, two
 // RAC instances, Oracle buckets) → 71 intervals → 72 records again.
 func TestExampleLatencyDataRoundTrip(t *testing.T) {
-	ivs := readShared(t, plmsource.Format(), "pylatencymap/example_latency_data.txt", source.Options{})
+	ivs := sourcetest.ReadShared(t, plmsource.Format(), "pylatencymap/example_latency_data.txt", source.Options{})
 	if len(ivs) != 71 {
 		t.Fatalf("%d intervals", len(ivs))
 	}
@@ -66,7 +67,7 @@ func TestExampleLatencyDataRoundTrip(t *testing.T) {
 // calibration_data.txt holds lower-bound (SystemTap) µs buckets: written as
 // Oracle upper bounds, [64, 128) µs becomes N = 128.
 func TestCalibrationLowerBoundsBecomeUpperBounds(t *testing.T) {
-	ivs := readShared(t, plmsource.Format(), "pylatencymap/calibration_data.txt", source.Options{})
+	ivs := sourcetest.ReadShared(t, plmsource.Format(), "pylatencymap/calibration_data.txt", source.Options{})
 	out, warnings := convert(t, ivs)
 	if len(warnings) > 0 {
 		t.Errorf("warnings: %q", warnings)
@@ -96,7 +97,7 @@ func TestCalibrationLowerBoundsBecomeUpperBounds(t *testing.T) {
 // per kind of loss.
 func TestTraceWritesOneEventRebinned(t *testing.T) {
 	const trace = "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc"
-	ivs := readShared(t, oracle10046.Format(), trace, source.Options{Interval: time.Second})
+	ivs := sourcetest.ReadShared(t, oracle10046.Format(), trace, source.Options{Interval: time.Second})
 	event := ivs[0].Series[0].Key.Event
 	for _, iv := range ivs {
 		for _, s := range iv.Series {
@@ -127,7 +128,7 @@ func TestTraceWritesOneEventRebinned(t *testing.T) {
 	}
 
 	// With --event the other events never reach the writer: no warning.
-	kept := readShared(t, oracle10046.Format(), trace, source.Options{Interval: time.Second, Events: []string{"db file sequential read"}})
+	kept := sourcetest.ReadShared(t, oracle10046.Format(), trace, source.Options{Interval: time.Second, Events: []string{"db file sequential read"}})
 	out, warnings = convert(t, kept)
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "rebinned") {
 		t.Errorf("warnings with --event: %q", warnings)
@@ -145,7 +146,7 @@ func TestTracesOfEveryVersionRoundTrip(t *testing.T) {
 		"trc10046/priitp2-trctools_19.x/no_timezone.trc",
 		"trc10046/apress-top1e_10.2.0.3_11.1.0.6/dbm10203_ora_24433.trc",
 	} {
-		ivs := readShared(t, oracle10046.Format(), trace, source.Options{Interval: 100 * time.Millisecond})
+		ivs := sourcetest.ReadShared(t, oracle10046.Format(), trace, source.Options{Interval: 100 * time.Millisecond})
 		if len(ivs) == 0 {
 			t.Fatalf("%s: no intervals", trace)
 		}
