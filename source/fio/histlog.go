@@ -1,17 +1,15 @@
 package fio
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"time"
 
 	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/source/lines"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -159,54 +157,20 @@ func (s *histSource) Run(ctx context.Context, emit func(stream.Interval) error) 
 	if !anchored {
 		p.out.relative = true
 	}
-	br := bufio.NewReaderSize(s.in.Reader, 64<<10)
-	for n := 1; ; n++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		line, tooLong, err := readLine(br)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("%s:%d: %w", s.in.Name, n, err)
-		}
+	err := lines.Each(ctx, s.in, maxHistLine, func(n int, text string, tooLong bool) error {
 		if tooLong {
 			p.diag.Malformed(p.name, n, fmt.Sprintf("line longer than %d bytes", maxHistLine))
-			continue
+			return nil
 		}
-		if err := p.line(n, line, anchored); err != nil {
-			return err
-		}
+		return p.line(n, []byte(text), anchored)
+	})
+	if err != nil {
+		return err
 	}
 	if anchored {
 		return p.emitAnchored(s.in.ModTime)
 	}
 	return p.out.flush()
-}
-
-// readLine returns the next line without its ending; a line longer than
-// maxHistLine is consumed and reported as tooLong.
-func readLine(br *bufio.Reader) (line []byte, tooLong bool, err error) {
-	var buf []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if len(buf)+len(chunk) <= maxHistLine {
-			buf = append(buf, chunk...)
-		} else {
-			tooLong = true
-		}
-		switch {
-		case err == nil:
-			return bytes.TrimRight(buf, "\r\n"), tooLong, nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case errors.Is(err, io.EOF) && (len(buf) > 0 || tooLong):
-			return bytes.TrimRight(buf, "\r\n"), tooLong, nil
-		default:
-			return nil, false, err
-		}
-	}
 }
 
 // sparseBins holds the non-zero counts of one window: coarse bin indexes

@@ -1,12 +1,8 @@
 package hdrlog
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +11,7 @@ import (
 
 	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/source/lines"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -73,50 +70,17 @@ func newReader(in source.Input, opts source.Options, emit func(stream.Interval) 
 }
 
 func (r *reader) run(ctx context.Context) error {
-	br := bufio.NewReaderSize(r.in.Reader, 64<<10)
-	for n := 1; ; n++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		line, tooLong, err := readLine(br)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("%s:%d: %w", r.in.Name, n, err)
-		}
+	err := lines.Each(ctx, r.in, maxLine, func(n int, text string, tooLong bool) error {
 		if tooLong {
 			r.malformed(n, fmt.Sprintf("line longer than %d bytes", maxLine))
-			continue
+			return nil
 		}
-		if err := r.line(n, line); err != nil {
-			return err
-		}
+		return r.line(n, text)
+	})
+	if err != nil {
+		return err
 	}
 	return r.flush()
-}
-
-// readLine returns the next line without its ending.
-func readLine(br *bufio.Reader) (line string, tooLong bool, err error) {
-	var buf []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if len(buf)+len(chunk) <= maxLine {
-			buf = append(buf, chunk...)
-		} else {
-			tooLong = true
-		}
-		switch {
-		case err == nil:
-			return string(bytes.TrimRight(buf, "\r\n")), tooLong, nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case errors.Is(err, io.EOF) && (len(buf) > 0 || tooLong):
-			return string(bytes.TrimRight(buf, "\r\n")), tooLong, nil
-		default:
-			return "", false, err
-		}
-	}
 }
 
 func (r *reader) malformed(n int, reason string) { r.in.Diag.Malformed(r.in.Name, n, reason) }
