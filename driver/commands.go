@@ -90,11 +90,26 @@ func Heatmap(ctx context.Context, hc HeatmapConfig) error {
 		o.finish(hc.Stderr)
 		return hc.writeImage(rec.Intervals())
 	}
+	all, err := hc.show(ctx, o, nil, nil)
+	if err != nil {
+		return err
+	}
+	if hc.Output != "" {
+		return hc.writeImage(all)
+	}
+	return nil
+}
+
+// show draws o's sources on the terminal (live ones as their intervals
+// come, finished ones replayed) and returns every interval. tee, when set,
+// also receives every interval of a live source as it comes; status, when
+// set, is shown in the title.
+func (hc HeatmapConfig) show(ctx context.Context, o *opened, tee func(stream.Interval) error, status func() string) ([]stream.Interval, error) {
 	plain := hc.Plain || !hc.StdoutTTY
 	topts := terminal.Options{
 		Out: hc.Stdout, Plain: plain, Once: hc.Once, Scale: hc.Scale, Show: hc.Show,
 		Replay: !o.live, Speed: hc.Speed, ColumnWidth: hc.ColumnWidth,
-		FullScreen: hc.StdoutTTY && !plain && !hc.Once,
+		FullScreen: hc.StdoutTTY && !plain && !hc.Once, Status: status,
 	}
 	var tty *terminal.TTY
 	if hc.StdoutTTY && !hc.Once {
@@ -125,6 +140,11 @@ func Heatmap(ctx context.Context, hc HeatmapConfig) error {
 		if o.live {
 			runErr <- hc.run(srcCtx, o, func(iv stream.Interval) error {
 				all = append(all, iv)
+				if tee != nil {
+					if err := tee(iv); err != nil {
+						return err
+					}
+				}
 				return send(iv)
 			})
 			return
@@ -149,15 +169,9 @@ func Heatmap(ctx context.Context, hc HeatmapConfig) error {
 	srcErr := <-runErr
 	o.finish(hc.Stderr)
 	if viewErr != nil {
-		return viewErr
+		return all, viewErr
 	}
-	if srcErr != nil {
-		return srcErr
-	}
-	if hc.Output != "" {
-		return hc.writeImage(all)
-	}
-	return nil
+	return all, srcErr
 }
 
 // writeMatrix reads the sources to the end (live ones for --duration) and

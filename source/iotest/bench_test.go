@@ -4,8 +4,7 @@ import (
 	"io"
 	"os"
 	"testing"
-
-	"github.com/latscope/latscope/hist"
+	"time"
 )
 
 // BenchmarkReadLoop measures the probe's own cost per read: timing,
@@ -30,17 +29,19 @@ func BenchmarkReadLoopDirect(b *testing.B) {
 }
 
 func benchmarkReads(b *testing.B, f *os.File, size int64) {
-	cfg := Config{FileSize: size, BlockSize: DefaultBlockSize}
-	r := newReader(f, cfg, newShard())
+	w := newWorker(&testFile{reader: f, size: size}, DefaultBlockSize, false, newShard())
 	b.ReportAllocs()
-	b.SetBytes(int64(cfg.BlockSize))
+	b.SetBytes(DefaultBlockSize)
 	for b.Loop() {
-		if err := r.readOnce(); err != nil {
+		t0 := time.Now()
+		if err := w.once(); err != nil {
 			b.Fatal(err)
 		}
+		w.shard.record(time.Since(t0))
 	}
-	h := hist.NewExact(hist.Microsecond, zeroPow)
-	r.shard.drainInto(h)
+	win := newWindow()
+	w.shard.drainInto(win)
+	h := win.lat
 	b.ReportMetric(h.Quantile(0.5), "p50-µs")
 	b.ReportMetric(h.Quantile(0.99), "p99-µs")
 	b.ReportMetric(h.Mean(), "mean-µs")

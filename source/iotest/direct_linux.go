@@ -78,3 +78,23 @@ func control(f *os.File, op func(fd int) error) error {
 	}
 	return opErr
 }
+
+// openWriter opens path for a write test: O_DIRECT|O_DSYNC, so that each
+// write returns once it is on stable storage, as a database's data and log
+// writes do; O_DSYNC alone where O_DIRECT is refused.
+func openWriter(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_DIRECT|syscall.O_DSYNC, 0)
+	if isEINVAL(err) {
+		return os.OpenFile(path, os.O_RDWR|syscall.O_DSYNC, 0)
+	}
+	return f, err
+}
+
+// allocatedBytes returns the bytes a file has on storage (holes excluded).
+func allocatedBytes(st os.FileInfo) (int64, bool) {
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return sys.Blocks * 512, true
+}

@@ -18,11 +18,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
+	"github.com/latscope/latscope/internal/bytesize"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -33,6 +39,10 @@ const (
 	DefaultBlockSize = 8 << 10
 	DefaultReaders   = 4
 	DefaultInterval  = time.Second
+	// DefaultWorkers is the open-loop worker pool: the most I/Os in flight.
+	DefaultWorkers = 64
+	// maxBlockSize bounds --bs: larger reads are not a latency test.
+	maxBlockSize = 64 << 20
 )
 
 // sectorSize is the granularity O_DIRECT needs for sizes and offsets on
@@ -42,40 +52,73 @@ const sectorSize = 512
 
 // Config describes one storage latency test.
 type Config struct {
-	// Dir is the directory that holds the scratch file ("" means ".").
-	Dir string
-	// FileSize is the scratch file's size in bytes (default 256 MiB); it is
+	// Path is what is read: a directory (a scratch file is created in it
+	// and removed afterwards), an existing regular file or a block device
+	// (both only read). "" means ".".
+	Path string
+	// Size is the scratch file's size in bytes (default 256 MiB), split
+	// among the files with FilePerReader; for an existing file or device it
+	// limits the reads to its first Size bytes (0: all of it). It is
 	// rounded down to whole blocks.
-	FileSize int64
+	Size int64
 	// BlockSize is the size of each read in bytes (default 8 KiB, the usual
 	// database block), a multiple of 512.
 	BlockSize int
-	// Readers is the number of concurrent readers, i.e. the queue depth
-	// (default 4).
-	Readers int
+	// Steps are the closed-loop load levels: the number of concurrent
+	// readers of each step, run in order (default one step of 4).
+	Steps []int
+	// Rates, when set, makes the test an open loop: each step issues I/Os
+	// at this many per second with Poisson arrivals, and latency counts
+	// from the intended start. Steps is then ignored.
+	Rates []float64
+	// Workers is the open loop's worker pool, the most I/Os in flight
+	// (default 64).
+	Workers int
+	// StepDuration is how long each step is measured after its warm-up;
+	// 0 runs the last (or only) step until the context is cancelled.
+	StepDuration time.Duration
+	// Warmup runs each step this long before measuring it.
+	Warmup time.Duration
 	// Interval is the length of each emitted window (default the
 	// --interval option, else 1 s).
 	Interval time.Duration
+	// Write makes the test random O_DIRECT|O_DSYNC writes instead of
+	// reads; only allowed on a scratch file the test creates.
+	Write bool
+	// FilePerReader gives every reader (or open-loop worker) its own
+	// scratch file of Size/N bytes instead of one shared file.
+	FilePerReader bool
+}
+
+// openLoop reports whether the test runs at fixed arrival rates.
+func (c Config) openLoop() bool { return len(c.Rates) > 0 }
+
+// maxConcurrency is the most readers or workers any step runs.
+func (c Config) maxConcurrency() int {
+	if c.openLoop() {
+		return c.Workers
+	}
+	return slices.Max(c.Steps)
 }
 
 // resolve fills in the defaults and checks the values.
 func (c Config) resolve(opts source.Options) (Config, error) {
-	if c.Dir == "" {
-		c.Dir = "."
+	if c.Path == "" {
+		c.Path = "."
 	}
-	abs, err := filepath.Abs(c.Dir)
+	abs, err := filepath.Abs(c.Path)
 	if err != nil {
-		return c, fmt.Errorf("directory %q: %w", c.Dir, err)
+		return c, fmt.Errorf("path %q: %w", c.Path, err)
 	}
-	c.Dir = abs
-	if c.FileSize == 0 {
-		c.FileSize = DefaultFileSize
-	}
+	c.Path = abs
 	if c.BlockSize == 0 {
 		c.BlockSize = DefaultBlockSize
 	}
-	if c.Readers == 0 {
-		c.Readers = DefaultReaders
+	if len(c.Steps) == 0 {
+		c.Steps = []int{DefaultReaders}
+	}
+	if c.Workers == 0 {
+		c.Workers = DefaultWorkers
 	}
 	if c.Interval == 0 {
 		c.Interval = opts.Interval
@@ -83,40 +126,71 @@ func (c Config) resolve(opts source.Options) (Config, error) {
 	if c.Interval == 0 {
 		c.Interval = DefaultInterval
 	}
-	switch {
-	case c.BlockSize < 0 || c.BlockSize%sectorSize != 0:
-		return c, fmt.Errorf("block size %d is not a positive multiple of %d bytes", c.BlockSize, sectorSize)
-	case c.FileSize < int64(c.BlockSize):
-		return c, fmt.Errorf("file size %d is smaller than one %d-byte block", c.FileSize, c.BlockSize)
-	case c.Readers < 0:
-		return c, fmt.Errorf("%d readers: want at least 1", c.Readers)
-	case c.Interval < 0:
-		return c, fmt.Errorf("interval %s is negative", c.Interval)
+	if err := c.check(); err != nil {
+		return c, err
 	}
-	c.FileSize -= c.FileSize % int64(c.BlockSize)
 	return c, nil
 }
+
+// check rejects values no test can run with.
+func (c Config) check() error {
+	switch {
+	case c.BlockSize < 0 || c.BlockSize%sectorSize != 0:
+		return fmt.Errorf("block size %d is not a positive multiple of %d bytes", c.BlockSize, sectorSize)
+	case c.BlockSize > maxBlockSize:
+		return fmt.Errorf("block size %s is larger than %s: that is a throughput test, not a latency test",
+			formatSize(int64(c.BlockSize)), formatSize(maxBlockSize))
+	case c.Size < 0:
+		return fmt.Errorf("size %d is negative", c.Size)
+	case c.Size > 0 && c.Size < int64(c.BlockSize):
+		return fmt.Errorf("size %s is smaller than one %s block", formatSize(c.Size), formatSize(int64(c.BlockSize)))
+	case c.Workers < 1 || c.Workers > maxConcurrency:
+		return fmt.Errorf("%d workers: want 1 to %d", c.Workers, maxConcurrency)
+	case c.Interval < 0:
+		return fmt.Errorf("interval %s is negative", c.Interval)
+	case c.StepDuration < 0 || c.Warmup < 0:
+		return fmt.Errorf("step duration %s and warm-up %s must not be negative", c.StepDuration, c.Warmup)
+	}
+	for _, n := range c.Steps {
+		if n < 1 || n > maxConcurrency {
+			return fmt.Errorf("%d readers: want 1 to %d", n, maxConcurrency)
+		}
+	}
+	for _, r := range c.Rates {
+		if !(r > 0) || math.IsInf(r, 0) || r > maxRate {
+			return fmt.Errorf("rate %g I/Os per second: want more than 0 and at most %g", r, float64(maxRate))
+		}
+	}
+	return nil
+}
+
+// Limits that catch typing mistakes (an extra zero) before they start
+// thousands of threads.
+const (
+	maxConcurrency = 4096
+	maxRate        = 10_000_000
+)
 
 // Probe returns the iotest:DIR probe for the source.Opener.
 func Probe() source.Probe {
 	return source.Probe{
 		Scheme: "iotest",
 		Description: fmt.Sprintf("iotest:DIR measures storage read latency: %d random %s O_DIRECT reads at a time "+
-			"from a %s scratch file in DIR (removed afterwards)",
+			"from a %s scratch file in DIR (removed afterwards); `latscope iotest` runs whole load sweeps",
 			DefaultReaders, formatSize(DefaultBlockSize), formatSize(DefaultFileSize)),
 		Open: Open,
 	}
 }
 
 // Open checks that DIR (arg, "" for ".") is a directory and returns the
-// probe with the default Config. The scratch file is created when the
-// source runs.
+// probe with the default Config, which runs until cancelled. The scratch
+// file is created when the source runs.
 func Open(arg string, opts source.Options, diag *source.Diagnostics) (source.Source, error) {
-	cfg, err := Config{Dir: arg}.resolve(opts)
+	cfg, err := Config{Path: arg}.resolve(opts)
 	if err != nil {
 		return nil, fmt.Errorf("iotest: %w", err)
 	}
-	if err := checkDir(cfg.Dir); err != nil {
+	if err := checkDir(cfg.Path); err != nil {
 		return nil, fmt.Errorf("iotest: %w", err)
 	}
 	return New(cfg, opts, diag), nil
@@ -126,11 +200,7 @@ func Open(arg string, opts source.Options, diag *source.Diagnostics) (source.Sou
 func checkDir(dir string) error {
 	st, err := os.Stat(dir)
 	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err // the path is named below
-		}
-		return fmt.Errorf("directory %s: %w", dir, err)
+		return fmt.Errorf("directory %s: %w", dir, pathErr(err))
 	}
 	if !st.IsDir() {
 		return fmt.Errorf("%s is not a directory", dir)
@@ -138,57 +208,71 @@ func checkDir(dir string) error {
 	return nil
 }
 
-// New returns the probe for cfg; zero fields take their defaults. Errors in
-// cfg and in DIR are returned by Run.
-func New(cfg Config, opts source.Options, diag *source.Diagnostics) source.Source {
-	resolved, err := cfg.resolve(opts)
-	name := "iotest:" + resolved.Dir
-	return &probe{cfg: resolved, cfgErr: err, opts: opts, diag: diag, name: name}
+// pathErr strips the path from err: callers name it themselves.
+func pathErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
-// probe is the running storage test.
-type probe struct {
+// New returns the test for cfg; zero fields take their defaults. Errors in
+// cfg and in its path are returned by Run.
+func New(cfg Config, opts source.Options, diag *source.Diagnostics) *Test {
+	resolved, err := cfg.resolve(opts)
+	if diag == nil {
+		diag = source.NewDiagnostics(io.Discard, 0)
+	}
+	return &Test{cfg: resolved, cfgErr: err, opts: opts, diag: diag, name: "iotest:" + resolved.Path}
+}
+
+// Test is one storage latency test: a source of per-interval latency
+// histograms while it runs, and a Result per step when it is done.
+type Test struct {
 	cfg    Config
 	cfgErr error
 	opts   source.Options
 	diag   *source.Diagnostics
 	name   string
+
+	mu     sync.Mutex
+	result Result
+	now    now
 }
 
-// Name returns "iotest:" and the absolute directory.
-func (p *probe) Name() string { return p.name }
+// Name returns "iotest:" and the absolute path.
+func (t *Test) Name() string { return t.name }
 
-// Run creates the scratch file, measures until ctx is cancelled and removes
-// the file. Cancellation, during creation too, is a normal end: it returns
-// nil after emitting the last (partial) interval.
-func (p *probe) Run(ctx context.Context, emit func(stream.Interval) error) error {
-	if p.cfgErr != nil {
-		return fmt.Errorf("%s: %w", p.name, p.cfgErr)
+// Config returns the test's configuration with the defaults filled in.
+func (t *Test) Config() Config { return t.cfg }
+
+// Run opens the target (creating the scratch file), runs every step and
+// removes the scratch file. Cancellation, during creation too, is a normal
+// end: it returns nil after emitting the last (partial) interval, and the
+// Result keeps the steps measured so far.
+func (t *Test) Run(ctx context.Context, emit func(stream.Interval) error) error {
+	if t.cfgErr != nil {
+		return fmt.Errorf("%s: %w", t.name, t.cfgErr)
 	}
-	if err := checkDir(p.cfg.Dir); err != nil {
-		return fmt.Errorf("%s: %w", p.name, err)
-	}
-	if free, ok := freeSpace(p.cfg.Dir); ok && free < p.cfg.FileSize {
-		return fmt.Errorf("%s: only %s free, the scratch file needs %s",
-			p.name, formatSize(free), formatSize(p.cfg.FileSize))
-	}
-	sf, err := createScratch(ctx, p.cfg, p.opts.Progress)
+	tg, err := openTarget(ctx, t.cfg, t.opts.Progress, t.diag)
 	if ctx.Err() != nil {
-		if sf != nil {
-			sf.close()
+		if tg != nil {
+			tg.close()
 		}
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", p.name, err)
+		return fmt.Errorf("%s: %w", t.name, err)
 	}
-	defer sf.close()
-	if sf.reader == sf.buffered {
-		p.diag.Warn(p.name, "%s: reading through the page cache; posix_fadvise(DONTNEED) drops the file's "+
-			"cached pages every interval, but latencies can be those of memory, not storage", sf.whyCached)
+	defer tg.close()
+	t.setTarget(tg)
+	if !tg.direct {
+		t.diag.Warn(t.name, "%s: reading through the page cache; posix_fadvise(DONTNEED) drops the file's "+
+			"cached pages every interval, but latencies can be those of memory, not storage", tg.whyCached)
 	}
-	p.warnSchedulerDelay()
-	return p.measure(ctx, sf, emit)
+	t.warnSchedulerDelay()
+	return t.runSteps(ctx, tg, emit)
 }
 
 // warnSchedulerDelay warns when there are more readers than Go processors:
@@ -196,25 +280,77 @@ func (p *probe) Run(ctx context.Context, emit func(stream.Interval) error) error
 // scheduler to hand one back, up to 10 ms, and that wait is timed with
 // the read. Measured here with 4 readers: a spurious ~10 ms mode at
 // p99.9 with GOMAXPROCS=2, none with GOMAXPROCS=5.
-func (p *probe) warnSchedulerDelay() {
-	if procs := runtime.GOMAXPROCS(0); p.cfg.Readers > procs {
-		p.diag.Warn(p.name, "%d readers but GOMAXPROCS=%d: reads finishing while no Go processor is free "+
+func (t *Test) warnSchedulerDelay() {
+	if procs, n := runtime.GOMAXPROCS(0), t.cfg.maxConcurrency(); n > procs {
+		t.diag.Warn(t.name, "%d readers but GOMAXPROCS=%d: reads finishing while no Go processor is free "+
 			"wait for the scheduler (up to 10 ms), which can show as a spurious ~10 ms mode; "+
-			"run with GOMAXPROCS=%d or more", p.cfg.Readers, procs, p.cfg.Readers+1)
+			"run with GOMAXPROCS=%d or more", n, procs, n+1)
 	}
 }
 
+// ProcsNeeded is the GOMAXPROCS a test of cfg needs so that no reader
+// waits for a Go processor: one per reader or worker, one for the view.
+func ProcsNeeded(cfg Config) int {
+	if len(cfg.Steps) == 0 && !cfg.openLoop() {
+		return DefaultReaders + 1
+	}
+	if cfg.openLoop() && cfg.Workers == 0 {
+		return DefaultWorkers + 1
+	}
+	return cfg.maxConcurrency() + 1
+}
+
 // formatSize prints a byte count as "8 KiB", "256 MiB" or "1.5 GiB".
-func formatSize(n int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	v := float64(n)
-	u := 0
-	for v >= 1024 && u < len(units)-1 {
-		v /= 1024
-		u++
+func formatSize(n int64) string { return bytesize.Format(n) }
+
+// IsDir reports whether path ("" for ".") is a directory, where a test
+// creates scratch files.
+func IsDir(path string) bool {
+	if path == "" {
+		path = "."
 	}
-	if v == float64(int64(v)) {
-		return fmt.Sprintf("%d %s", int64(v), units[u])
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
+}
+
+// Plan describes what a test of cfg will do and how long it takes, for
+// the line printed before it starts.
+func Plan(cfg Config) string {
+	op := "reads"
+	if cfg.Write {
+		op = "O_DSYNC writes"
 	}
-	return fmt.Sprintf("%.1f %s", v, units[u])
+	var load string
+	if cfg.openLoop() {
+		load = fmt.Sprintf("open loop at %s I/Os per second (Poisson, up to %d in flight)", joinNumbers(cfg.Rates), cfg.Workers)
+	} else {
+		load = fmt.Sprintf("%s concurrent readers", joinNumbers(cfg.Steps))
+	}
+	where := cfg.Path
+	if IsDir(cfg.Path) {
+		size := cfg.Size
+		if size == 0 {
+			size = DefaultFileSize
+		}
+		where = fmt.Sprintf("a %s scratch file in %s", formatSize(size), cfg.Path)
+		if cfg.FilePerReader {
+			where = fmt.Sprintf("%s of scratch files (one per reader) in %s", formatSize(size), cfg.Path)
+		}
+	}
+	steps := len(cfg.levels())
+	if cfg.StepDuration == 0 {
+		return fmt.Sprintf("random %s %s from %s, %s, until stopped", formatSize(int64(cfg.BlockSize)), op, where, load)
+	}
+	total := time.Duration(steps) * (cfg.Warmup + cfg.StepDuration)
+	return fmt.Sprintf("random %s %s from %s, %s; %d step(s) of %s warm-up + %s, about %s",
+		formatSize(int64(cfg.BlockSize)), op, where, load, steps, cfg.Warmup, cfg.StepDuration, total)
+}
+
+// joinNumbers prints 1,2,4 or 500,1000.
+func joinNumbers[T int | float64](ns []T) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = fmt.Sprint(n)
+	}
+	return strings.Join(parts, ",")
 }

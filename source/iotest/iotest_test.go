@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -21,7 +24,7 @@ import (
 
 // smallConfig is a quick test in dir: an 8 MiB file, 0.5 s windows.
 func smallConfig(dir string) Config {
-	return Config{Dir: dir, FileSize: 8 << 20, Interval: 500 * time.Millisecond}
+	return Config{Path: dir, Size: 8 << 20, Interval: 500 * time.Millisecond}
 }
 
 // run is what one probe run emitted and when it was stopped.
@@ -85,7 +88,7 @@ func checkIntervals(t *testing.T, r run, cfg Config, wantEvent string, exactTimi
 		t.Fatalf("got %d intervals, want at least 4", len(ivs))
 	}
 	total := hist.NewExact(hist.Microsecond, zeroPow)
-	abs, _ := filepath.Abs(cfg.Dir)
+	abs, _ := filepath.Abs(cfg.Path)
 	var full []time.Duration
 	empty := 0
 	for i, iv := range ivs {
@@ -194,7 +197,7 @@ func TestCancelDuringCreationRemovesFile(t *testing.T) {
 	// The first progress line comes once the file exists and before it is
 	// written: cancel there.
 	progress := writerFunc(func(p []byte) (int, error) { cancel(); return len(p), nil })
-	src := New(Config{Dir: dir, FileSize: 256 << 20}, source.Options{Progress: progress}, nil)
+	src := New(Config{Path: dir, Size: 256 << 20}, source.Options{Progress: progress}, nil)
 	begin := time.Now()
 	var got []stream.Interval
 	err := src.Run(ctx, func(iv stream.Interval) error { got = append(got, iv); return nil })
@@ -233,7 +236,7 @@ func TestPageCacheFallbackOnTmpfs(t *testing.T) {
 	defer os.RemoveAll(dir)
 
 	// One reader leaves a processor for the rest of the test.
-	cfg := Config{Dir: dir, FileSize: 4 << 20, Readers: 1, Interval: 300 * time.Millisecond}
+	cfg := Config{Path: dir, Size: 4 << 20, Steps: []int{1}, Interval: 300 * time.Millisecond}
 	diag := source.NewDiagnostics(nil, 5)
 	r := runFor(t, New(cfg, source.Options{}, diag), 4, 100*time.Millisecond)
 
@@ -253,7 +256,7 @@ func TestPageCacheFallbackOnTmpfs(t *testing.T) {
 func TestWarnsWhenReadersOutnumberProcessors(t *testing.T) {
 	procs := runtime.GOMAXPROCS(0)
 	for _, readers := range []int{procs, procs + 1} {
-		cfg := Config{Dir: t.TempDir(), FileSize: 1 << 20, Readers: readers, Interval: 50 * time.Millisecond}
+		cfg := Config{Path: t.TempDir(), Size: 1 << 20, Steps: []int{readers}, Interval: 50 * time.Millisecond}
 		diag := source.NewDiagnostics(nil, 5)
 		runFor(t, New(cfg, source.Options{}, diag), 1, 0)
 		warned := strings.Contains(strings.Join(diag.Warnings(), "\n"), "GOMAXPROCS")
@@ -288,7 +291,7 @@ func TestMissingDirIsAClearError(t *testing.T) {
 	}
 	t.Log(err)
 
-	src := New(Config{Dir: missing}, source.Options{}, nil)
+	src := New(Config{Path: missing}, source.Options{}, nil)
 	err = src.Run(context.Background(), nil)
 	// Starting with the source's name, RunAll does not name it twice.
 	if err == nil || !strings.HasPrefix(err.Error(), src.Name()+": ") || !errors.Is(err, os.ErrNotExist) {
@@ -326,21 +329,21 @@ func TestConfigDefaultsAndChecks(t *testing.T) {
 		t.Fatalf("Open(\"\"): %v", err)
 	}
 	cwd, _ := os.Getwd()
-	p := src.(*probe)
-	want := Config{Dir: cwd, FileSize: 256 << 20, BlockSize: 8 << 10, Readers: 4, Interval: 2 * time.Second}
-	if p.cfg != want || src.Name() != "iotest:"+cwd {
-		t.Errorf("defaults = %+v named %q, want %+v", p.cfg, src.Name(), want)
+	got := src.(*Test).Config()
+	want := Config{Path: cwd, BlockSize: 8 << 10, Steps: []int{4}, Workers: 64, Interval: 2 * time.Second}
+	if !reflect.DeepEqual(got, want) || src.Name() != "iotest:"+cwd {
+		t.Errorf("defaults = %+v named %q, want %+v", got, src.Name(), want)
 	}
 	if cfg, _ := (Config{}).resolve(source.Options{}); cfg.Interval != time.Second {
 		t.Errorf("default interval without --interval = %s, want 1s", cfg.Interval)
 	}
-	if cfg, _ := (Config{FileSize: 8<<20 + 100}).resolve(source.Options{}); cfg.FileSize != 8<<20 {
-		t.Errorf("file size is not rounded down to whole blocks: %d", cfg.FileSize)
-	}
 	for _, bad := range []Config{
-		{BlockSize: 1000}, {BlockSize: -512}, {FileSize: 4096}, {Readers: -1}, {Interval: -time.Second},
+		{BlockSize: 1000}, {BlockSize: -512}, {BlockSize: 128 << 20}, {Size: 4096}, {Size: -1},
+		{Steps: []int{-1}}, {Steps: []int{4, 0}}, {Steps: []int{5000}}, {Workers: -3}, {Workers: 100000},
+		{Rates: []float64{-1}}, {Rates: []float64{math.NaN()}}, {Rates: []float64{1e12}},
+		{Interval: -time.Second}, {StepDuration: -time.Second}, {Warmup: -time.Second},
 	} {
-		bad.Dir = t.TempDir()
+		bad.Path = t.TempDir()
 		if err := New(bad, source.Options{}, nil).Run(context.Background(), nil); err == nil {
 			t.Errorf("config %+v accepted", bad)
 		}
@@ -354,15 +357,15 @@ func TestReadErrorsAreCountedAndReadingGoesOn(t *testing.T) {
 	}
 	f.Close() // every read now fails
 	diag := source.NewDiagnostics(nil, 2)
-	p := &probe{name: "iotest:test", diag: diag}
-	r := newReader(f, Config{FileSize: 1 << 20, BlockSize: 8 << 10}, newShard())
-	done := make(chan struct{})
+	test := &Test{name: "iotest:test", diag: diag}
+	w := newWorker(&testFile{reader: f, size: 1 << 20}, 8<<10, false, newShard())
+	var stop atomic.Bool
 	finished := make(chan struct{})
-	go func() { r.run(done, p.reportReadError); close(finished) }()
+	go func() { w.runClosed(&stop, test.reportIOError); close(finished) }()
 	time.Sleep(5 * errorBackoff)
-	close(done)
+	stop.Store(true)
 	<-finished
-	if n := diag.Count(p.name); n < 2 {
+	if n := diag.Count(test.name); n < 2 {
 		t.Fatalf("%d read errors counted, want several (the reader must keep going)", n)
 	}
 	first := diag.Problems()[0].First[0]
@@ -373,40 +376,40 @@ func TestReadErrorsAreCountedAndReadingGoesOn(t *testing.T) {
 
 func TestReadLoopDoesNotAllocate(t *testing.T) {
 	s := newTestScratch(t, t.TempDir(), 1<<20)
-	r := newReader(s.buffered, Config{FileSize: 1 << 20, BlockSize: 8 << 10}, newShard())
-	for range 1000 { // let the histogram grow to the latencies' range
-		if err := r.readOnce(); err != nil {
+	w := newWorker(s, 8<<10, false, newShard())
+	timedRead := func() {
+		t0 := time.Now()
+		if err := w.once(); err != nil {
 			t.Fatal(err)
 		}
+		w.shard.record(time.Since(t0))
 	}
-	allocs := testing.AllocsPerRun(1000, func() {
-		if err := r.readOnce(); err != nil {
-			t.Fatal(err)
-		}
-	})
-	if allocs != 0 {
+	for range 1000 { // let the histogram grow to the latencies' range
+		timedRead()
+	}
+	if allocs := testing.AllocsPerRun(1000, timedRead); allocs != 0 {
 		t.Errorf("a read allocates %g times", allocs)
 	}
 }
 
 func TestDrainKeepsCountsAndEmptiesShard(t *testing.T) {
 	s := newShard()
-	for _, us := range []float64{90, 110, 5000} {
-		s.record(us)
+	for _, us := range []time.Duration{90, 110, 5000} {
+		s.record(us * time.Microsecond)
 	}
-	h := hist.NewExact(hist.Microsecond, zeroPow)
-	s.drainInto(h)
-	if h.Count() != 3 || h.Sum != 5200 || h.Quantile(0) < 89 || h.Quantile(1) > 5100 {
-		t.Errorf("drained %g events, sum %g, range %g..%g", h.Count(), h.Sum, h.Quantile(0), h.Quantile(1))
+	w := newWindow()
+	s.drainInto(w)
+	if h := w.lat; h.Count() != 3 || h.Sum != 5200 || h.Quantile(0) < 89 || h.Quantile(1) > 5100 || w.max != 5*time.Millisecond {
+		t.Errorf("drained %g events, sum %g, range %g..%g, max %s", h.Count(), h.Sum, h.Quantile(0), h.Quantile(1), w.max)
 	}
-	if s.h.Count() != 0 || s.h.Sum != 0 {
-		t.Errorf("shard still holds %g events, sum %g", s.h.Count(), s.h.Sum)
+	if s.lat.Count() != 0 || s.lat.Sum != 0 || s.max != 0 {
+		t.Errorf("shard still holds %g events, sum %g, max %s", s.lat.Count(), s.lat.Sum, s.max)
 	}
-	s.record(100)
-	h2 := hist.NewExact(hist.Microsecond, zeroPow)
-	s.drainInto(h2)
-	if h2.Count() != 1 || h2.Sum != 100 {
-		t.Errorf("second window: %g events, sum %g", h2.Count(), h2.Sum)
+	s.recordOpen(100*time.Microsecond, 3*time.Microsecond)
+	w2 := newWindow()
+	s.drainInto(w2)
+	if w2.lat.Count() != 1 || w2.lat.Sum != 100 || w2.delay.Sum != 3 || w2.max != 100*time.Microsecond {
+		t.Errorf("second window: %g events, sum %g, delay sum %g, max %s", w2.lat.Count(), w2.lat.Sum, w2.delay.Sum, w2.max)
 	}
 }
 
@@ -435,13 +438,13 @@ func TestFormatSize(t *testing.T) {
 
 // newTestScratch creates a scratch file of size bytes in dir, closed at
 // the end of the test.
-func newTestScratch(tb testing.TB, dir string, size int64) *scratch {
+func newTestScratch(tb testing.TB, dir string, size int64) *testFile {
 	tb.Helper()
-	cfg, err := Config{Dir: dir, FileSize: size}.resolve(source.Options{})
+	cfg, err := Config{Path: dir, Size: size}.resolve(source.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s, err := createScratch(context.Background(), cfg, nil)
+	s, err := createScratch(context.Background(), cfg, size, newProgressReporter(nil, size, dir, 1))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -23,31 +23,17 @@ const (
 	progressEvery = 250 * time.Millisecond
 )
 
-// scratch is the test file, open for reading. Its name is removed as soon
-// as the file is open, so that not even a killed process leaves it behind;
-// close removes it by name where the system refused that.
-type scratch struct {
-	path    string
-	removed bool
-	size    int64
-	// buffered always reads through the page cache; direct is the O_DIRECT
-	// descriptor, nil where it is refused or pointless.
-	buffered *os.File
-	direct   *os.File
-	// reader is the descriptor the test reads: direct, else buffered.
-	reader *os.File
-	// whyCached says why reads go through the page cache.
-	whyCached string
-}
-
-// createScratch creates, fills and syncs the scratch file in cfg.Dir. On
-// error or cancellation nothing is left in the directory.
-func createScratch(ctx context.Context, cfg Config, progress io.Writer) (*scratch, error) {
-	f, err := os.CreateTemp(cfg.Dir, scratchPattern)
+// createScratch creates, fills and syncs one scratch file of size bytes in
+// cfg.Path and opens it for the test. Its name is removed as soon as it is
+// open, so that not even a killed process leaves it behind; close removes
+// it by name where the system refused that. On error or cancellation
+// nothing is left in the directory.
+func createScratch(ctx context.Context, cfg Config, size int64, rep *progressReporter) (*testFile, error) {
+	f, err := os.CreateTemp(cfg.Path, scratchPattern)
 	if err != nil {
-		return nil, fmt.Errorf("cannot create a scratch file: %w", err)
+		return nil, fmt.Errorf("cannot create a scratch file in %s: %w", cfg.Path, pathErr(err))
 	}
-	s := &scratch{path: f.Name(), size: cfg.FileSize}
+	s := &testFile{path: f.Name(), size: size, owned: true}
 	ok := false
 	defer func() {
 		if !ok {
@@ -55,11 +41,19 @@ func createScratch(ctx context.Context, cfg Config, progress io.Writer) (*scratc
 			s.close()
 		}
 	}()
-	if err := s.open(cfg.Dir); err != nil {
+	if s.buffered, err = os.Open(s.path); err != nil {
+		return nil, fmt.Errorf("opening the scratch file: %w", err)
+	}
+	if cfg.Write {
+		if s.writer, err = openWriter(s.path); err != nil {
+			return nil, fmt.Errorf("opening the scratch file for writing: %w", err)
+		}
+	}
+	if err := s.openDirect(cfg); err != nil {
 		return nil, err
 	}
 	s.removed = os.Remove(s.path) == nil
-	if err := fill(ctx, f, cfg, progress); err != nil {
+	if err := fill(ctx, f, size, rep); err != nil {
 		return nil, err
 	}
 	if err := f.Close(); err != nil {
@@ -73,110 +67,106 @@ func createScratch(ctx context.Context, cfg Config, progress io.Writer) (*scratc
 	return s, nil
 }
 
-// open opens the read descriptors: buffered always, O_DIRECT where allowed.
-func (s *scratch) open(dir string) error {
-	var err error
-	if s.buffered, err = os.Open(s.path); err != nil {
-		return fmt.Errorf("opening the scratch file: %w", err)
-	}
-	if fs, memory := memoryFS(s.buffered); memory {
-		s.whyCached = fmt.Sprintf("%s is on %s, which keeps files in memory", dir, fs)
+// openDirect opens the O_DIRECT descriptor where the filesystem allows it;
+// a memory filesystem gets none (direct reads there still read memory).
+func (f *testFile) openDirect(cfg Config) error {
+	f.reader = f.buffered
+	// A device node lives on devtmpfs; the device itself is what is read.
+	if fs, memory := memoryFS(f.buffered); memory && !isDevice(f.buffered) {
+		f.whyCached = fmt.Sprintf("%s is on %s, which keeps files in memory", cfg.Path, fs)
+		adviseRandom(f.buffered)
 		return nil
 	}
-	s.direct, err = openDirect(s.path)
+	var err error
+	f.direct, err = openDirect(f.path)
 	switch {
 	case errors.Is(err, errDirectRefused):
-		s.whyCached = fmt.Sprintf("%s: %v", dir, err)
+		f.whyCached = fmt.Sprintf("%s: %v", cfg.Path, err)
+		adviseRandom(f.buffered)
+		return nil
 	case err != nil:
-		return fmt.Errorf("opening the scratch file with O_DIRECT: %w", err)
+		return fmt.Errorf("opening %s with O_DIRECT: %w", f.path, pathErr(err))
+	}
+	if !f.owned {
+		return f.chooseReader(cfg)
 	}
 	return nil
 }
 
 // chooseReader reads one block with O_DIRECT: some filesystems accept the
 // flag on open and refuse the reads (or this block size) with EINVAL.
-func (s *scratch) chooseReader(cfg Config) error {
-	s.reader = s.buffered
-	if s.direct == nil {
-		adviseRandom(s.buffered)
+func (f *testFile) chooseReader(cfg Config) error {
+	f.reader = f.buffered
+	if f.direct == nil {
 		return nil
 	}
-	_, err := s.direct.ReadAt(alignedBlock(cfg.BlockSize), 0)
+	_, err := f.direct.ReadAt(alignedBlock(cfg.BlockSize), 0)
 	switch {
 	case err == nil:
-		s.reader = s.direct
+		f.reader = f.direct
 	case errors.Is(err, errDirectRefused) || isEINVAL(err):
-		s.whyCached = fmt.Sprintf("%s: the filesystem refuses O_DIRECT reads of %s", cfg.Dir, formatSize(int64(cfg.BlockSize)))
-		s.direct.Close()
-		s.direct = nil
-		adviseRandom(s.buffered)
+		f.whyCached = fmt.Sprintf("%s refuses O_DIRECT reads of %s (a block device's logical block size "+
+			"must divide --bs)", cfg.Path, formatSize(int64(cfg.BlockSize)))
+		f.direct.Close()
+		f.direct = nil
+		adviseRandom(f.buffered)
 	default:
-		return fmt.Errorf("test read of the scratch file: %w", err)
+		return fmt.Errorf("test read of %s: %w", f.path, pathErr(err))
 	}
 	return nil
 }
 
-// close closes the descriptors and removes the file if it still has a name.
-func (s *scratch) close() {
-	if s.direct != nil {
-		s.direct.Close()
-	}
-	if s.buffered != nil {
-		s.buffered.Close()
-	}
-	if !s.removed {
-		s.removed = os.Remove(s.path) == nil
-	}
-}
-
-// fill writes cfg.FileSize random bytes (ChaCha8, seeded from the system's
+// fill writes size random bytes (ChaCha8, seeded from the system's
 // random source: incompressible, not dedupable, no holes) and syncs them,
 // reporting progress and stopping early when ctx is cancelled.
-func fill(ctx context.Context, f *os.File, cfg Config, progress io.Writer) error {
+func fill(ctx context.Context, f *os.File, size int64, rep *progressReporter) error {
 	var seed [32]byte
 	crand.Read(seed[:])
 	gen := rand.NewChaCha8(seed)
 	buf := make([]byte, writeChunk)
-	rep := newProgressReporter(progress, cfg)
-	rep.report(0, true)
+	rep.report(rep.done, rep.done == 0)
 	var sinceSync int64
-	for done := int64(0); done < cfg.FileSize; {
+	for done := int64(0); done < size; {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		n := min(int64(len(buf)), cfg.FileSize-done)
+		n := min(int64(len(buf)), size-done)
 		gen.Read(buf[:n])
 		if _, err := f.Write(buf[:n]); err != nil {
-			return fmt.Errorf("writing a %s scratch file: %w", formatSize(cfg.FileSize), err)
+			return fmt.Errorf("writing a %s scratch file: %w", formatSize(size), pathErr(err))
 		}
 		done += n
-		if sinceSync += n; sinceSync >= syncEvery || done == cfg.FileSize {
+		rep.add(n)
+		if sinceSync += n; sinceSync >= syncEvery || done == size {
 			if err := f.Sync(); err != nil {
 				return fmt.Errorf("syncing the scratch file: %w", err)
 			}
 			sinceSync = 0
 		}
-		rep.report(done, done == cfg.FileSize)
+		rep.report(rep.done, rep.done == rep.total)
 	}
 	return nil
 }
 
 // progressReporter writes "creating 256 MiB scratch file in DIR: 37%"
-// lines, at most one per progressEvery.
+// lines, at most one per progressEvery, over all scratch files.
 type progressReporter struct {
-	w     io.Writer
-	total int64
-	what  string
-	last  time.Time
+	w           io.Writer
+	total, done int64
+	what        string
+	last        time.Time
 }
 
-func newProgressReporter(w io.Writer, cfg Config) *progressReporter {
-	return &progressReporter{
-		w:     w,
-		total: cfg.FileSize,
-		what:  fmt.Sprintf("creating %s scratch file in %s", formatSize(cfg.FileSize), cfg.Dir),
+func newProgressReporter(w io.Writer, total int64, dir string, files int) *progressReporter {
+	what := fmt.Sprintf("creating %s scratch file in %s", formatSize(total), dir)
+	if files > 1 {
+		what = fmt.Sprintf("creating %d scratch files of %s in %s", files, formatSize(total/int64(files)), dir)
 	}
+	return &progressReporter{w: w, total: total, what: what}
 }
+
+// add counts n more bytes written.
+func (r *progressReporter) add(n int64) { r.done += n }
 
 // report writes a line for done bytes when forced or when enough time has
 // passed since the last one.
@@ -186,4 +176,10 @@ func (r *progressReporter) report(done int64, force bool) {
 	}
 	r.last = time.Now()
 	fmt.Fprintf(r.w, "%s: %d%%\n", r.what, done*100/r.total)
+}
+
+// isDevice reports whether f is a device node.
+func isDevice(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeDevice != 0
 }

@@ -32,6 +32,9 @@ type RenderOptions struct {
 	Paused bool
 	// Help adds the key summary to the title line when it fits.
 	Help bool
+	// Status is appended to the title: what a live source is doing now
+	// (e.g. a load test's current step).
+	Status string
 }
 
 // Escape sequences.
@@ -115,6 +118,9 @@ func (r *renderer) titleLine() {
 	title := "latscope: " + r.f.Label
 	if r.o.Paused {
 		title = "PAUSED  " + title
+	}
+	if r.o.Status != "" {
+		title += "  —  " + r.o.Status
 	}
 	r.ln.raw(escBold)
 	r.ln.text(title)

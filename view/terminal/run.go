@@ -40,6 +40,9 @@ type Options struct {
 	// FullScreen draws on the alternate screen with the cursor hidden and
 	// prints the last frame on the normal screen on exit.
 	FullScreen bool
+	// Status, when set, is called for every frame; its text is shown in
+	// the title line (a live source's progress).
+	Status func() string
 	// StayOpen keeps the last frame on screen after the feed ends, still
 	// answering keys (n/p, f/i/b, l), until q: an interactive replay is
 	// browsed, not just watched.
@@ -497,6 +500,9 @@ func (v *viewer) render() {
 	v.width, v.height = v.size()
 	cols, rows := Layout(v.width, v.height, v.show)
 	ro := RenderOptions{Width: v.width, Height: v.height, Plain: v.o.Plain, Show: v.show, Paused: v.paused, Help: v.o.Keys != nil}
+	if v.o.Status != nil {
+		ro.Status = v.o.Status()
+	}
 	v.screen.Reset()
 	series := v.grid.Series()
 	if len(series) == 0 {

@@ -1,0 +1,217 @@
+package iotest
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/internal/pace"
+)
+
+const (
+	// zeroPow puts the zero bucket's edge at 2^-10 µs ≈ 1 ns.
+	zeroPow = -10
+	// alignment is the buffer alignment O_DIRECT needs on any device.
+	alignment = 4096
+	// errorBackoff slows a reader down after a failed I/O so that a
+	// persistent error does not spin a core.
+	errorBackoff = 10 * time.Millisecond
+)
+
+// newLatencyHist returns an exact µs histogram: 64 buckets per octave, so
+// a bucket's width is 1.1 % of its value and an interpolated percentile is
+// off by well under 1 %.
+func newLatencyHist() *hist.Histogram { return hist.NewExact(hist.Microsecond, zeroPow) }
+
+// shard is one worker's share of the current window. The lock is
+// uncontended except at a window boundary.
+type shard struct {
+	mu  sync.Mutex
+	lat *hist.Histogram
+	// delay is the open loop's issue delay: issue time − intended time.
+	delay *hist.Histogram
+	max   time.Duration
+}
+
+func newShard() *shard { return &shard{lat: newLatencyHist(), delay: newLatencyHist()} }
+
+// record adds one latency.
+func (s *shard) record(lat time.Duration) {
+	s.mu.Lock()
+	_ = s.lat.Record(micros(lat)) // a monotonic duration is never negative or NaN
+	s.max = max(s.max, lat)
+	s.mu.Unlock()
+}
+
+// recordOpen adds one open-loop latency and its issue delay.
+func (s *shard) recordOpen(lat, delay time.Duration) {
+	s.mu.Lock()
+	_ = s.lat.Record(micros(lat))
+	_ = s.delay.Record(micros(max(delay, 0)))
+	s.max = max(s.max, lat)
+	s.mu.Unlock()
+}
+
+func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// window is what the shards held at a boundary.
+type window struct {
+	lat, delay *hist.Histogram
+	max        time.Duration
+}
+
+func newWindow() *window { return &window{lat: newLatencyHist(), delay: newLatencyHist()} }
+
+// drainInto adds the shard's counts to w and zeroes them. The counts keep
+// their length and offset so that recording the next window allocates
+// nothing once the latency range has been seen.
+func (s *shard) drainInto(w *window) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w.lat.Merge(s.lat)
+	w.delay.Merge(s.delay)
+	w.max = max(w.max, s.max)
+	for _, h := range []*hist.Histogram{s.lat, s.delay} {
+		h.ZeroCount, h.Sum = 0, 0
+		clear(h.Counts)
+	}
+	s.max = 0
+}
+
+// worker issues random block-aligned I/Os to one file.
+type worker struct {
+	f      *os.File
+	write  bool
+	buf    []byte
+	rng    *rand.Rand
+	blocks int64
+	bs     int64
+	shard  *shard
+	stamp  uint64
+}
+
+// newWorker returns a worker on f; writes go to f.writer.
+func newWorker(f *testFile, bs int, write bool, s *shard) *worker {
+	w := &worker{
+		f:      f.reader,
+		write:  write,
+		buf:    alignedBlock(bs),
+		rng:    rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+		blocks: f.size / int64(bs),
+		bs:     int64(bs),
+		shard:  s,
+	}
+	if write {
+		w.f = f.writer
+		for i := 0; i+8 <= len(w.buf); i += 8 {
+			binary.LittleEndian.PutUint64(w.buf[i:], w.rng.Uint64())
+		}
+	}
+	return w
+}
+
+// runClosed issues one I/O after the other until stop; failed I/Os go to
+// report.
+func (w *worker) runClosed(stop *atomic.Bool, report func(error)) {
+	for !stop.Load() {
+		t0 := time.Now()
+		err := w.once()
+		elapsed := time.Since(t0)
+		if err != nil {
+			report(err)
+			w.backoff(stop)
+			continue
+		}
+		w.shard.record(elapsed)
+	}
+}
+
+// runOpen issues I/Os at Poisson arrivals of rate per second from start
+// until end (or abort). Latency counts from the intended start, so an I/O
+// delayed by a slow predecessor carries the wait. It returns how many
+// arrivals before end were never issued because of abort.
+func (w *worker) runOpen(p *pace.Pacer, start, end time.Time, rate float64, abort *atomic.Bool, report func(error)) int64 {
+	next := start.Add(w.interarrival(rate))
+	for next.Before(end) {
+		p.WaitUntil(next, abort.Load)
+		if abort.Load() {
+			return 1 + int64(end.Sub(next).Seconds()*rate)
+		}
+		issued := time.Now()
+		err := w.once()
+		done := time.Now()
+		if err != nil {
+			report(err)
+		} else {
+			w.shard.recordOpen(done.Sub(next), issued.Sub(next))
+		}
+		next = next.Add(w.interarrival(rate))
+	}
+	return 0
+}
+
+// interarrival draws the exponential gap between two Poisson arrivals.
+func (w *worker) interarrival(rate float64) time.Duration {
+	return time.Duration(w.rng.ExpFloat64() / rate * float64(time.Second))
+}
+
+// backoff waits errorBackoff unless stopped first.
+func (w *worker) backoff(stop *atomic.Bool) {
+	for end := time.Now().Add(errorBackoff); time.Now().Before(end) && !stop.Load(); {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// once reads (or writes) one random block. It allocates nothing unless the
+// I/O fails.
+func (w *worker) once() error {
+	off := w.rng.Int64N(w.blocks) * w.bs
+	var n int
+	var err error
+	if w.write {
+		w.restamp()
+		n, err = w.f.WriteAt(w.buf, off)
+	} else {
+		n, err = w.f.ReadAt(w.buf, off)
+	}
+	if err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF // the region is whole blocks inside the file: EOF is wrong
+		}
+		verb := "read"
+		if w.write {
+			verb = "write"
+		}
+		return fmt.Errorf("%s of %d bytes at offset %d (did %d): %w", verb, len(w.buf), off, n, err)
+	}
+	return nil
+}
+
+// restamp makes every 512-byte sector of the next write unique, so that no
+// layer can deduplicate or compress the written blocks away.
+func (w *worker) restamp() {
+	w.stamp++
+	for i := 0; i+16 <= len(w.buf); i += sectorSize {
+		binary.LittleEndian.PutUint64(w.buf[i:], w.stamp)
+		binary.LittleEndian.PutUint64(w.buf[i+8:], uint64(i))
+	}
+}
+
+// alignedBlock returns a size-byte buffer whose first byte is aligned to
+// 4096, as O_DIRECT requires; Go's heap does not move objects, so the
+// alignment holds for the buffer's life.
+func alignedBlock(size int) []byte {
+	buf := make([]byte, size+alignment)
+	skip := 0
+	if rem := int(uintptr(unsafe.Pointer(&buf[0])) & (alignment - 1)); rem != 0 {
+		skip = alignment - rem
+	}
+	return buf[skip : skip+size : skip+size]
+}
