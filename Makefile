@@ -9,18 +9,19 @@ FUZZTIME ?= 5s
 
 help:
 	@echo "make build   build the static binary $(BIN)"
-	@echo "make demo    live storage-latency heat map for ~30 s, then demo.html"
+	@echo "make demo    storage latency sweep (1-8 readers, ~30 s) with live heat map, then demo.html"
 	@echo "make test    vet, all tests (real files, servers, browser), short fuzzing"
 	@echo "make bench   benchmarks side by side with peer tools (docs/benchmarks.md)"
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/latscope
 
-# The demo measures this directory's storage: a 256 MiB scratch file is
-# created here and removed afterwards (also on Ctrl-C).
+# The demo measures this directory's storage: a short sweep from 1 to 8
+# concurrent readers of a 256 MiB scratch file (created here, removed
+# afterwards, also on Ctrl-C) with the live heat map, then the report.
 demo: build
-	./$(BIN) heatmap iotest:. --duration 30s -o demo.html
-	@echo "open demo.html in a browser for the whole recording"
+	./$(BIN) iotest . --steps 1,2,4,8 --duration 5s --warmup 1s --size 256M -o demo.html
+	@echo "open demo.html in a browser for the whole sweep's heat maps"
 
 test: build unit fuzz-short
 

@@ -234,7 +234,7 @@ func Rebin(h *Histogram, unit Unit, scale int) *Histogram {
 	srcZero := h.zeroThreshold() * ratio
 	if srcZero <= 0 { // custom edges starting at 0: no zero bucket to keep
 		srcZero = math.Ldexp(1, -30)
-		if h.IsCustom() && len(h.Bounds) > 1 {
+		if h.IsCustom() && len(h.Bounds) > 1 && !math.IsInf(h.Bounds[1], 1) {
 			srcZero = h.Bounds[1] * ratio
 		}
 	}

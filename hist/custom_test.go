@@ -156,3 +156,20 @@ func TestSubIgnoresRoundingNoiseOfFractionalCounts(t *testing.T) {
 		t.Errorf("EmptyLike %+v", e)
 	}
 }
+
+// TestRebinOpenTopFromZero is a regression test (found by fuzzing
+// loadtest.FindModes): one open bucket [0, +Inf) has no finite edge to put
+// the zero bucket at, and rebinning it used to index out of range.
+func TestRebinOpenTopFromZero(t *testing.T) {
+	h, err := NewCustom(Nanosecond, []float64{0, math.Inf(1)})
+	if err != nil {
+		t.Skipf("NewCustom refuses [0, +Inf): %v", err)
+	}
+	if err := h.AddCustom(0, 5); err != nil {
+		t.Fatal(err)
+	}
+	r := Rebin(h, Microsecond, 3)
+	if math.Abs(r.Count()-5) > 1e-9 {
+		t.Errorf("rebinned count %g, want 5", r.Count())
+	}
+}

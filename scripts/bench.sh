@@ -39,11 +39,12 @@ go test -run '^$' -bench . -benchmem -count 1 ./... 2>&1 | grep -E '^(Benchmark|
 
 echo
 echo "== 10046 trace: latscope vs grep -c on the same page-cached file, one core =="
+trace_bench() {
 src=../shared/testdata/trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc
 [ -f "$src" ] || src=${LATSCOPE_TESTDATA:-}/trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc
 if [ ! -f "$src" ]; then
 	echo "bench: DBM11106_ora_6334.trc not found (set LATSCOPE_TESTDATA); skipped"
-	exit 0
+	return 0
 fi
 dir=${BENCH_DIR:-$(mktemp -d)}
 mkdir -p "$dir"
@@ -82,3 +83,25 @@ if [ -x /usr/bin/time ]; then
 	tail -1 "$out/trace10046-rss.txt"
 fi
 [ -n "${BENCH_DIR:-}" ] || rm -rf "$dir"
+}
+trace_bench
+
+echo
+echo "== iotest vs fio: 8 KiB random reads, psync, O_DIRECT, same file, alternating runs =="
+# Issue 4's accuracy and speed requirement: medians of 3 runs of 10 s per
+# tool at 1 and 4 readers (about 2.5 minutes with the 1 GiB data file).
+# IOBENCH_ARGS adds harness flags, e.g. "-cpus 0" or "-dir /u01/scratch".
+if ! command -v fio >/dev/null; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+		echo "bench: installing fio"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fio >/dev/null ||
+			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fio >/dev/null; } || true
+	fi
+fi
+if command -v fio >/dev/null; then
+	# shellcheck disable=SC2086 # IOBENCH_ARGS is a list of flags
+	go run ./scripts/iobench -latscope "$bin" -dir "$out" -out "$out/iotest-vs-fio.json" \
+		-concurrency 1,4 -runs 3 -duration 10s ${IOBENCH_ARGS:-} | tee "$out/iotest-vs-fio.txt"
+else
+	echo "bench: fio is not installed and cannot be (not root or no apt-get); iotest vs fio skipped"
+fi

@@ -450,40 +450,11 @@ func TestFollowReadsAGrowingFile(t *testing.T) {
 // TestInteractiveTerminal drives the full-screen view in a real terminal
 // (tmux): keys switch series and maps, q quits with exit code 0.
 func TestInteractiveTerminal(t *testing.T) {
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		testenv.SkipOrFail(t, "tmux not installed")
-	}
 	f := testenv.SharedFile(t, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc")
-	sock := "latscope-e2e-" + strings.ReplaceAll(t.Name(), "/", "-")
-	tm := func(args ...string) string {
-		out, err := exec.Command(tmux, append([]string{"-L", sock}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	// The shell records latscope's exit status: tmux may report a pane dead
-	// before it has reaped the process and learnt its status.
 	statusFile := filepath.Join(t.TempDir(), "status")
-	tm("-f", "/dev/null", "new-session", "-d", "-s", "e2e", "-x", "150", "-y", "50", "-e", "TERM=xterm-256color",
-		binary+" heatmap "+f+"; echo $? > "+statusFile)
-	defer exec.Command(tmux, "-L", sock, "kill-server").Run()
-	tm("set-option", "-t", "e2e", "remain-on-exit", "on")
-	screen := func() string { return tm("capture-pane", "-p", "-t", "e2e") }
-	waitFor := func(what string, ok func(string) bool) string {
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			s := screen()
-			if ok(s) {
-				return s
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("waiting for %s; screen:\n%s", what, s)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
+	term := startTerminal(t, binary+" heatmap "+f+"; echo $? > "+statusFile)
+	tm, waitFor := term.tmux, term.waitFor
+	var err error
 	first := waitFor("the first series", func(s string) bool { return strings.Contains(s, "db file scattered read") })
 	if !strings.Contains(first, "requency") || !strings.Contains(first, "ntensity") {
 		t.Errorf("both maps expected:\n%s", first)
@@ -687,4 +658,48 @@ func TestConvertRoundTrips(t *testing.T) {
 			}
 		}
 	}
+}
+
+// tmuxTerminal is a real terminal (a tmux session) running one command line.
+type tmuxTerminal struct {
+	tmux    func(args ...string) string
+	waitFor func(what string, ok func(screen string) bool) string
+}
+
+// startTerminal runs cmdline in a 150×50 tmux session that keeps the pane
+// after the command exits; the session is killed at the end of the test.
+// The command line should record its exit status itself (tmux may report a
+// pane dead before it has reaped the process and learnt its status).
+func startTerminal(t *testing.T, cmdline string) tmuxTerminal {
+	t.Helper()
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		testenv.SkipOrFail(t, "tmux not installed")
+	}
+	sock := "latscope-e2e-" + strings.ReplaceAll(t.Name(), "/", "-")
+	tm := func(args ...string) string {
+		out, err := exec.Command(tmux, append([]string{"-L", sock}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	tm("-f", "/dev/null", "new-session", "-d", "-s", "e2e", "-x", "150", "-y", "50", "-e", "TERM=xterm-256color", cmdline)
+	t.Cleanup(func() { _ = exec.Command(tmux, "-L", sock, "kill-server").Run() })
+	tm("set-option", "-t", "e2e", "remain-on-exit", "on")
+	waitFor := func(what string, ok func(string) bool) string {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			s := tm("capture-pane", "-p", "-t", "e2e")
+			if ok(s) {
+				return s
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("waiting for %s; screen:\n%s", what, s)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	return tmuxTerminal{tmux: tm, waitFor: waitFor}
 }

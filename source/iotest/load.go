@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -87,7 +86,7 @@ func (s *shard) drainInto(w *window) {
 
 // worker issues random block-aligned I/Os to one file.
 type worker struct {
-	f      *os.File
+	f      rawFile
 	write  bool
 	buf    []byte
 	rng    *rand.Rand
@@ -100,7 +99,7 @@ type worker struct {
 // newWorker returns a worker on f; writes go to f.writer.
 func newWorker(f *testFile, bs int, write bool, s *shard) *worker {
 	w := &worker{
-		f:      f.reader,
+		f:      newRawFile(f.reader),
 		write:  write,
 		buf:    alignedBlock(bs),
 		rng:    rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
@@ -109,7 +108,7 @@ func newWorker(f *testFile, bs int, write bool, s *shard) *worker {
 		shard:  s,
 	}
 	if write {
-		w.f = f.writer
+		w.f = newRawFile(f.writer)
 		for i := 0; i+8 <= len(w.buf); i += 8 {
 			binary.LittleEndian.PutUint64(w.buf[i:], w.rng.Uint64())
 		}

@@ -1,0 +1,304 @@
+// Command iobench runs `latscope iotest` and fio side by side on the same
+// data file, block size and concurrency (psync, O_DIRECT), alternating runs,
+// and compares their medians against the issue's requirements: p50 and p99
+// within ±10 % of fio's, IOPS at least 95 % of fio's, CPU per I/O (rusage)
+// no higher than fio's.
+//
+//	go run ./scripts/iobench -out bench-out/iotest-vs-fio.json
+//
+// It exits non-zero on harness errors only; a failed requirement is shown
+// as FAIL in the table (and exits 3 with -strict).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/latscope/latscope/internal/bytesize"
+)
+
+// Exit codes.
+const (
+	exitHarness = 1
+	exitUsage   = 2
+	exitFailed  = 3 // -strict and a requirement failed
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// config is the parsed command line.
+type config struct {
+	dir, file       string
+	size            int64
+	bs              int
+	concurrency     []int
+	runs            int
+	duration        time.Duration
+	out             string
+	strict          bool
+	cpus            string
+	latscope, fio   string
+	repo            string
+	latscopeDefault bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	repo := repoRoot()
+	c := config{repo: repo}
+	fs := flag.NewFlagSet("iobench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: go run ./scripts/iobench [flags]\n\nlatscope iotest vs fio on the same file (psync, O_DIRECT, random reads).\n\n")
+		fs.PrintDefaults()
+	}
+	size := fs.String("size", "1g", "data file size (K, M, G are powers of 1024)")
+	bs := fs.String("bs", "8k", "block size of each read")
+	conc := fs.String("concurrency", "1,4", "comma-separated reader counts (fio numjobs)")
+	fs.StringVar(&c.dir, "dir", filepath.Join(repo, "bench-out"), "directory for the temporary data file (must be on the storage to test, not tmpfs)")
+	fs.StringVar(&c.file, "file", "", "use this data file instead: reused when it holds at least -size bytes, created (and kept) when missing")
+	fs.IntVar(&c.runs, "runs", 3, "runs per tool and concurrency (medians are compared)")
+	fs.DurationVar(&c.duration, "duration", 10*time.Second, "measured time of each run (no warm-up)")
+	fs.StringVar(&c.out, "out", filepath.Join(repo, "bench-out", "iotest-vs-fio.json"), "JSON file for the raw runs and the summary")
+	fs.BoolVar(&c.strict, "strict", false, "exit 3 when a requirement fails")
+	fs.StringVar(&c.cpus, "cpus", "", "run both tools under taskset -c LIST (e.g. 0 or 0,1)")
+	fs.StringVar(&c.latscope, "latscope", "", "latscope binary (default: bin/latscope, else built from this repository)")
+	fs.StringVar(&c.fio, "fio", "fio", "fio binary")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	var err error
+	if c.size, err = bytesize.Parse(*size); err != nil || c.size <= 0 {
+		return c, fmt.Errorf("-size %q: want a positive byte count such as 1g", *size)
+	}
+	b, err := bytesize.Parse(*bs)
+	if err != nil || b < 512 || b%512 != 0 || b > 64<<20 {
+		return c, fmt.Errorf("-bs %q: want a multiple of 512 up to 64m (O_DIRECT)", *bs)
+	}
+	c.bs = int(b)
+	if c.size < b {
+		return c, fmt.Errorf("-size %s is smaller than one block of %s", *size, *bs)
+	}
+	if c.concurrency, err = parseCounts(*conc); err != nil {
+		return c, fmt.Errorf("-concurrency %q: %w", *conc, err)
+	}
+	if c.runs < 1 || c.duration < time.Second {
+		return c, errors.New("-runs must be at least 1 and -duration at least 1s")
+	}
+	if c.latscope == "" {
+		c.latscope, c.latscopeDefault = filepath.Join(repo, "bin", "latscope"), true
+	}
+	return c, nil
+}
+
+// parseCounts reads "1,4,16".
+func parseCounts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 1024 {
+			return nil, fmt.Errorf("%q is not a reader count from 1 to 1024", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// repoRoot is the nearest directory upwards holding go.mod, else ".".
+func repoRoot() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "."
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return dir
+		}
+	}
+}
+
+// report is the JSON written to -out.
+type report struct {
+	Machine     machineFacts `json:"machine"`
+	File        string       `json:"file"`
+	SizeBytes   int64        `json:"size_bytes"`
+	BlockSize   int          `json:"bs"`
+	DurationS   float64      `json:"duration_s"`
+	RunsPerTool int          `json:"runs_per_tool"`
+	Runs        []runResult  `json:"runs"`
+	Summary     []comparison `json:"summary"`
+	Pass        bool         `json:"pass"`
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	c, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "iobench: %v\n", err)
+		return exitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := bench(ctx, c, stdout, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "iobench: %v\n", err)
+		return exitHarness
+	}
+	if c.strict && !rep.Pass {
+		return exitFailed
+	}
+	return 0
+}
+
+// bench prepares the tools and the data file, runs everything and writes
+// the table and the JSON. The data file it created is removed however it
+// ends.
+func bench(ctx context.Context, c config, stdout, stderr io.Writer) (report, error) {
+	var rep report
+	fio, err := exec.LookPath(c.fio)
+	if err != nil {
+		return rep, fmt.Errorf("fio not found (%v): install it (apt-get install fio)", err)
+	}
+	if err := os.MkdirAll(c.dir, 0o755); err != nil {
+		return rep, err
+	}
+	scratch, err := os.MkdirTemp(c.dir, "iobench-")
+	if err != nil {
+		return rep, fmt.Errorf("temporary directory in %s: %w", c.dir, err)
+	}
+	defer os.RemoveAll(scratch)
+	latscope, err := findLatscope(ctx, c, scratch, stderr)
+	if err != nil {
+		return rep, err
+	}
+	r := runner{fio: fio, latscope: latscope, size: c.size, bs: c.bs, duration: c.duration}
+	if c.cpus != "" {
+		r.pin = []string{"taskset", "-c", c.cpus}
+	}
+	if r.file, err = dataFile(ctx, c, scratch, stderr); err != nil {
+		return rep, err
+	}
+	rep = report{
+		Machine: gatherMachine(ctx, filepath.Dir(r.file), fio, latscope, c.cpus),
+		File:    r.file, SizeBytes: c.size, BlockSize: c.bs, DurationS: c.duration.Seconds(), RunsPerTool: c.runs,
+	}
+	writeHeader(stdout, rep)
+	if rep.Runs, err = runAll(ctx, r, c, stderr); err != nil {
+		return rep, err
+	}
+	for _, n := range c.concurrency {
+		rep.Summary = append(rep.Summary, compare(n, rep.Runs))
+	}
+	rep.Pass = allPass(rep.Summary)
+	if err := writeTable(stdout, rep.Summary); err != nil {
+		return rep, err
+	}
+	if err := writeJSON(c.out, rep); err != nil {
+		return rep, err
+	}
+	fmt.Fprintf(stdout, "raw runs and summary: %s\n", c.out)
+	return rep, nil
+}
+
+// runAll alternates the tools at each concurrency; the first tool changes
+// from run to run (fio, latscope; latscope, fio; ...) so that a drift in the
+// machine's load does not favour one of them.
+func runAll(ctx context.Context, r runner, c config, stderr io.Writer) ([]runResult, error) {
+	var runs []runResult
+	total := len(c.concurrency) * c.runs * 2
+	for _, n := range c.concurrency {
+		for i := range c.runs {
+			order := []string{toolFio, toolLatscope}
+			if i%2 == 1 {
+				order = []string{toolLatscope, toolFio}
+			}
+			for _, tool := range order {
+				res, err := r.measure(ctx, tool, n)
+				if err != nil {
+					return runs, err
+				}
+				res.Run, res.Sequence = i+1, len(runs)+1
+				runs = append(runs, res)
+				fmt.Fprintf(stderr, "[%2d/%d] %-8s c=%d run %d: %6.0f IOPS  p50 %6.1f µs  p99 %7.1f µs  p99.9 %7.1f µs  CPU/IO %5.2f µs\n",
+					res.Sequence, total, tool, n, res.Run, res.IOPS, res.P50US, res.P99US, res.P999US, res.CPUPerIOUS)
+			}
+		}
+	}
+	return runs, nil
+}
+
+// findLatscope returns the binary to measure: -latscope, else bin/latscope,
+// else one built from the repository into scratch.
+func findLatscope(ctx context.Context, c config, scratch string, stderr io.Writer) (string, error) {
+	if _, err := os.Stat(c.latscope); err == nil || !c.latscopeDefault {
+		if err != nil {
+			return "", fmt.Errorf("-latscope %s: %w", c.latscope, err)
+		}
+		return filepath.Abs(c.latscope)
+	}
+	bin := filepath.Join(scratch, "latscope")
+	fmt.Fprintf(stderr, "iobench: %s missing; building %s\n", c.latscope, bin)
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./cmd/latscope")
+	cmd.Dir, cmd.Stdout, cmd.Stderr = c.repo, stderr, stderr
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("building latscope: %w", err)
+	}
+	return bin, nil
+}
+
+func writeHeader(w io.Writer, rep report) {
+	m, s := rep.Machine, rep.Machine.Storage
+	fmt.Fprintf(w, "latscope iotest vs fio: %s random reads, psync, O_DIRECT, %s file, %s per run, %d runs each, no warm-up\n",
+		bytesize.Format(int64(rep.BlockSize)), bytesize.Format(rep.SizeBytes), time.Duration(rep.DurationS*float64(time.Second)), rep.RunsPerTool)
+	fmt.Fprintf(w, "machine: %s, %d cores; kernel %s; %s; %s; latscope %s\n", m.CPU, m.Cores, m.Kernel, m.Go, m.Fio, m.Latscope)
+	dev := s.Device
+	if s.Partition != "" {
+		dev = s.Partition + " on " + s.Device
+	}
+	fmt.Fprintf(w, "storage: %s (%s", s.Dir, s.Filesystem)
+	if dev != "" {
+		fmt.Fprintf(w, " on %s, %s, rotational=%s, scheduler %s", dev, strings.TrimSpace(s.Vendor+" "+s.Model), s.Rotational, s.Scheduler)
+	}
+	fmt.Fprintln(w, ")")
+	if s.Note != "" {
+		fmt.Fprintf(w, "note: %s\n", s.Note)
+	}
+	if m.Pinning != "" {
+		fmt.Fprintf(w, "both tools pinned: taskset -c %s\n", m.Pinning)
+	}
+	fmt.Fprintln(w)
+}
+
+// writeJSON writes v to path, creating its directory.
+func writeJSON(path string, v any) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
