@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/latscope/latscope/loadtest"
 )
 
 // BenchmarkReadLoop measures the probe's own cost per read: timing,
@@ -29,7 +31,7 @@ func BenchmarkReadLoopDirect(b *testing.B) {
 }
 
 func benchmarkReads(b *testing.B, f *os.File, size int64) {
-	w := newWorker(&testFile{reader: f, size: size}, DefaultBlockSize, false, newShard())
+	w := newWorker(&testFile{reader: f, size: size}, DefaultBlockSize, false, loadtest.NewRecorder())
 	b.ReportAllocs()
 	b.SetBytes(DefaultBlockSize)
 	for b.Loop() {
@@ -37,11 +39,11 @@ func benchmarkReads(b *testing.B, f *os.File, size int64) {
 		if err := w.once(); err != nil {
 			b.Fatal(err)
 		}
-		w.shard.record(time.Since(t0))
+		w.shard.Record(time.Since(t0))
 	}
-	win := newWindow()
-	w.shard.drainInto(win)
-	h := win.lat
+	win := loadtest.NewWindow()
+	w.shard.DrainInto(win)
+	h := win.Lat
 	b.ReportMetric(h.Quantile(0.5), "p50-µs")
 	b.ReportMetric(h.Quantile(0.99), "p99-µs")
 	b.ReportMetric(h.Mean(), "mean-µs")

@@ -18,6 +18,7 @@ import (
 	"unsafe"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/loadtest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -87,7 +88,7 @@ func checkIntervals(t *testing.T, r run, cfg Config, wantEvent string, exactTimi
 	if len(ivs) < 4 {
 		t.Fatalf("got %d intervals, want at least 4", len(ivs))
 	}
-	total := hist.NewExact(hist.Microsecond, zeroPow)
+	total := loadtest.NewLatencyHist()
 	abs, _ := filepath.Abs(cfg.Path)
 	var full []time.Duration
 	empty := 0
@@ -358,7 +359,7 @@ func TestReadErrorsAreCountedAndReadingGoesOn(t *testing.T) {
 	f.Close() // every read now fails
 	diag := source.NewDiagnostics(nil, 2)
 	test := &Test{name: "iotest:test", diag: diag}
-	w := newWorker(&testFile{reader: f, size: 1 << 20}, 8<<10, false, newShard())
+	w := newWorker(&testFile{reader: f, size: 1 << 20}, 8<<10, false, loadtest.NewRecorder())
 	var stop atomic.Bool
 	finished := make(chan struct{})
 	go func() { w.runClosed(&stop, test.reportIOError); close(finished) }()
@@ -376,40 +377,19 @@ func TestReadErrorsAreCountedAndReadingGoesOn(t *testing.T) {
 
 func TestReadLoopDoesNotAllocate(t *testing.T) {
 	s := newTestScratch(t, t.TempDir(), 1<<20)
-	w := newWorker(s, 8<<10, false, newShard())
+	w := newWorker(s, 8<<10, false, loadtest.NewRecorder())
 	timedRead := func() {
 		t0 := time.Now()
 		if err := w.once(); err != nil {
 			t.Fatal(err)
 		}
-		w.shard.record(time.Since(t0))
+		w.shard.Record(time.Since(t0))
 	}
 	for range 1000 { // let the histogram grow to the latencies' range
 		timedRead()
 	}
 	if allocs := testing.AllocsPerRun(1000, timedRead); allocs != 0 {
 		t.Errorf("a read allocates %g times", allocs)
-	}
-}
-
-func TestDrainKeepsCountsAndEmptiesShard(t *testing.T) {
-	s := newShard()
-	for _, us := range []time.Duration{90, 110, 5000} {
-		s.record(us * time.Microsecond)
-	}
-	w := newWindow()
-	s.drainInto(w)
-	if h := w.lat; h.Count() != 3 || h.Sum != 5200 || h.Quantile(0) < 89 || h.Quantile(1) > 5100 || w.max != 5*time.Millisecond {
-		t.Errorf("drained %g events, sum %g, range %g..%g, max %s", h.Count(), h.Sum, h.Quantile(0), h.Quantile(1), w.max)
-	}
-	if s.lat.Count() != 0 || s.lat.Sum != 0 || s.max != 0 {
-		t.Errorf("shard still holds %g events, sum %g, max %s", s.lat.Count(), s.lat.Sum, s.max)
-	}
-	s.recordOpen(100*time.Microsecond, 3*time.Microsecond)
-	w2 := newWindow()
-	s.drainInto(w2)
-	if w2.lat.Count() != 1 || w2.lat.Sum != 100 || w2.delay.Sum != 3 || w2.max != 100*time.Microsecond {
-		t.Errorf("second window: %g events, sum %g, delay sum %g, max %s", w2.lat.Count(), w2.lat.Sum, w2.delay.Sum, w2.max)
 	}
 }
 

@@ -5,84 +5,21 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
 
-	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/loadtest"
 	"github.com/latscope/latscope/internal/pace"
 )
 
 const (
-	// zeroPow puts the zero bucket's edge at 2^-10 µs ≈ 1 ns.
-	zeroPow = -10
 	// alignment is the buffer alignment O_DIRECT needs on any device.
 	alignment = 4096
 	// errorBackoff slows a reader down after a failed I/O so that a
 	// persistent error does not spin a core.
 	errorBackoff = 10 * time.Millisecond
 )
-
-// newLatencyHist returns an exact µs histogram: 64 buckets per octave, so
-// a bucket's width is 1.1 % of its value and an interpolated percentile is
-// off by well under 1 %.
-func newLatencyHist() *hist.Histogram { return hist.NewExact(hist.Microsecond, zeroPow) }
-
-// shard is one worker's share of the current window. The lock is
-// uncontended except at a window boundary.
-type shard struct {
-	mu  sync.Mutex
-	lat *hist.Histogram
-	// delay is the open loop's issue delay: issue time − intended time.
-	delay *hist.Histogram
-	max   time.Duration
-}
-
-func newShard() *shard { return &shard{lat: newLatencyHist(), delay: newLatencyHist()} }
-
-// record adds one latency.
-func (s *shard) record(lat time.Duration) {
-	s.mu.Lock()
-	_ = s.lat.Record(micros(lat)) // a monotonic duration is never negative or NaN
-	s.max = max(s.max, lat)
-	s.mu.Unlock()
-}
-
-// recordOpen adds one open-loop latency and its issue delay.
-func (s *shard) recordOpen(lat, delay time.Duration) {
-	s.mu.Lock()
-	_ = s.lat.Record(micros(lat))
-	_ = s.delay.Record(micros(max(delay, 0)))
-	s.max = max(s.max, lat)
-	s.mu.Unlock()
-}
-
-func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
-
-// window is what the shards held at a boundary.
-type window struct {
-	lat, delay *hist.Histogram
-	max        time.Duration
-}
-
-func newWindow() *window { return &window{lat: newLatencyHist(), delay: newLatencyHist()} }
-
-// drainInto adds the shard's counts to w and zeroes them. The counts keep
-// their length and offset so that recording the next window allocates
-// nothing once the latency range has been seen.
-func (s *shard) drainInto(w *window) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	w.lat.Merge(s.lat)
-	w.delay.Merge(s.delay)
-	w.max = max(w.max, s.max)
-	for _, h := range []*hist.Histogram{s.lat, s.delay} {
-		h.ZeroCount, h.Sum = 0, 0
-		clear(h.Counts)
-	}
-	s.max = 0
-}
 
 // worker issues random block-aligned I/Os to one file.
 type worker struct {
@@ -92,12 +29,12 @@ type worker struct {
 	rng    *rand.Rand
 	blocks int64
 	bs     int64
-	shard  *shard
+	shard  *loadtest.Recorder
 	stamp  uint64
 }
 
 // newWorker returns a worker on f; writes go to f.writer.
-func newWorker(f *testFile, bs int, write bool, s *shard) *worker {
+func newWorker(f *testFile, bs int, write bool, s *loadtest.Recorder) *worker {
 	w := &worker{
 		f:      newRawFile(f.reader),
 		write:  write,
@@ -128,7 +65,7 @@ func (w *worker) runClosed(stop *atomic.Bool, report func(error)) {
 			w.backoff(stop)
 			continue
 		}
-		w.shard.record(elapsed)
+		w.shard.Record(elapsed)
 	}
 }
 
@@ -149,7 +86,7 @@ func (w *worker) runOpen(p *pace.Pacer, start, end time.Time, rate float64, abor
 		if err != nil {
 			report(err)
 		} else {
-			w.shard.recordOpen(done.Sub(next), issued.Sub(next))
+			w.shard.RecordOpen(done.Sub(next), issued.Sub(next))
 		}
 		next = next.Add(w.interarrival(rate))
 	}

@@ -73,7 +73,7 @@ func NewReport(res Result, dev Device, warnings []string) Report {
 		Tool: "latscope iotest", Path: res.Path, Kind: res.Kind, Device: dev, BS: res.BlockSize,
 		WorkingSetBytes: res.WorkingSet, Files: res.Files, Operation: operation(res), Direct: res.Direct,
 		Loop: "closed", Placement: res.Placement, Warnings: slices.Clone(warnings),
-		SpinMarginUS: micros(res.SpinMargin),
+		SpinMarginUS: loadtest.Micros(res.SpinMargin),
 	}
 	if res.OpenLoop {
 		r.Loop = "open"

@@ -202,7 +202,7 @@ type stepRun struct {
 	index    int           // from 1, of steps
 	steps    int
 
-	shards    []*shard
+	shards    []*loadtest.Recorder
 	stop      atomic.Bool // closed loop: stop issuing; open loop: abort
 	wg        sync.WaitGroup
 	notIssued atomic.Int64
@@ -212,7 +212,7 @@ type stepRun struct {
 	measured  time.Time
 	cpu0      time.Duration
 	errors0   int
-	step      *window
+	step      *loadtest.Window
 }
 
 // run measures the step, emitting one interval per cfg.Interval plus
@@ -228,7 +228,7 @@ func (s *stepRun) run(ctx context.Context, start time.Time, emit func(stream.Int
 	if s.duration > 0 {
 		end = warmEnd.Add(s.duration)
 	}
-	s.winStart, s.step = start, newWindow()
+	s.winStart, s.step = start, loadtest.NewWindow()
 	s.test.setNow(now{step: s.index, steps: s.steps, lv: s.lv, start: start, warmEnd: warmEnd, end: end})
 	s.startWorkers(start, end)
 	if s.warmup == 0 {
@@ -281,9 +281,9 @@ func (s *stepRun) run(ctx context.Context, start time.Time, emit func(stream.Int
 // workers, which issue arrivals from start until end.
 func (s *stepRun) startWorkers(start, end time.Time) {
 	cfg := s.test.cfg
-	s.shards = make([]*shard, s.lv.readers)
+	s.shards = make([]*loadtest.Recorder, s.lv.readers)
 	for i := range s.shards {
-		s.shards[i] = newShard()
+		s.shards[i] = loadtest.NewRecorder()
 		w := newWorker(s.tg.fileFor(i), cfg.BlockSize, cfg.Write, s.shards[i])
 		s.wg.Add(1)
 		go func() {
@@ -330,19 +330,14 @@ func (s *stepRun) beginMeasuring(now time.Time) {
 // emitWindow drains the shards into the interval [winStart, end) and, when
 // measuring, into the step.
 func (s *stepRun) emitWindow(end time.Time, emit func(stream.Interval) error) error {
-	w := newWindow()
-	for _, sh := range s.shards {
-		sh.drainInto(w)
-	}
+	w := loadtest.Drain(s.shards)
 	if s.measuring {
-		s.step.lat.Merge(w.lat)
-		s.step.delay.Merge(w.delay)
-		s.step.max = max(s.step.max, w.max)
+		s.step.Add(w)
 	}
 	iv := stream.Interval{Source: s.test.name, Start: s.clock.wall(s.winStart), Duration: end.Sub(s.winStart)}
 	s.winStart = end
-	if w.lat.Count() > 0 && s.test.opts.KeepEvent(s.key.Event) {
-		iv.Series = []stream.SeriesHist{{Key: s.key, Hist: w.lat}}
+	if w.Lat.Count() > 0 && s.test.opts.KeepEvent(s.key.Event) {
+		iv.Series = []stream.SeriesHist{{Key: s.key, Hist: w.Lat}}
 	}
 	if iv.Duration <= 0 {
 		return nil
@@ -360,14 +355,14 @@ func (s *stepRun) result(end time.Time, complete bool) StepResult {
 	if !s.measuring {
 		return StepResult{}
 	}
-	ops := s.step.lat.Count()
+	ops := s.step.Lat.Count()
 	return StepResult{
 		Step: loadtest.Step{
 			Concurrency: s.lv.readers, Rate: s.lv.rate, Elapsed: end.Sub(s.measured),
-			Bytes: int64(ops) * int64(s.test.cfg.BlockSize), Latency: s.step.lat, Max: s.step.max,
+			Bytes: int64(ops) * int64(s.test.cfg.BlockSize), Latency: s.step.Lat, Max: s.step.Max,
 			CPU: pace.ProcessCPU() - s.cpu0, Errors: int64(s.test.diag.Count(s.test.name) - s.errors0),
 		},
-		IssueDelay: s.step.delay, NotIssued: s.notIssued.Load(), Complete: complete,
+		IssueDelay: s.step.Delay, NotIssued: s.notIssued.Load(), Complete: complete,
 	}
 }
 

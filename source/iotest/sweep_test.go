@@ -15,6 +15,7 @@ import (
 
 	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/internal/testenv"
+	"github.com/latscope/latscope/loadtest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -80,7 +81,7 @@ func TestSweepMeasuresEveryStepAfterItsWarmup(t *testing.T) {
 			t.Errorf("step %d: %g ops, %d bytes, max %s, cpu %s, %d errors", i, ops, s.Bytes, s.Max, s.CPU, s.Errors)
 		}
 		// The exact max lies in the histogram's top bucket.
-		if top := s.Latency.Quantile(1); math.Abs(top-micros(s.Max)) > 0.02*top {
+		if top := s.Latency.Quantile(1); math.Abs(top-loadtest.Micros(s.Max)) > 0.02*top {
 			t.Errorf("step %d: max %s, histogram top %gµs", i, s.Max, top)
 		}
 		total += ops
