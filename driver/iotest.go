@@ -10,7 +10,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"strings"
 
 	"github.com/latscope/latscope/recording"
 	"github.com/latscope/latscope/source"
@@ -54,7 +53,7 @@ func IOTest(ctx context.Context, c IOTestConfig) error {
 	o := &opened{sources: []source.Source{test}, live: true, diag: diag, prog: prog}
 	fmt.Fprintf(c.Stderr, "latscope iotest: %s\n", iotest.Plan(test.Config()))
 
-	tee, closeRecord, err := c.recorder()
+	tee, closeRecord, err := openRecorder(c.Record, c.Stderr)
 	if err != nil {
 		return err
 	}
@@ -85,44 +84,68 @@ func IOTest(ctx context.Context, c IOTestConfig) error {
 // runTest runs the test with the live heat map on a terminal, else with a
 // progress line on stderr, and returns every interval.
 func (c IOTestConfig) runTest(ctx context.Context, o *opened, test *iotest.Test, tee func(stream.Interval) error) ([]stream.Interval, error) {
-	if c.StdoutTTY && !c.Plain && c.Format != "json" {
-		hc := HeatmapConfig{Config: c.Config, Scale: c.Scale}
-		return hc.show(ctx, o, tee, test.Status)
+	live := liveRun{Config: c.Config, Plain: c.Plain || c.Format == "json", Scale: c.Scale, Status: test.Status, Tee: tee}
+	if c.StderrTTY {
+		status := o.prog.statusLines()
+		live.Headless = func(stream.Interval) { fmt.Fprintf(status, "%s\n", test.Status()) }
+	}
+	return live.run(ctx, o)
+}
+
+// liveRun shows a live load test: the heat map on a terminal, else a
+// callback per interval (progress or per-interval lines).
+type liveRun struct {
+	Config
+	// Plain runs without the heat map even on a terminal.
+	Plain  bool
+	Scale  heatmap.Scale
+	Status func() string
+	// Tee receives every interval (a recording); Headless is called per
+	// interval when there is no heat map.
+	Tee      func(stream.Interval) error
+	Headless func(stream.Interval)
+}
+
+// run runs o's sources to the end and returns every interval.
+func (l liveRun) run(ctx context.Context, o *opened) ([]stream.Interval, error) {
+	if l.StdoutTTY && !l.Plain {
+		hc := HeatmapConfig{Config: l.Config, Scale: l.Scale}
+		return hc.show(ctx, o, l.Tee, l.Status)
 	}
 	var all []stream.Interval
-	status := o.prog.statusLines()
-	err := c.run(ctx, o, func(iv stream.Interval) error {
+	err := l.Config.run(ctx, o, func(iv stream.Interval) error {
 		all = append(all, iv)
-		if c.StderrTTY {
-			fmt.Fprintf(status, "%s\n", test.Status())
+		if l.Headless != nil {
+			l.Headless(iv)
 		}
-		if tee != nil {
-			return tee(iv)
+		if l.Tee != nil {
+			return l.Tee(iv)
 		}
 		return nil
 	})
-	o.finish(c.Stderr)
+	o.finish(l.Stderr)
 	return all, err
 }
 
-// recorder opens --record FILE: tee writes each interval and flushes it,
-// so the file can be followed while the test runs.
-func (c IOTestConfig) recorder() (tee func(stream.Interval) error, finish func(n int) error, err error) {
-	if c.Record == "" {
+// openRecorder opens --record FILE of a live test: tee writes each
+// interval and flushes it, so the file can be followed while the test
+// runs; finish closes it. An empty path records nothing.
+func openRecorder(path string, stderr io.Writer) (tee func(stream.Interval) error, finish func(n int) error, err error) {
+	if path == "" {
 		return nil, func(int) error { return nil }, nil
 	}
-	f, err := os.Create(c.Record)
+	f, err := os.Create(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--record: %w", err)
 	}
 	w, err := recording.NewWriter(f)
 	if err != nil {
 		f.Close()
-		return nil, nil, fmt.Errorf("--record %s: %w", c.Record, err)
+		return nil, nil, fmt.Errorf("--record %s: %w", path, err)
 	}
 	tee = func(iv stream.Interval) error {
 		if err := w.Write(iv); err != nil {
-			return fmt.Errorf("--record %s: %w", c.Record, err)
+			return fmt.Errorf("--record %s: %w", path, err)
 		}
 		return w.Flush()
 	}
@@ -132,7 +155,7 @@ func (c IOTestConfig) recorder() (tee func(stream.Interval) error, finish func(n
 			err = cerr
 		}
 		if err == nil {
-			fmt.Fprintf(c.Stderr, "latscope: recorded %d intervals to %s\n", n, c.Record)
+			fmt.Fprintf(stderr, "latscope: recorded %d intervals to %s\n", n, path)
 		}
 		return err
 	}
@@ -141,24 +164,32 @@ func (c IOTestConfig) recorder() (tee func(stream.Interval) error, finish func(n
 
 // writeReport prints the report on stdout and writes -o.
 func (c IOTestConfig) writeReport(rep iotest.Report, all []stream.Interval) error {
-	if err := writeIOReport(c.Stdout, rep, c.Format); err != nil {
+	write := func(w io.Writer, format string) error { return writeIOReport(w, rep, format) }
+	if err := write(c.Stdout, c.Format); err != nil {
 		return err
 	}
+	return writeTestOutput(c.Config, c.Output, c.Scale, "latscope iotest "+rep.Path, all, write)
+}
+
+// writeTestOutput writes a load test's -o FILE: the heat maps for .html,
+// .svg and .png, else the report as JSON (.json) or text.
+func writeTestOutput(c Config, output string, scale heatmap.Scale, title string, all []stream.Interval,
+	report func(w io.Writer, format string) error) error {
 	switch {
-	case c.Output == "":
+	case output == "":
 		return nil
-	case isImage(c.Output):
-		hc := HeatmapConfig{Config: c.Config, Output: c.Output, Scale: c.Scale}
-		hc.Sources = []string{"latscope iotest " + rep.Path}
+	case isImage(output):
+		hc := HeatmapConfig{Config: c, Output: output, Scale: scale}
+		hc.Sources = []string{title}
 		return hc.writeImage(all)
 	}
 	format := "table"
-	if strings.EqualFold(formatOf(c.Output), "json") {
+	if formatOf(output) == "json" {
 		format = "json"
 	}
-	err := writeFile(c.Output, func(w *bufio.Writer) error { return writeIOReport(w, rep, format) })
+	err := writeFile(output, func(w *bufio.Writer) error { return report(w, format) })
 	if err == nil {
-		fmt.Fprintf(c.Stderr, "latscope: wrote %s\n", c.Output)
+		fmt.Fprintf(c.Stderr, "latscope: wrote %s\n", output)
 	}
 	return err
 }

@@ -1,0 +1,248 @@
+package nettest
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Server defaults.
+const (
+	DefaultListen           = "127.0.0.1:7878"
+	DefaultMaxConns         = 1024
+	DefaultHandshakeTimeout = 5 * time.Second
+	DefaultIdleTimeout      = 5 * time.Minute
+	DefaultWriteTimeout     = 30 * time.Second
+)
+
+// ServerConfig configures `latscope nettest server`; zero fields take the
+// defaults.
+type ServerConfig struct {
+	// Listen is ADDR:PORT (default 127.0.0.1:7878: loopback unless another
+	// address is given).
+	Listen string
+	// MaxMessage is the largest message accepted either way.
+	MaxMessage uint32
+	// MaxConns bounds the connections served at once; more are answered
+	// "busy" and closed.
+	MaxConns int
+	// HandshakeTimeout bounds the wait for a hello, IdleTimeout the wait
+	// for the next message, WriteTimeout a reply that the peer does not
+	// read.
+	HandshakeTimeout, IdleTimeout, WriteTimeout time.Duration
+	// Log receives one line per connection event; nil discards them.
+	Log io.Writer
+}
+
+func (c ServerConfig) withDefaults() ServerConfig {
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	if c.MaxMessage == 0 {
+		c.MaxMessage = DefaultMaxMessage
+	}
+	if c.MaxConns == 0 {
+		c.MaxConns = DefaultMaxConns
+	}
+	if c.HandshakeTimeout == 0 {
+		c.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = DefaultWriteTimeout
+	}
+	if c.Log == nil {
+		c.Log = io.Discard
+	}
+	return c
+}
+
+// Server answers nettest clients.
+type Server struct {
+	cfg    ServerConfig
+	ln     net.Listener
+	active atomic.Int64
+	logMu  sync.Mutex
+	// Counters for tests and the final line.
+	served, refused atomic.Int64
+}
+
+// Listen opens the listening socket.
+func Listen(cfg ServerConfig) (*Server, error) {
+	cfg = cfg.withDefaults()
+	if cfg.MaxMessage < HeaderSize {
+		return nil, fmt.Errorf("largest message %d bytes: want at least %d", cfg.MaxMessage, HeaderSize)
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	return &Server{cfg: cfg, ln: ln}, nil
+}
+
+// Addr is the address the server listens on.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Served and Refused count the test connections served and refused.
+func (s *Server) Served() int64  { return s.served.Load() }
+func (s *Server) Refused() int64 { return s.refused.Load() }
+
+// Serve answers clients until ctx is cancelled, then closes the listener
+// and every connection and returns nil.
+func (s *Server) Serve(ctx context.Context) error {
+	var wg sync.WaitGroup
+	conns := make(map[net.Conn]struct{})
+	var mu sync.Mutex
+	stop := context.AfterFunc(ctx, func() {
+		s.ln.Close()
+		mu.Lock()
+		for c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	defer stop()
+	defer wg.Wait()
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded) {
+				continue
+			}
+			if isTemporary(err) { // out of descriptors: wait, do not spin
+				time.Sleep(50 * time.Millisecond)
+				continue
+			}
+			return fmt.Errorf("accept on %s: %w", s.Addr(), err)
+		}
+		mu.Lock()
+		conns[c] = struct{}{}
+		mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.handle(c)
+			mu.Lock()
+			delete(conns, c)
+			mu.Unlock()
+		}()
+	}
+}
+
+// isTemporary reports accept errors that pass (EMFILE, ECONNABORTED).
+func isTemporary(err error) bool {
+	var t interface{ Temporary() bool }
+	return errors.As(err, &t) && t.Temporary()
+}
+
+// handle serves one connection and closes it.
+func (s *Server) handle(c net.Conn) {
+	defer c.Close()
+	peer := c.RemoteAddr().String()
+	if n := s.active.Add(1); n > int64(s.cfg.MaxConns) {
+		defer s.active.Add(-1)
+		s.refused.Add(1)
+		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+		_, _ = c.Write(answer{Status: StatusBusy, MaxMessage: s.cfg.MaxMessage}.marshal())
+		s.logf("%s refused: %d connections already", peer, s.cfg.MaxConns)
+		return
+	}
+	defer s.active.Add(-1)
+	_ = c.SetReadDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
+	h, err := readHello(c)
+	if err != nil {
+		// EOF or a reset before any byte: a connect-mode probe, nothing
+		// to say.
+		if !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
+			s.logf("%s closed before a test started: %v", peer, describe(err))
+		}
+		return
+	}
+	st := h.check(s.cfg.MaxMessage)
+	_ = c.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+	if _, err := c.Write(answer{Status: st, MaxMessage: s.cfg.MaxMessage}.marshal()); err != nil || st != StatusOK {
+		if st != StatusOK {
+			s.refused.Add(1)
+			s.logf("%s refused: %s (mode %s, %d/%d bytes)", peer, st, h.Mode, h.Request, h.Reply)
+		}
+		return
+	}
+	s.served.Add(1)
+	s.logf("%s: %s test, %d-byte requests, %d-byte replies", peer, h.Mode, h.Request, h.Reply)
+	n, err := s.exchange(c, h)
+	s.logf("%s: done after %d messages: %s", peer, n, describe(err))
+}
+
+// exchange answers every message of a test with a reply of the negotiated
+// size until the peer closes or misbehaves. Buffers are the negotiated
+// sizes, which check bounded.
+func (s *Server) exchange(c net.Conn, h hello) (int64, error) {
+	r := bufio.NewReaderSize(c, max(int(h.Request), 4096))
+	w := bufio.NewWriterSize(c, max(int(h.Reply), 4096))
+	req := make([]byte, h.Request)
+	reply := make([]byte, h.Reply)
+	var n int64
+	for {
+		_ = c.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
+		if _, err := io.ReadFull(r, req[:HeaderSize]); err != nil {
+			return n, err
+		}
+		seq, length := header(req)
+		if length < HeaderSize || length > h.Request {
+			return n, fmt.Errorf("message %d claims %d bytes, the test said %d", seq, length, h.Request)
+		}
+		if _, err := io.ReadFull(r, req[HeaderSize:length]); err != nil {
+			return n, err
+		}
+		putHeader(reply, seq, len(reply))
+		_ = c.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+		if _, err := w.Write(reply); err != nil {
+			return n, err
+		}
+		// Flush when no further message is already here: a sync client
+		// waits for this reply; a streaming one gets acks in batches.
+		if r.Buffered() < HeaderSize {
+			if err := w.Flush(); err != nil {
+				return n, err
+			}
+		}
+		n++
+	}
+}
+
+// describe says how a connection ended in plain words.
+func describe(err error) string {
+	switch {
+	case err == nil, errors.Is(err, io.EOF):
+		return "closed by the client"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "the client vanished in the middle of a message"
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return "timed out waiting for the client"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "closed by the client (reset)"
+	case errors.Is(err, net.ErrClosed):
+		return "server stopped"
+	}
+	return err.Error()
+}
+
+func (s *Server) logf(format string, args ...any) {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	fmt.Fprintf(s.cfg.Log, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}
