@@ -105,3 +105,36 @@ if command -v fio >/dev/null; then
 else
 	echo "bench: fio is not installed and cannot be (not root or no apt-get); iotest vs fio skipped"
 fi
+
+echo
+echo "== nettest vs sockperf (qperf for reference): TCP round trips on loopback, alternating runs =="
+# Issue 5's accuracy requirement: latscope's p50 round trip within 15 % of
+# sockperf's, same message size each way, one connection, servers on CPU 0
+# and clients on CPU 1 (taskset). Medians of 3 runs of 8 s per tool at 64
+# and 1024 bytes: about 3 minutes (sockperf adds a 2 s warm-up wait).
+# NETBENCH_ARGS adds harness flags, e.g. "-server-cpus 0 -client-cpus 0".
+net_need=()
+command -v sockperf >/dev/null || net_need+=(sockperf)
+command -v qperf >/dev/null || net_need+=(qperf)
+command -v taskset >/dev/null || net_need+=(util-linux)
+if [ ${#net_need[@]} -gt 0 ]; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+		echo "bench: installing ${net_need[*]}"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${net_need[@]}" >/dev/null ||
+			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${net_need[@]}" >/dev/null; } || true
+	else
+		echo "bench: cannot install ${net_need[*]} (not root or no apt-get)"
+	fi
+fi
+if ! command -v sockperf >/dev/null; then
+	echo "bench: sockperf is not installed and cannot be; nettest vs sockperf skipped"
+elif [ "$(nproc)" -lt 2 ] && [ -z "${NETBENCH_ARGS:-}" ]; then
+	echo "bench: one CPU only; nettest vs sockperf runs with servers and clients both on CPU 0"
+	go run ./scripts/netbench -latscope "$bin" -out "$out/nettest-vs-sockperf.json" \
+		-sizes 64,1024 -runs 3 -duration 8s -server-cpus 0 -client-cpus 0 | tee "$out/nettest-vs-sockperf.txt"
+else
+	command -v qperf >/dev/null || echo "bench: qperf is not installed; no qperf reference"
+	# shellcheck disable=SC2086 # NETBENCH_ARGS is a list of flags
+	go run ./scripts/netbench -latscope "$bin" -out "$out/nettest-vs-sockperf.json" \
+		-sizes 64,1024 -runs 3 -duration 8s ${NETBENCH_ARGS:-} | tee "$out/nettest-vs-sockperf.txt"
+fi

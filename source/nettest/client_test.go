@@ -90,9 +90,9 @@ func TestOpenLoopKeepsItsRate(t *testing.T) {
 
 func TestStreamAndConnectModes(t *testing.T) {
 	srv := startServer(t, ServerConfig{})
-	stream := runClient(t, Config{Addr: srv.Addr().String(), Mode: Stream, Request: 64 << 10, Interval: 250 * time.Millisecond}, time.Second)
-	connect := runClient(t, Config{Addr: srv.Addr().String(), Mode: Connect, Interval: 250 * time.Millisecond}, time.Second)
-	sync := runClient(t, Config{Addr: srv.Addr().String(), Interval: 250 * time.Millisecond}, time.Second)
+	stream := runClient(t, Config{Addr: srv.Addr().String(), Mode: Stream, Request: 64 << 10, Interval: 100 * time.Millisecond}, 500*time.Millisecond)
+	connect := runClient(t, Config{Addr: srv.Addr().String(), Mode: Connect, Interval: 100 * time.Millisecond}, 500*time.Millisecond)
+	sync := runClient(t, Config{Addr: srv.Addr().String(), Interval: 100 * time.Millisecond}, 500*time.Millisecond)
 	for name, r := range map[string]Result{"stream": stream, "connect": connect, "sync": sync} {
 		if r.Total.Lat.Count() < 100 || r.Errors != 0 {
 			t.Errorf("%s: %g measured, %d errors", name, r.Total.Lat.Count(), r.Errors)
@@ -137,7 +137,7 @@ func TestClientErrorsNameTheProblem(t *testing.T) {
 	}{
 		{Config{Addr: closed}, "is `latscope nettest server` running there?"},
 		{Config{Addr: http.Addr().String()}, "not a latscope nettest server"},
-		{Config{Addr: small.Addr().String(), Request: 4096}, "refused the test: message size above the server's limit"},
+		{Config{Addr: small.Addr().String(), Request: 4096}, "refused the test: message size outside the server's limits"},
 		{Config{Addr: "nohostport"}, "want HOST:PORT"},
 		{Config{Addr: closed, Request: 4}, "at least 8"},
 		{Config{Addr: closed, Mode: Stream, Rate: 10}, "stream mode"},

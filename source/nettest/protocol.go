@@ -93,9 +93,9 @@ func (s Status) String() string {
 	case StatusBadVersion:
 		return "unsupported protocol version"
 	case StatusTooLarge:
-		return "message size above the server's limit"
+		return "message size outside the server's limits"
 	case StatusBadMode:
-		return "unknown mode"
+		return "mode not served (want sync or stream)"
 	case StatusBusy:
 		return "server busy: too many connections"
 	}
@@ -124,14 +124,21 @@ func (h hello) marshal() []byte {
 	return b
 }
 
-// readHello reads and decodes a hello; it only checks the magic.
+// readHello reads and decodes a hello; it only checks the magic, as soon
+// as its 4 bytes are in (an HTTP or TLS probe is dropped at once).
 func readHello(r io.Reader) (hello, error) {
 	var b [helloSize]byte
-	if _, err := io.ReadFull(r, b[:]); err != nil {
+	if _, err := io.ReadFull(r, b[:4]); err != nil {
 		return hello{}, err
 	}
 	if string(b[:4]) != magic {
 		return hello{}, errNotLatscope
+	}
+	if _, err := io.ReadFull(r, b[4:]); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return hello{}, err
 	}
 	return hello{
 		Version: binary.BigEndian.Uint16(b[4:]), Mode: Mode(b[6]),

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -130,6 +131,11 @@ func (s *Server) Serve(ctx context.Context) error {
 			return fmt.Errorf("accept on %s: %w", s.Addr(), err)
 		}
 		mu.Lock()
+		if ctx.Err() != nil { // accepted while stopping: the stop hook has run
+			mu.Unlock()
+			c.Close()
+			return nil
+		}
 		conns[c] = struct{}{}
 		mu.Unlock()
 		wg.Add(1)
@@ -156,7 +162,10 @@ func (s *Server) handle(c net.Conn) {
 	if n := s.active.Add(1); n > int64(s.cfg.MaxConns) {
 		defer s.active.Add(-1)
 		s.refused.Add(1)
-		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+		// Read the hello first: closing with unread input would reset the
+		// connection and could lose the answer.
+		_ = c.SetDeadline(time.Now().Add(time.Second))
+		_, _ = readHello(c)
 		_, _ = c.Write(answer{Status: StatusBusy, MaxMessage: s.cfg.MaxMessage}.marshal())
 		s.logf("%s refused: %d connections already", peer, s.cfg.MaxConns)
 		return
@@ -184,44 +193,98 @@ func (s *Server) handle(c net.Conn) {
 	s.served.Add(1)
 	s.logf("%s: %s test, %d-byte requests, %d-byte replies", peer, h.Mode, h.Request, h.Reply)
 	n, err := s.exchange(c, h)
-	s.logf("%s: done after %d messages: %s", peer, n, describe(err))
+	s.logf("%s: done after %d %s: %s", peer, n, plural(n, "message"), describe(err))
 }
 
+// ioChunk bounds the server's buffers: payloads are read into and replies
+// written from chunks of this size, so a test costs about 3 × 64 KiB
+// whatever message sizes were negotiated.
+const ioChunk = 64 << 10
+
 // exchange answers every message of a test with a reply of the negotiated
-// size until the peer closes or misbehaves. Buffers are the negotiated
-// sizes, which check bounded.
+// size until the peer closes or misbehaves.
 func (s *Server) exchange(c net.Conn, h hello) (int64, error) {
-	r := bufio.NewReaderSize(c, max(int(h.Request), 4096))
-	w := bufio.NewWriterSize(c, max(int(h.Reply), 4096))
-	req := make([]byte, h.Request)
-	reply := make([]byte, h.Reply)
+	r := bufio.NewReaderSize(c, ioChunk)
+	w := bufio.NewWriterSize(c, ioChunk)
+	filler := make([]byte, min(int(h.Reply), ioChunk))
+	fillRandom(filler) // replies cannot be shrunk by compression on the path
+	var hdr [HeaderSize]byte
 	var n int64
 	for {
 		_ = c.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
-		if _, err := io.ReadFull(r, req[:HeaderSize]); err != nil {
-			return n, err
+		if _, err := io.ReadFull(r, hdr[:]); err != nil {
+			return n, s.flushOnExit(c, w, err)
 		}
-		seq, length := header(req)
+		seq, length := header(hdr[:])
 		if length < HeaderSize || length > h.Request {
-			return n, fmt.Errorf("message %d claims %d bytes, the test said %d", seq, length, h.Request)
+			return n, s.flushOnExit(c, w, fmt.Errorf("message %d claims %d bytes, the test said %d", seq, length, h.Request))
 		}
-		if _, err := io.ReadFull(r, req[HeaderSize:length]); err != nil {
-			return n, err
+		if _, err := r.Discard(int(length) - HeaderSize); err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return n, s.flushOnExit(c, w, err)
 		}
-		putHeader(reply, seq, len(reply))
 		_ = c.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
-		if _, err := w.Write(reply); err != nil {
-			return n, err
+		if err := writeReply(w, seq, int(h.Reply), filler); err != nil {
+			return n, fmt.Errorf("the client did not read its replies: %w", err)
 		}
-		// Flush when no further message is already here: a sync client
-		// waits for this reply; a streaming one gets acks in batches.
-		if r.Buffered() < HeaderSize {
+		// Flush unless the next whole message is already here: a sync
+		// client waits for this reply; a streaming one gets acks in
+		// batches, never held back by a message still in transit.
+		if !wholeMessageBuffered(r) {
 			if err := w.Flush(); err != nil {
-				return n, err
+				return n, fmt.Errorf("the client did not read its replies: %w", err)
 			}
 		}
 		n++
 	}
+}
+
+// writeReply writes a reply of size bytes: the header, then filler.
+func writeReply(w *bufio.Writer, seq uint32, size int, filler []byte) error {
+	var hdr [HeaderSize]byte
+	putHeader(hdr[:], seq, size)
+	if _, err := w.Write(hdr[:]); err != nil {
+		return err
+	}
+	for left := size - HeaderSize; left > 0; {
+		k := min(left, len(filler))
+		if _, err := w.Write(filler[:k]); err != nil {
+			return err
+		}
+		left -= k
+	}
+	return nil
+}
+
+// wholeMessageBuffered reports whether a complete next message has
+// already been read into r.
+func wholeMessageBuffered(r *bufio.Reader) bool {
+	if r.Buffered() < HeaderSize {
+		return false
+	}
+	b, _ := r.Peek(HeaderSize)
+	_, length := header(b)
+	return length >= HeaderSize && uint32(r.Buffered()) >= length
+}
+
+// flushOnExit sends the replies already owed before a connection ends
+// (briefly: the peer may be gone) and returns why it ends.
+func (s *Server) flushOnExit(c net.Conn, w *bufio.Writer, why error) error {
+	if w.Buffered() > 0 {
+		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+		_ = w.Flush()
+	}
+	return why
+}
+
+// plural is "message" for 1, else "messages".
+func plural(n int64, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
 
 // describe says how a connection ended in plain words.
@@ -231,6 +294,8 @@ func describe(err error) string {
 		return "closed by the client"
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return "the client vanished in the middle of a message"
+	case errors.Is(err, os.ErrDeadlineExceeded) && strings.Contains(err.Error(), "did not read"):
+		return "timed out: the client did not read its replies"
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return "timed out waiting for the client"
 	case errors.Is(err, syscall.ECONNRESET):

@@ -1,0 +1,295 @@
+// Command netbench runs `latscope nettest` and sockperf side by side on
+// loopback (TCP, one connection, the same message size each way, both
+// pinned alike with taskset), alternating runs, and compares their medians
+// against issue 5's requirement: latscope's p50 round trip within ±15 % of
+// sockperf's. qperf's tcp_lat (a mean; twice its one-way latency) is shown
+// for reference, and each client's and server's CPU per round trip
+// (rusage) for information.
+//
+//	go run ./scripts/netbench -out bench-out/nettest-vs-sockperf.json
+//
+// It exits non-zero on harness errors only; a failed requirement is shown
+// as FAIL in the table (and exits 3 with -strict).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/latscope/latscope/internal/benchkit"
+)
+
+// Exit codes.
+const (
+	exitHarness = 1
+	exitUsage   = 2
+	exitFailed  = 3 // -strict and a requirement failed
+)
+
+// Message sizes: sockperf refuses messages smaller than its own 14-byte
+// header; latscope's largest message is 1 MiB.
+const (
+	minSize = 14
+	maxSize = 1 << 20
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// config is the parsed command line.
+type config struct {
+	sizes                        []int
+	runs                         int
+	duration                     time.Duration
+	out                          string
+	strict                       bool
+	serverCPUs, clientCPUs       string
+	latscope, sockperf, qperf    string
+	repo                         string
+	latscopeDefault, qperfNeeded bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	repo := benchkit.RepoRoot()
+	c := config{repo: repo}
+	fs := flag.NewFlagSet("netbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: go run ./scripts/netbench [flags]\n\nlatscope nettest vs sockperf (and qperf) on loopback: TCP round trips, one connection.\n\n")
+		fs.PrintDefaults()
+	}
+	sizes := fs.String("sizes", "64,1024", fmt.Sprintf("comma-separated message sizes in bytes, each way, headers included (%d to %d)", minSize, maxSize))
+	fs.IntVar(&c.runs, "runs", 3, "runs per tool and size (medians are compared)")
+	fs.DurationVar(&c.duration, "duration", 10*time.Second, "length of each run, whole seconds (sockperf measures after a 0.4 s warm-up)")
+	fs.StringVar(&c.out, "out", filepath.Join(repo, "bench-out", "nettest-vs-sockperf.json"), "JSON file for the raw runs and the summary")
+	fs.BoolVar(&c.strict, "strict", false, "exit 3 when a requirement fails")
+	fs.StringVar(&c.serverCPUs, "server-cpus", "0", "taskset -c list for every server (\"\": not pinned)")
+	fs.StringVar(&c.clientCPUs, "client-cpus", "1", "taskset -c list for every client (\"\": not pinned)")
+	fs.StringVar(&c.latscope, "latscope", "", "latscope binary (default: bin/latscope, else built from this repository)")
+	fs.StringVar(&c.sockperf, "sockperf", "sockperf", "sockperf binary")
+	fs.StringVar(&c.qperf, "qperf", "qperf", "qperf binary (\"\": no qperf runs); skipped with a warning when missing")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	var err error
+	if c.sizes, err = benchkit.ParseInts(*sizes, minSize, maxSize); err != nil {
+		return c, fmt.Errorf("-sizes %q: %w", *sizes, err)
+	}
+	if c.runs < 1 {
+		return c, errors.New("-runs must be at least 1")
+	}
+	// sockperf and qperf take whole seconds; sockperf's warm-up takes 0.4 s.
+	if c.duration < 2*time.Second || c.duration%time.Second != 0 {
+		return c, fmt.Errorf("-duration %s: want whole seconds, at least 2s", c.duration)
+	}
+	if c.latscope == "" {
+		c.latscope, c.latscopeDefault = filepath.Join(repo, "bin", "latscope"), true
+	}
+	return c, nil
+}
+
+// report is the JSON written to -out.
+type report struct {
+	Machine     machineFacts `json:"machine"`
+	Sizes       []int        `json:"sizes_bytes"`
+	Connections int          `json:"connections"`
+	DurationS   float64      `json:"duration_s"`
+	RunsPerTool int          `json:"runs_per_tool"`
+	Runs        []runResult  `json:"runs"`
+	Summary     []comparison `json:"summary"`
+	Pass        bool         `json:"pass"`
+}
+
+// machineFacts are the machine, the tools' versions and the pinning.
+type machineFacts struct {
+	benchkit.Machine
+	Sockperf        string `json:"sockperf"`
+	SockperfPackage string `json:"sockperf_package,omitempty"`
+	Qperf           string `json:"qperf,omitempty"`
+	QperfPackage    string `json:"qperf_package,omitempty"`
+	Latscope        string `json:"latscope"`
+	ServerCPUs      string `json:"server_cpus,omitempty"`
+	ClientCPUs      string `json:"client_cpus,omitempty"`
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	c, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "netbench: %v\n", err)
+		return exitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := bench(ctx, c, stdout, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "netbench: %v\n", err)
+		return exitHarness
+	}
+	if c.strict && !rep.Pass {
+		return exitFailed
+	}
+	return 0
+}
+
+// bench finds the tools, runs everything and writes the table and the
+// JSON.
+func bench(ctx context.Context, c config, stdout, stderr io.Writer) (report, error) {
+	var rep report
+	scratch, err := os.MkdirTemp("", "netbench-")
+	if err != nil {
+		return rep, err
+	}
+	defer os.RemoveAll(scratch)
+	r, err := prepare(ctx, c, scratch, stderr)
+	if err != nil {
+		return rep, err
+	}
+	rep = report{
+		Machine: gatherMachine(ctx, r, c), Sizes: c.sizes, Connections: 1,
+		DurationS: c.duration.Seconds(), RunsPerTool: c.runs,
+	}
+	writeHeader(stdout, rep, r)
+	if rep.Runs, err = runAll(ctx, r, c, stderr); err != nil {
+		return rep, err
+	}
+	for _, n := range c.sizes {
+		rep.Summary = append(rep.Summary, compare(n, rep.Runs))
+	}
+	rep.Pass = allPass(rep.Summary)
+	if err := writeTable(stdout, rep.Summary); err != nil {
+		return rep, err
+	}
+	if err := benchkit.WriteJSON(c.out, rep); err != nil {
+		return rep, err
+	}
+	fmt.Fprintf(stdout, "raw runs and summary: %s\n", c.out)
+	return rep, nil
+}
+
+// prepare finds the tools: sockperf is required, qperf optional, latscope
+// built into scratch when bin/latscope is missing.
+func prepare(ctx context.Context, c config, scratch string, stderr io.Writer) (runner, error) {
+	r := runner{duration: c.duration}
+	var err error
+	if r.sockperf, err = exec.LookPath(c.sockperf); err != nil {
+		return r, fmt.Errorf("sockperf not found (%v): install it (apt-get install sockperf)", err)
+	}
+	if c.qperf != "" {
+		if r.qperf, err = exec.LookPath(c.qperf); err != nil {
+			fmt.Fprintf(stderr, "netbench: qperf not found (%v): no qperf reference (apt-get install qperf)\n", err)
+			r.qperf = ""
+		}
+	}
+	if c.serverCPUs != "" || c.clientCPUs != "" {
+		if _, err := exec.LookPath("taskset"); err != nil {
+			return r, fmt.Errorf("taskset not found (%v): install util-linux, or run unpinned with -server-cpus '' -client-cpus ''", err)
+		}
+	}
+	if c.serverCPUs != "" {
+		r.serverPin = []string{"taskset", "-c", c.serverCPUs}
+	}
+	if c.clientCPUs != "" {
+		r.clientPin = []string{"taskset", "-c", c.clientCPUs}
+	}
+	r.latscope, err = benchkit.FindLatscope(ctx, c.latscope, c.latscopeDefault, c.repo, scratch, stderr)
+	if err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// tools returns the tools to run in the order of run i: sockperf and
+// latscope always side by side, which goes first alternating from run to
+// run, qperf at either end.
+func (r runner) tools(i int) []string {
+	order := []string{toolSockperf, toolLatscope}
+	if r.qperf != "" {
+		order = append(order, toolQperf)
+	}
+	if i%2 == 1 {
+		for a, b := 0, len(order)-1; a < b; a, b = a+1, b-1 {
+			order[a], order[b] = order[b], order[a]
+		}
+	}
+	return order
+}
+
+// runAll runs every tool at every size, alternating the order so that a
+// drift in the machine's load does not favour one tool.
+func runAll(ctx context.Context, r runner, c config, stderr io.Writer) ([]runResult, error) {
+	var runs []runResult
+	total := len(c.sizes) * c.runs * len(r.tools(0))
+	for _, size := range c.sizes {
+		for i := range c.runs {
+			for _, tool := range r.tools(i) {
+				res, err := r.measure(ctx, tool, size)
+				if err != nil && ctx.Err() == nil {
+					// A run can fail for a reason outside the tools (a
+					// stranger killing a server on a shared machine): once.
+					fmt.Fprintf(stderr, "netbench: %v\nnetbench: repeating this run once\n", err)
+					first := err.Error()
+					res, err = r.measure(ctx, tool, size)
+					res.RetriedAfter = first
+				}
+				if err != nil {
+					return runs, err
+				}
+				res.Run, res.Sequence = i+1, len(runs)+1
+				runs = append(runs, res)
+				fmt.Fprintf(stderr, "[%2d/%d] %-8s %5d B run %d: %6.0f RT/s  mean %6.1f µs  p50 %6.1f µs  p99 %7.1f µs  client CPU/RT %5.2f µs\n",
+					res.Sequence, total, tool, size, res.Run, res.PerSecond, res.MeanUS, res.P50US, res.P99US, res.ClientCPUPerRoundTripUS)
+			}
+		}
+	}
+	return runs, nil
+}
+
+func gatherMachine(ctx context.Context, r runner, c config) machineFacts {
+	m := machineFacts{
+		Machine:         benchkit.GatherMachine(ctx),
+		Sockperf:        benchkit.CommandLine(ctx, r.sockperf, "--version"),
+		SockperfPackage: benchkit.DebianVersion(ctx, "sockperf"),
+		Latscope:        benchkit.LatscopeVersion(ctx, r.latscope),
+		ServerCPUs:      c.serverCPUs, ClientCPUs: c.clientCPUs,
+	}
+	if r.qperf != "" {
+		m.Qperf = benchkit.CommandLine(ctx, r.qperf, "--version")
+		m.QperfPackage = benchkit.DebianVersion(ctx, "qperf")
+	}
+	return m
+}
+
+func writeHeader(w io.Writer, rep report, r runner) {
+	m := rep.Machine
+	tools := "sockperf"
+	if r.qperf != "" {
+		tools = "sockperf and qperf"
+	}
+	fmt.Fprintf(w, "latscope nettest vs %s: TCP round trips on loopback, %d connection, %s per run, %d runs each, alternating\n",
+		tools, rep.Connections, time.Duration(rep.DurationS*float64(time.Second)), rep.RunsPerTool)
+	fmt.Fprintf(w, "machine: %s, %d cores; kernel %s; %s; %s (%s); %s (%s); latscope %s (commit %s)\n",
+		m.CPU, m.Cores, m.Kernel, m.Go, m.Sockperf, m.SockperfPackage, m.Qperf, m.QperfPackage, m.Latscope, m.Commit)
+	pin := func(s string) string {
+		if s == "" {
+			return "not pinned"
+		}
+		return "taskset -c " + s
+	}
+	fmt.Fprintf(w, "servers: %s; clients: %s\n\n", pin(m.ServerCPUs), pin(m.ClientCPUs))
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Synthetic runs (figures chosen to sit on and just past the limit): the
+// medians are taken per figure, the ratio is latscope / sockperf, and the
+// ±15 % edges pass.
+func TestCompare(t *testing.T) {
+	run := func(tool string, size int, p50, p99, mean, cpu float64) runResult {
+		return runResult{Tool: tool, SizeBytes: size, ClientCPUPerRoundTripUS: cpu, ServerCPUPerRoundTripUS: 2 * cpu,
+			measurement: measurement{P50US: p50, P99US: p99, MeanUS: mean, P90US: 1.5 * p50, P999US: 3 * p99, MaxUS: 10 * p99, PerSecond: 1e6 / mean}}
+	}
+	other := run(toolSockperf, 1024, 1, 1, 1, 1) // another size: ignored
+	runs := []runResult{
+		run(toolSockperf, 64, 40, 100, 45, 20), run(toolSockperf, 64, 60, 80, 50, 22), run(toolSockperf, 64, 50, 90, 55, 21), other,
+		// medians: p50 57.5, p99 99, mean 55, CPU 30 → ratios 1.15, 1.10, 1.10, 1.4286
+		run(toolLatscope, 64, 57.5, 99, 55, 30), run(toolLatscope, 64, 20, 500, 40, 5), run(toolLatscope, 64, 90, 10, 70, 31),
+		run(toolQperf, 64, 0, 0, 44, 18), run(toolQperf, 64, 0, 0, 46, 19),
+	}
+	c := compare(64, runs)
+	if c.Sockperf.Runs != 3 || c.Latscope.Runs != 3 || c.Qperf == nil || c.Qperf.Runs != 2 {
+		t.Fatalf("runs %d/%d/%v", c.Sockperf.Runs, c.Latscope.Runs, c.Qperf)
+	}
+	if c.Sockperf.P50US != 50 || c.Sockperf.P99US != 90 || c.Sockperf.MeanUS != 50 || c.Sockperf.ClientCPUPerRoundTripUS != 21 || c.Sockperf.ServerCPUPerRoundTripUS != 42 {
+		t.Errorf("sockperf medians %+v", c.Sockperf)
+	}
+	if c.Latscope.P50US != 57.5 || c.Latscope.P99US != 99 || c.Latscope.MeanUS != 55 || c.Latscope.ClientCPUPerRoundTripUS != 30 {
+		t.Errorf("latscope medians %+v", c.Latscope)
+	}
+	if c.Qperf.MeanUS != 45 || c.Qperf.P50US != 0 {
+		t.Errorf("qperf medians %+v", c.Qperf)
+	}
+	if len(c.Checks) != 1 || c.Checks[0].Name != "p50" || !near(c.Checks[0].Ratio, 1.15) || !c.Checks[0].Pass || !c.Pass {
+		t.Errorf("p50 on the upper limit: %+v", c.Checks)
+	}
+	for k, want := range map[string]float64{"p99": 1.1, "mean": 1.1, "client_cpu": 30.0 / 21, "mean_vs_qperf": 55.0 / 45, "p99.9": 1.1} {
+		if !near(c.Info[k], want) {
+			t.Errorf("info %s = %v, want %v", k, c.Info[k], want)
+		}
+	}
+
+	for p50, pass := range map[float64]bool{42.5: true, 42.4: false, 57.6: false, 50: true} {
+		c := compare(64, []runResult{run(toolSockperf, 64, 50, 90, 50, 20), run(toolLatscope, 64, p50, 500, 50, 20)})
+		if c.Pass != pass || c.Checks[0].Pass != pass {
+			t.Errorf("latscope p50 %v against 50: pass %v, want %v", p50, c.Pass, pass)
+		}
+	}
+
+	// No sockperf runs, or no qperf: a failed comparison without NaN in
+	// the JSON, and no qperf section.
+	c = compare(64, []runResult{run(toolLatscope, 64, 50, 90, 50, 20)})
+	if c.Pass || c.Qperf != nil || allPass([]comparison{c}) {
+		t.Errorf("a comparison without sockperf runs: %+v", c)
+	}
+	if _, err := json.Marshal(c); err != nil {
+		t.Errorf("JSON of an empty comparison: %v", err)
+	}
+	if allPass(nil) {
+		t.Error("no comparison passed")
+	}
+}
+
+func TestWriteTable(t *testing.T) {
+	s := runResult{Tool: toolSockperf, SizeBytes: 64, measurement: measurement{P50US: 50, P99US: 90, MeanUS: 52, PerSecond: 19000}}
+	l := runResult{Tool: toolLatscope, SizeBytes: 64, measurement: measurement{P50US: 60, P99US: 140, MeanUS: 61, PerSecond: 16000}}
+	q := runResult{Tool: toolQperf, SizeBytes: 64, measurement: measurement{MeanUS: 55, PerSecond: 18000}}
+	var b strings.Builder
+	if err := writeTable(&b, []comparison{compare(64, []runResult{s, l, q})}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"64 B each way, 1 connection (medians)", "p50 µs", "1.200  0.85–1.15  FAIL", "p99 µs", "1.556", "55.0",
+		"FAIL (1 sockperf, 1 latscope, 1 qperf runs)", "overall: FAIL — p50 at 64 B (1.200, want 0.85–1.15)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	b.Reset()
+	l.P50US = 55
+	if err := writeTable(&b, []comparison{compare(64, []runResult{s, l})}); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "overall: PASS") || !strings.Contains(out, "1.100  0.85–1.15  ok") {
+		t.Errorf("passing table:\n%s", out)
+	}
+}
+
+// The commands are the brief's: TCP, full round trips, one connection,
+// the same size each way, servers and clients pinned alike, on loopback.
+func TestCommands(t *testing.T) {
+	r := runner{sockperf: "sockperf", latscope: "latscope", qperf: "qperf", duration: 10 * time.Second,
+		serverPin: []string{"taskset", "-c", "0"}, clientPin: []string{"taskset", "-c", "1"}}
+	for _, c := range []struct{ got, want []string }{
+		{r.serverArgs(toolSockperf, 4000), strings.Fields("taskset -c 0 sockperf server --tcp -i 127.0.0.1 -p 4000")},
+		{r.clientArgs(toolSockperf, 4000, 64), strings.Fields("taskset -c 1 sockperf ping-pong --tcp --full-rtt -m 64 -i 127.0.0.1 -p 4000 -t 10")},
+		{r.serverArgs(toolLatscope, 4001), strings.Fields("taskset -c 0 latscope nettest server --listen 127.0.0.1:4001")},
+		{r.clientArgs(toolLatscope, 4001, 1024), strings.Fields("taskset -c 1 latscope nettest client 127.0.0.1:4001 --size 1024 --duration 10s --format json --plain")},
+		{r.serverArgs(toolQperf, 4002), strings.Fields("taskset -c 0 qperf --listen_port 4002")},
+		{r.clientArgs(toolQperf, 4002, 64), strings.Fields("taskset -c 1 qperf 127.0.0.1 -lp 4002 -m 64 -t 10 -vvs tcp_lat")},
+	} {
+		if !slices.Equal(c.got, c.want) {
+			t.Errorf("command\n %v\nwant\n %v", c.got, c.want)
+		}
+	}
+	r.serverPin, r.clientPin = nil, nil
+	if got := r.clientArgs(toolSockperf, 1, 14)[0]; got != "sockperf" {
+		t.Errorf("unpinned client starts with %q", got)
+	}
+}
+
+// sockperf and latscope always run next to each other, first in turn;
+// qperf at either end; without qperf the two alternate.
+func TestToolOrder(t *testing.T) {
+	r := runner{qperf: "qperf"}
+	if got := r.tools(0); !slices.Equal(got, []string{toolSockperf, toolLatscope, toolQperf}) {
+		t.Errorf("run 1: %v", got)
+	}
+	if got := r.tools(1); !slices.Equal(got, []string{toolQperf, toolLatscope, toolSockperf}) {
+		t.Errorf("run 2: %v", got)
+	}
+	r.qperf = ""
+	if got := r.tools(1); !slices.Equal(got, []string{toolLatscope, toolSockperf}) {
+		t.Errorf("run 2 without qperf: %v", got)
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	var stderr strings.Builder
+	c, err := parseFlags([]string{"-sizes", "14, 1024,65536", "-runs", "5", "-duration", "3s", "-server-cpus", "", "-qperf", ""}, &stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.sizes, []int{14, 1024, 65536}) || c.runs != 5 || c.duration != 3*time.Second || c.serverCPUs != "" || c.clientCPUs != "1" || c.qperf != "" {
+		t.Errorf("config %+v", c)
+	}
+	if c, _ := parseFlags(nil, &stderr); !slices.Equal(c.sizes, []int{64, 1024}) || c.runs != 3 || c.duration != 10*time.Second ||
+		c.serverCPUs != "0" || c.clientCPUs != "1" || !c.latscopeDefault || !strings.HasSuffix(c.out, "bench-out/nettest-vs-sockperf.json") {
+		t.Errorf("defaults %+v", c)
+	}
+	for _, args := range [][]string{
+		{"-sizes", "13"}, {"-sizes", "64,x"}, {"-sizes", "2000000"}, {"-runs", "0"}, {"-duration", "1s"}, {"-duration", "2500ms"}, {"extra"},
+	} {
+		if _, err := parseFlags(args, &stderr); err == nil {
+			t.Errorf("%v accepted", args)
+		}
+	}
+}
