@@ -88,19 +88,11 @@ func (f *iotestFlags) config(env environment, cmd *cobra.Command, args []string)
 		Config: driver.Config{Stdin: env.stdin, Stdout: env.stdout, Stderr: env.stderr, StdoutTTY: env.stdoutTTY, StderrTTY: env.stderrTTY},
 		Format: f.format, Output: f.output, Record: f.record, Plain: f.plain,
 	}
-	switch f.format {
-	case "table", "json":
-	default:
-		return c, usagef("--format %q: want table or json", f.format)
+	scale, err := loadTestOutputFlags(f.format, f.scale)
+	if err != nil {
+		return c, err
 	}
-	switch f.scale {
-	case "linear":
-		c.Scale = heatmap.Linear
-	case "log":
-		c.Scale = heatmap.Log
-	default:
-		return c, usagef("--scale %q: want linear or log", f.scale)
-	}
+	c.Scale = scale
 	bs, err := bytesize.Parse(f.bs)
 	if err != nil {
 		return c, usagef("--bs: %v", err)
@@ -147,4 +139,21 @@ func (f *iotestFlags) config(env environment, cmd *cobra.Command, args []string)
 	}
 	c.Test = t
 	return c, nil
+}
+
+// loadTestOutputFlags checks a load test's --format (table or json) and
+// --scale (the heat map's colour scale).
+func loadTestOutputFlags(format, scale string) (heatmap.Scale, error) {
+	switch format {
+	case "table", "json":
+	default:
+		return 0, usagef("--format %q: want table or json", format)
+	}
+	switch scale {
+	case "linear":
+		return heatmap.Linear, nil
+	case "log":
+		return heatmap.Log, nil
+	}
+	return 0, usagef("--scale %q: want linear or log", scale)
 }

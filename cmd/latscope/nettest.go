@@ -8,7 +8,6 @@ import (
 	"github.com/latscope/latscope/driver"
 	"github.com/latscope/latscope/internal/bytesize"
 	"github.com/latscope/latscope/source/nettest"
-	"github.com/latscope/latscope/view/heatmap"
 )
 
 func newNetTestCommand(env environment) *cobra.Command {
@@ -157,19 +156,11 @@ func (f *netClientFlags) config(env environment, cmd *cobra.Command, addr string
 		Format: f.format, Output: f.output, Record: f.record, Plain: f.plain,
 		ServerTime: f.serverTime, TPS: f.tps, RoundTrips: f.roundTrips,
 	}
-	switch f.format {
-	case "table", "json":
-	default:
-		return c, usagef("--format %q: want table or json", f.format)
+	scale, err := loadTestOutputFlags(f.format, f.scale)
+	if err != nil {
+		return c, err
 	}
-	switch f.scale {
-	case "linear":
-		c.Scale = heatmap.Linear
-	case "log":
-		c.Scale = heatmap.Log
-	default:
-		return c, usagef("--scale %q: want linear or log", f.scale)
-	}
+	c.Scale = scale
 	mode, err := nettest.ParseMode(f.mode)
 	if err != nil {
 		return c, usageError{err}
