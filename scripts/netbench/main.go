@@ -252,12 +252,18 @@ func runAll(ctx context.Context, r runner, c config, stderr io.Writer) ([]runRes
 				}
 				res.Run, res.Sequence = i+1, len(runs)+1
 				runs = append(runs, res)
-				fmt.Fprintf(stderr, "[%2d/%d] %-8s %5d B run %d: %6.0f RT/s  mean %6.1f µs  p50 %6.1f µs  p99 %7.1f µs  client CPU/RT %5.2f µs\n",
-					res.Sequence, total, tool, size, res.Run, res.PerSecond, res.MeanUS, res.P50US, res.P99US, res.ClientCPUPerRoundTripUS)
+				fmt.Fprintf(stderr, "[%2d/%d] %s\n", res.Sequence, total, progressLine(res))
 			}
 		}
 	}
 	return runs, nil
+}
+
+// progressLine sums up a run on stderr while the harness works.
+func progressLine(r runResult) string {
+	us := func(v float64) string { return figure("%.1f µs", v) }
+	return fmt.Sprintf("%-8s %5d B run %d: %6.0f RT/s  mean %8s  p50 %8s  p99 %9s  client CPU/RT %5.2f µs",
+		r.Tool, r.SizeBytes, r.Run, r.PerSecond, us(r.MeanUS), us(r.P50US), us(r.P99US), r.ClientCPUPerRoundTripUS)
 }
 
 func gatherMachine(ctx context.Context, r runner, c config) machineFacts {
@@ -281,7 +287,7 @@ func writeHeader(w io.Writer, rep report, r runner) {
 	if r.qperf != "" {
 		tools = "sockperf and qperf"
 	}
-	fmt.Fprintf(w, "latscope nettest vs %s: TCP round trips on loopback, %d connection, %s per run, %d runs each, alternating\n",
+	fmt.Fprintf(w, "latscope nettest vs %s: TCP round trips on loopback, %d connection, %s per run, %d run(s) of each tool, alternating\n",
 		tools, rep.Connections, time.Duration(rep.DurationS*float64(time.Second)), rep.RunsPerTool)
 	fmt.Fprintf(w, "machine: %s, %d cores; kernel %s; %s; %s (%s); %s (%s); latscope %s (commit %s)\n",
 		m.CPU, m.Cores, m.Kernel, m.Go, m.Sockperf, m.SockperfPackage, m.Qperf, m.QperfPackage, m.Latscope, m.Commit)

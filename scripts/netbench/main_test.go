@@ -83,6 +83,9 @@ func TestWriteTable(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
 	}
+	if p := progressLine(q); !strings.Contains(p, "qperf       64 B run 0:") || !strings.Contains(p, "mean  55.0 µs  p50        -") {
+		t.Errorf("qperf progress line %q", p)
+	}
 	b.Reset()
 	l.P50US = 55
 	if err := writeTable(&b, []comparison{compare(64, []runResult{s, l})}); err != nil {
