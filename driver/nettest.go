@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"runtime/debug"
 	"time"
 
 	"github.com/latscope/latscope/loadtest"
@@ -66,6 +67,11 @@ type NetClientConfig struct {
 // per-interval lines), then the report.
 func NetClient(ctx context.Context, c NetClientConfig) error {
 	runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), c.Test.Connections+1))
+	// Sync connections block in raw system calls holding their Go
+	// processors (as iotest's readers do): keep garbage-collection pauses,
+	// which wait for them, rare.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(256 << 20))
 	prog := newProgress(c.Stderr, c.StderrTTY)
 	diag := source.NewDiagnostics(prog.messages(), source.DefaultReportLimit)
 	test := nettest.New(c.Test, diag)

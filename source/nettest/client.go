@@ -13,6 +13,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -412,6 +413,8 @@ func (w *workers) sync(c net.Conn, rec *loadtest.Recorder, p *pace.Pacer, sched 
 	req := make([]byte, cfg.Request)
 	reply := make([]byte, cfg.Reply)
 	fillRandom(req[HeaderSize:])
+	rt := newRoundTripper(c, cfg.Timeout, w.stopped.Load)
+	defer rt.close()
 	for seq := uint32(0); !w.stopped.Load(); seq++ {
 		var intended time.Time
 		if p != nil {
@@ -423,12 +426,8 @@ func (w *workers) sync(c net.Conn, rec *loadtest.Recorder, p *pace.Pacer, sched 
 		}
 		putHeader(req, seq, len(req))
 		t0 := time.Now()
-		_ = c.SetReadDeadline(t0.Add(cfg.Timeout))
-		if _, err := c.Write(req); err != nil {
-			return fmt.Errorf("sending request %d: %w", seq, err)
-		}
-		if _, err := io.ReadFull(c, reply); err != nil {
-			return fmt.Errorf("waiting for reply %d: %w", seq, err)
+		if err := rt.roundTrip(req, reply, t0); err != nil {
+			return fmt.Errorf("round trip %d: %w", seq, err)
 		}
 		done := time.Now()
 		if got, n := header(reply); got != seq || int(n) != cfg.Reply {
@@ -439,6 +438,59 @@ func (w *workers) sync(c net.Conn, rec *loadtest.Recorder, p *pace.Pacer, sched 
 		} else {
 			rec.Record(done.Sub(t0))
 		}
+	}
+	return nil
+}
+
+// roundTripper sends a request and reads its reply: with blocking raw
+// system calls where possible (see blockingConn), else through net.Conn.
+type roundTripper struct {
+	c       net.Conn
+	raw     *blockingConn
+	timeout time.Duration
+	stop    func() bool
+}
+
+func newRoundTripper(c net.Conn, timeout time.Duration, stop func() bool) *roundTripper {
+	rt := &roundTripper{c: c, timeout: timeout, stop: stop}
+	if raw := newBlockingConn(c); raw != nil {
+		rt.raw = raw
+	}
+	return rt
+}
+
+func (rt *roundTripper) close() {
+	if rt.raw != nil {
+		rt.raw.Close()
+	}
+}
+
+// roundTrip writes req and reads the whole reply, started at t0.
+func (rt *roundTripper) roundTrip(req, reply []byte, t0 time.Time) error {
+	err := rt.exchange(req, reply, t0)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return fmt.Errorf("no reply within %s (--timeout): %w", rt.timeout, err)
+	}
+	return err
+}
+
+func (rt *roundTripper) exchange(req, reply []byte, t0 time.Time) error {
+	deadline := t0.Add(rt.timeout)
+	if rt.raw != nil {
+		if err := rt.raw.writeAll(req, rt.stop, deadline); err != nil {
+			return fmt.Errorf("sending: %w", err)
+		}
+		if err := rt.raw.readFull(reply, rt.stop, deadline); err != nil {
+			return fmt.Errorf("waiting for the reply: %w", err)
+		}
+		return nil
+	}
+	_ = rt.c.SetDeadline(deadline)
+	if _, err := rt.c.Write(req); err != nil {
+		return fmt.Errorf("sending: %w", err)
+	}
+	if _, err := io.ReadFull(rt.c, reply); err != nil {
+		return fmt.Errorf("waiting for the reply: %w", err)
 	}
 	return nil
 }

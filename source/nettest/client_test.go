@@ -167,3 +167,36 @@ func TestServerVanishing(t *testing.T) {
 		t.Errorf("kept %g round trips, %d lost connections", res.Total.Lat.Count(), res.Lost)
 	}
 }
+
+// TestSilentServerTimesOut: a server that accepts the test and then never
+// replies ends the round trip after --timeout, with an error saying so,
+// instead of hanging the client.
+func TestSilentServerTimesOut(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		if _, err := readHello(c); err != nil {
+			return
+		}
+		_, _ = c.Write(answer{Status: StatusOK, MaxMessage: DefaultMaxMessage}.marshal())
+		buf := make([]byte, 4096)
+		for {
+			if _, err := c.Read(buf); err != nil {
+				return
+			}
+		}
+	}()
+	begin := time.Now()
+	_, _, err = runClientErr(t, Config{Addr: ln.Addr().String(), Timeout: 500 * time.Millisecond}, 10*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "no reply within 500ms") || time.Since(begin) > 3*time.Second {
+		t.Errorf("after %s: %v, want a timeout after 0.5 s", time.Since(begin), err)
+	}
+}
