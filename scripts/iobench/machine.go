@@ -1,24 +1,15 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"os"
-	"os/exec"
-	"runtime"
-	"strings"
-	"time"
+
+	"github.com/latscope/latscope/internal/benchkit"
 )
 
-// machineFacts are what docs/benchmarks.md quotes about the machine.
+// machineFacts are what docs/benchmarks.md quotes about the machine: the
+// shared facts (flat in the JSON), the tools' versions and the storage.
 type machineFacts struct {
-	CPU      string       `json:"cpu"`
-	Cores    int          `json:"cores"`
-	Kernel   string       `json:"kernel"`
-	Go       string       `json:"go"`
-	Date     string       `json:"date"`
-	Commit   string       `json:"commit,omitempty"`
+	benchkit.Machine
 	Fio      string       `json:"fio"`
 	Latscope string       `json:"latscope"`
 	Pinning  string       `json:"cpus,omitempty"` // taskset -c list both tools ran under
@@ -46,52 +37,10 @@ type storageFacts struct {
 // left empty rather than failing the benchmark.
 func gatherMachine(ctx context.Context, dir, fio, latscope, pinning string) machineFacts {
 	return machineFacts{
-		CPU:      cpuModel(),
-		Cores:    runtime.NumCPU(),
-		Kernel:   readTrimmed("/proc/sys/kernel/osrelease"),
-		Go:       runtime.Version(),
-		Date:     time.Now().UTC().Format(time.RFC3339),
-		Commit:   commandLine(ctx, "git", "rev-parse", "--short", "HEAD"),
-		Fio:      commandLine(ctx, fio, "--version"),
-		Latscope: strings.TrimPrefix(strings.TrimPrefix(commandLine(ctx, latscope, "--version"), "latscope "), "version "),
+		Machine:  benchkit.GatherMachine(ctx),
+		Fio:      benchkit.CommandLine(ctx, fio, "--version"),
+		Latscope: benchkit.LatscopeVersion(ctx, latscope),
 		Pinning:  pinning,
 		Storage:  describeStorage(dir),
 	}
-}
-
-// cpuModel is /proc/cpuinfo's first "model name".
-func cpuModel() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return runtime.GOARCH
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return runtime.GOARCH
-}
-
-// readTrimmed returns a small file's content without surrounding space, ""
-// when it cannot be read.
-func readTrimmed(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
-}
-
-// commandLine returns the first line a command prints, "" when it fails.
-func commandLine(ctx context.Context, name string, args ...string) string {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, name, args...).Output()
-	if err != nil {
-		return ""
-	}
-	first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-	return first
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/latscope/latscope/internal/benchkit"
 )
 
 // filesystems names the statfs magic numbers a benchmark directory is
@@ -62,11 +64,11 @@ func describeStorage(dir string) storageFacts {
 		real = filepath.Dir(real)
 	}
 	s.Device = filepath.Base(real)
-	s.Model = readTrimmed(filepath.Join(real, "device", "model"))
-	s.Vendor = readTrimmed(filepath.Join(real, "device", "vendor"))
-	s.Rotational = readTrimmed(filepath.Join(real, "queue", "rotational"))
-	s.Scheduler = activeScheduler(readTrimmed(filepath.Join(real, "queue", "scheduler")))
-	if n, err := strconv.ParseInt(readTrimmed(filepath.Join(real, "size")), 10, 64); err == nil {
+	s.Model = benchkit.ReadTrimmed(filepath.Join(real, "device", "model"))
+	s.Vendor = benchkit.ReadTrimmed(filepath.Join(real, "device", "vendor"))
+	s.Rotational = benchkit.ReadTrimmed(filepath.Join(real, "queue", "rotational"))
+	s.Scheduler = activeScheduler(benchkit.ReadTrimmed(filepath.Join(real, "queue", "scheduler")))
+	if n, err := strconv.ParseInt(benchkit.ReadTrimmed(filepath.Join(real, "size")), 10, 64); err == nil {
 		s.SizeBytes = n * 512 // sysfs counts 512-byte sectors whatever the device's block size
 	}
 	if strings.HasPrefix(s.Device, "vd") || strings.HasPrefix(s.Device, "xvd") {

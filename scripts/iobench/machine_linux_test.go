@@ -35,3 +35,11 @@ func TestDescribeStorageHere(t *testing.T) {
 	}
 	t.Logf("%+v", s)
 }
+
+func TestActiveScheduler(t *testing.T) {
+	for in, want := range map[string]string{"none [mq-deadline] kyber bfq": "mq-deadline", "[none] mq-deadline": "none", "none": "none", "": ""} {
+		if got := activeScheduler(in); got != want {
+			t.Errorf("activeScheduler(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -12,7 +12,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,11 +20,11 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/latscope/latscope/internal/benchkit"
 	"github.com/latscope/latscope/internal/bytesize"
 )
 
@@ -57,7 +56,7 @@ type config struct {
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
-	repo := repoRoot()
+	repo := benchkit.RepoRoot()
 	c := config{repo: repo}
 	fs := flag.NewFlagSet("iobench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -95,7 +94,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if c.size < b {
 		return c, fmt.Errorf("-size %s is smaller than one block of %s", *size, *bs)
 	}
-	if c.concurrency, err = parseCounts(*conc); err != nil {
+	if c.concurrency, err = benchkit.ParseInts(*conc, 1, 1024); err != nil {
 		return c, fmt.Errorf("-concurrency %q: %w", *conc, err)
 	}
 	if c.runs < 1 || c.duration < time.Second {
@@ -105,35 +104,6 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		c.latscope, c.latscopeDefault = filepath.Join(repo, "bin", "latscope"), true
 	}
 	return c, nil
-}
-
-// parseCounts reads "1,4,16".
-func parseCounts(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 || n > 1024 {
-			return nil, fmt.Errorf("%q is not a reader count from 1 to 1024", f)
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
-// repoRoot is the nearest directory upwards holding go.mod, else ".".
-func repoRoot() string {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "."
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d
-		}
-		if filepath.Dir(d) == d {
-			return dir
-		}
-	}
 }
 
 // report is the JSON written to -out.
@@ -188,7 +158,7 @@ func bench(ctx context.Context, c config, stdout, stderr io.Writer) (report, err
 		return rep, fmt.Errorf("temporary directory in %s: %w", c.dir, err)
 	}
 	defer os.RemoveAll(scratch)
-	latscope, err := findLatscope(ctx, c, scratch, stderr)
+	latscope, err := benchkit.FindLatscope(ctx, c.latscope, c.latscopeDefault, c.repo, scratch, stderr)
 	if err != nil {
 		return rep, err
 	}
@@ -214,7 +184,7 @@ func bench(ctx context.Context, c config, stdout, stderr io.Writer) (report, err
 	if err := writeTable(stdout, rep.Summary); err != nil {
 		return rep, err
 	}
-	if err := writeJSON(c.out, rep); err != nil {
+	if err := benchkit.WriteJSON(c.out, rep); err != nil {
 		return rep, err
 	}
 	fmt.Fprintf(stdout, "raw runs and summary: %s\n", c.out)
@@ -248,26 +218,6 @@ func runAll(ctx context.Context, r runner, c config, stderr io.Writer) ([]runRes
 	return runs, nil
 }
 
-// findLatscope returns the binary to measure: -latscope, else bin/latscope,
-// else one built from the repository into scratch.
-func findLatscope(ctx context.Context, c config, scratch string, stderr io.Writer) (string, error) {
-	if _, err := os.Stat(c.latscope); err == nil || !c.latscopeDefault {
-		if err != nil {
-			return "", fmt.Errorf("-latscope %s: %w", c.latscope, err)
-		}
-		return filepath.Abs(c.latscope)
-	}
-	bin := filepath.Join(scratch, "latscope")
-	fmt.Fprintf(stderr, "iobench: %s missing; building %s\n", c.latscope, bin)
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./cmd/latscope")
-	cmd.Dir, cmd.Stdout, cmd.Stderr = c.repo, stderr, stderr
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("building latscope: %w", err)
-	}
-	return bin, nil
-}
-
 func writeHeader(w io.Writer, rep report) {
 	m, s := rep.Machine, rep.Machine.Storage
 	fmt.Fprintf(w, "latscope iotest vs fio: %s random reads, psync, O_DIRECT, %s file, %s per run, %d runs each, no warm-up\n",
@@ -289,16 +239,4 @@ func writeHeader(w io.Writer, rep report) {
 		fmt.Fprintf(w, "both tools pinned: taskset -c %s\n", m.Pinning)
 	}
 	fmt.Fprintln(w)
-}
-
-// writeJSON writes v to path, creating its directory.
-func writeJSON(path string, v any) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
 }

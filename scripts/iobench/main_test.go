@@ -147,23 +147,6 @@ func TestParseLatscopeReal(t *testing.T) {
 	}
 }
 
-func TestMedian(t *testing.T) {
-	in := []float64{30, 10, 20}
-	for _, c := range []struct {
-		vs   []float64
-		want float64
-	}{
-		{in, 20}, {[]float64{5}, 5}, {[]float64{4, 1, 3, 2}, 2.5}, {nil, 0},
-	} {
-		if got := median(c.vs); got != c.want {
-			t.Errorf("median(%v) = %v, want %v", c.vs, got, c.want)
-		}
-	}
-	if !slices.Equal(in, []float64{30, 10, 20}) {
-		t.Errorf("median reordered its input: %v", in)
-	}
-}
-
 // Synthetic runs (figures chosen to sit on and just past each limit): the
 // medians are taken per figure, the ratios are latscope / fio, and each
 // requirement's edge passes.
@@ -282,14 +265,6 @@ func TestParseFlags(t *testing.T) {
 	} {
 		if _, err := parseFlags(args, &stderr); err == nil {
 			t.Errorf("%v accepted", args)
-		}
-	}
-}
-
-func TestActiveScheduler(t *testing.T) {
-	for in, want := range map[string]string{"none [mq-deadline] kyber bfq": "mq-deadline", "[none] mq-deadline": "none", "none": "none", "": ""} {
-		if got := activeScheduler(in); got != want {
-			t.Errorf("activeScheduler(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

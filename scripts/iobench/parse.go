@@ -1,12 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/latscope/latscope/internal/benchkit"
 )
 
 // measurement is what one tool reported for one run, in the units of
@@ -68,7 +69,7 @@ type fioLat struct {
 // fio may print warnings before the JSON, so the report starts at the first
 // '{' of a line.
 func parseFio(out []byte) (measurement, string, error) {
-	doc, err := jsonStart(out)
+	doc, err := benchkit.JSONStart(out)
 	if err != nil {
 		return measurement{}, "", fmt.Errorf("fio output: %w", err)
 	}
@@ -155,7 +156,7 @@ type latscopeReport struct {
 // parseLatscope reads latscope's JSON report of a single-step test at
 // concurrency readers and block size bs.
 func parseLatscope(out []byte, concurrency, bs int) (measurement, error) {
-	doc, err := jsonStart(out)
+	doc, err := benchkit.JSONStart(out)
 	if err != nil {
 		return measurement{}, fmt.Errorf("latscope output: %w", err)
 	}
@@ -184,19 +185,4 @@ func parseLatscope(out []byte, concurrency, bs int) (measurement, error) {
 		P50US: s.P50US, P90US: s.P90US, P99US: s.P99US, P999US: s.P999US, MaxUS: s.MaxUS,
 		SelfCPUPerOpUS: s.CPUPerOpUS,
 	}, nil
-}
-
-// jsonStart returns out from the first line that opens a JSON object.
-func jsonStart(out []byte) ([]byte, error) {
-	for off := 0; off < len(out); {
-		line := out[off:]
-		if i := bytes.IndexByte(line, '\n'); i >= 0 {
-			line = line[:i+1]
-		}
-		if t := bytes.TrimLeft(line, " \t"); len(t) > 0 && t[0] == '{' {
-			return out[off:], nil
-		}
-		off += len(line)
-	}
-	return nil, errors.New("no JSON object")
 }

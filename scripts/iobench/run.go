@@ -1,15 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/latscope/latscope/internal/benchkit"
 )
 
 // runner runs the two tools on the same file, block size and duration.
@@ -79,76 +77,25 @@ func (r runner) measure(ctx context.Context, tool string, n int) (runResult, err
 		argv = r.latscopeArgs(n)
 	}
 	res := runResult{Tool: tool, Concurrency: n, Command: argv}
-	p, err := execute(ctx, argv, r.duration+2*time.Minute)
-	res.Stderr = tail(p.stderr, 20)
+	p, err := benchkit.Run(ctx, argv, r.duration+2*time.Minute)
+	res.Stderr = benchkit.Tail(p.Stderr, 20)
 	if err != nil {
-		return res, fmt.Errorf("%s: %w%s", strings.Join(argv, " "), err, indent(res.Stderr))
+		return res, fmt.Errorf("%s: %w%s", strings.Join(argv, " "), err, benchkit.Indent(res.Stderr))
 	}
 	var m measurement
 	if tool == toolFio {
-		m, _, err = parseFio(p.stdout)
+		m, _, err = parseFio(p.Stdout)
 	} else {
-		m, err = parseLatscope(p.stdout, n, r.bs)
+		m, err = parseLatscope(p.Stdout, n, r.bs)
 	}
 	if err != nil {
-		return res, fmt.Errorf("%s: %w%s", strings.Join(argv, " "), err, indent(res.Stderr))
+		return res, fmt.Errorf("%s: %w%s", strings.Join(argv, " "), err, benchkit.Indent(res.Stderr))
 	}
 	res.measurement = m
-	res.Raw, _ = jsonStart(p.stdout)
-	res.CPUUserS, res.CPUSysS = p.user.Seconds(), p.sys.Seconds()
-	res.CPUPerIOUS = float64(p.user+p.sys) / 1e3 / float64(m.Ops)
-	res.WallS = p.wall.Seconds()
-	res.MaxRSSKB = p.maxRSSKB
+	res.Raw, _ = benchkit.JSONStart(p.Stdout)
+	res.CPUUserS, res.CPUSysS = p.User.Seconds(), p.Sys.Seconds()
+	res.CPUPerIOUS = float64(p.CPU()) / 1e3 / float64(m.Ops)
+	res.WallS = p.Wall.Seconds()
+	res.MaxRSSKB = p.MaxRSSKB
 	return res, nil
-}
-
-// process is what a finished child left.
-type process struct {
-	stdout, stderr []byte
-	wall           time.Duration
-	user, sys      time.Duration
-	maxRSSKB       int64
-}
-
-// execute runs argv to completion within timeout. Cancelling ctx (Ctrl-C)
-// interrupts the child, as a terminal would, and kills it if it lingers.
-func execute(ctx context.Context, argv []string, timeout time.Duration) (process, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = 10 * time.Second
-	start := time.Now()
-	err := cmd.Run()
-	p := process{stdout: stdout.Bytes(), stderr: stderr.Bytes(), wall: time.Since(start)}
-	if cmd.ProcessState != nil {
-		p.user, p.sys, p.maxRSSKB = childCPU(cmd.ProcessState)
-	}
-	switch {
-	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return p, fmt.Errorf("still running after %s: killed", timeout)
-	case ctx.Err() != nil:
-		return p, fmt.Errorf("interrupted: %w", ctx.Err())
-	case err != nil:
-		return p, err
-	}
-	return p, nil
-}
-
-// tail returns the last n lines of b.
-func tail(b []byte, n int) string {
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.TrimSpace(strings.Join(lines, "\n"))
-}
-
-func indent(s string) string {
-	if s == "" {
-		return ""
-	}
-	return "\n    " + strings.ReplaceAll(s, "\n", "\n    ")
 }

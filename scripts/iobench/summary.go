@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strings"
+
+	"github.com/latscope/latscope/internal/benchkit"
 )
 
 const (
@@ -78,30 +79,9 @@ type comparison struct {
 	Pass   bool               `json:"pass"`
 }
 
-// median returns the median of vs (the mean of the middle two for an even
-// count, 0 for none).
-func median(vs []float64) float64 {
-	if len(vs) == 0 {
-		return 0
-	}
-	s := slices.Clone(vs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
 // mediansOf summarizes runs, all of one tool and concurrency.
 func mediansOf(runs []runResult) medians {
-	of := func(f func(r runResult) float64) float64 {
-		vs := make([]float64, len(runs))
-		for i, r := range runs {
-			vs[i] = f(r)
-		}
-		return median(vs)
-	}
+	of := func(f func(runResult) float64) float64 { return benchkit.MedianOf(runs, f) }
 	return medians{
 		Runs:           len(runs),
 		IOPS:           of(func(r runResult) float64 { return r.IOPS }),
@@ -114,14 +94,6 @@ func mediansOf(runs []runResult) medians {
 		CPUPerIOUS:     of(func(r runResult) float64 { return r.CPUPerIOUS }),
 		SelfCPUPerOpUS: of(func(r runResult) float64 { return r.SelfCPUPerOpUS }),
 	}
-}
-
-// ratio is a / b, NaN when b is 0 (a check on it fails).
-func ratio(a, b float64) float64 {
-	if b == 0 {
-		return math.NaN()
-	}
-	return a / b
 }
 
 // compare builds the verdict at one concurrency from all runs.
@@ -137,35 +109,31 @@ func compare(concurrency int, runs []runResult) comparison {
 	}
 	f, l := mediansOf(pick(toolFio)), mediansOf(pick(toolLatscope))
 	within := fmt.Sprintf("%.2f–%.2f", 1-latencyTolerance, 1+latencyTolerance)
-	latencyOK := func(r float64) bool { return math.Abs(r-1) <= latencyTolerance+slack }
+	latencyOK := func(r float64) bool { return benchkit.Within(r, latencyTolerance) }
 	c := comparison{
 		Concurrency: concurrency, Fio: f, Latscope: l,
 		Info: map[string]float64{
-			"mean": ratio(l.MeanUS, f.MeanUS), "p90": ratio(l.P90US, f.P90US),
-			"p99.9": ratio(l.P999US, f.P999US), "max": ratio(l.MaxUS, f.MaxUS),
+			"mean": benchkit.Ratio(l.MeanUS, f.MeanUS), "p90": benchkit.Ratio(l.P90US, f.P90US),
+			"p99.9": benchkit.Ratio(l.P999US, f.P999US), "max": benchkit.Ratio(l.MaxUS, f.MaxUS),
 		},
 	}
 	add := func(name, want string, r float64, ok func(float64) bool) {
 		c.Checks = append(c.Checks, check{Name: name, Ratio: r, Want: want, Pass: !math.IsNaN(r) && ok(r)})
 	}
-	add("p50", within, ratio(l.P50US, f.P50US), latencyOK)
-	add("p99", within, ratio(l.P99US, f.P99US), latencyOK)
-	add("IOPS", fmt.Sprintf("≥ %.2f", minIOPSRatio), ratio(l.IOPS, f.IOPS), func(r float64) bool { return r >= minIOPSRatio-slack })
-	add("CPU per I/O", fmt.Sprintf("≤ %.2f", maxCPURatio), ratio(l.CPUPerIOUS, f.CPUPerIOUS), func(r float64) bool { return r <= maxCPURatio+slack })
+	add("p50", within, benchkit.Ratio(l.P50US, f.P50US), latencyOK)
+	add("p99", within, benchkit.Ratio(l.P99US, f.P99US), latencyOK)
+	add("IOPS", fmt.Sprintf("≥ %.2f", minIOPSRatio), benchkit.Ratio(l.IOPS, f.IOPS), func(r float64) bool { return r >= minIOPSRatio-slack })
+	add("CPU per I/O", fmt.Sprintf("≤ %.2f", maxCPURatio), benchkit.Ratio(l.CPUPerIOUS, f.CPUPerIOUS), func(r float64) bool { return r <= maxCPURatio+slack })
 	c.Pass = f.Runs > 0 && l.Runs > 0
 	for _, ch := range c.Checks {
 		c.Pass = c.Pass && ch.Pass
 	}
 	// NaN cannot be written as JSON; an undefined ratio is written as 0.
 	for k, v := range c.Info {
-		if math.IsNaN(v) {
-			c.Info[k] = 0
-		}
+		c.Info[k] = benchkit.JSONRatio(v)
 	}
 	for i := range c.Checks {
-		if math.IsNaN(c.Checks[i].Ratio) {
-			c.Checks[i].Ratio = 0
-		}
+		c.Checks[i].Ratio = benchkit.JSONRatio(c.Checks[i].Ratio)
 	}
 	return c
 }
@@ -189,7 +157,7 @@ func writeTable(w io.Writer, cs []comparison) error {
 					verdict = "FAIL"
 				}
 			}
-			fmt.Fprintf(w, line, label, fmt.Sprintf(format, f), fmt.Sprintf(format, l), ratio(l, f), want, verdict)
+			fmt.Fprintf(w, line, label, fmt.Sprintf(format, f), fmt.Sprintf(format, l), benchkit.Ratio(l, f), want, verdict)
 		}
 		row("IOPS", "IOPS", c.Fio.IOPS, c.Latscope.IOPS, "%.0f")
 		row("mean µs", "", c.Fio.MeanUS, c.Latscope.MeanUS, "%.1f")
@@ -200,7 +168,7 @@ func writeTable(w io.Writer, cs []comparison) error {
 		row("max µs", "", c.Fio.MaxUS, c.Latscope.MaxUS, "%.0f")
 		row("CPU per I/O µs (rusage)", "CPU per I/O", c.Fio.CPUPerIOUS, c.Latscope.CPUPerIOUS, "%.2f")
 		row("CPU per I/O µs (tool's own)", "", c.Fio.SelfCPUPerOpUS, c.Latscope.SelfCPUPerOpUS, "%.2f")
-		fmt.Fprintf(w, "  %-28s %s (%d fio, %d latscope runs)\n\n", "verdict", passWord(c.Pass), c.Fio.Runs, c.Latscope.Runs)
+		fmt.Fprintf(w, "  %-28s %s (%d fio, %d latscope runs)\n\n", "verdict", benchkit.PassWord(c.Pass), c.Fio.Runs, c.Latscope.Runs)
 	}
 	var failed []string
 	for _, c := range cs {
@@ -216,13 +184,6 @@ func writeTable(w io.Writer, cs []comparison) error {
 	}
 	_, err := fmt.Fprintf(w, "overall: FAIL — %s\n", strings.Join(failed, "; "))
 	return err
-}
-
-func passWord(ok bool) string {
-	if ok {
-		return "PASS"
-	}
-	return "FAIL"
 }
 
 // allPass reports whether every comparison passed.
