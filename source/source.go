@@ -50,6 +50,38 @@ type Options struct {
 	// Date is the day of time-only timestamps (--date; zero: the input
 	// file's modification date, else today).
 	Date time.Time
+	// DB configures the live database sources (postgres://, mysql://,
+	// oracle://).
+	DB DBOptions
+}
+
+// DBOptions are the live database sources' options. Zero values take each
+// source's documented defaults.
+type DBOptions struct {
+	// PasswordFile holds the password (first line) when the URI and the
+	// environment do not; passwords are never printed.
+	PasswordFile string
+	// QueryTimeout bounds every query (default 5 s).
+	QueryTimeout time.Duration
+	// Setup lets a source change the server's instrumentation (MySQL
+	// performance_schema consumers and instruments); Instruments names
+	// the instruments to enable instead of the defaults.
+	Setup       bool
+	Instruments []string
+	// Sessions selects the sessions a sampler watches (a SQL condition,
+	// e.g. "username like 'APP%'").
+	Sessions string
+	// FixedTables lets the Oracle sampler read X$KSLWH (needs SYS).
+	FixedTables bool
+	// Instance keeps one Oracle RAC instance (0: all, merged per event).
+	Instance int
+	// Log is a PostgreSQL server log to follow for statement durations.
+	Log string
+	// Probe is a statement timed every ProbeEvery from the client side.
+	Probe      string
+	ProbeEvery time.Duration
+	// AWRFrom and AWRTo select AWR snapshots by id; AWRLast the last N.
+	AWRFrom, AWRTo, AWRLast int
 }
 
 // Counts says how periodic histogram counts accumulate.

@@ -174,7 +174,9 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.CPU() < 200*time.Millisecond || p.ExitCode != 0 || p.Wall < 300*time.Millisecond {
+	// A 300 ms spin on a shared 2-core machine may get only part of a core:
+	// the CPU time must be counted, not be a full 300 ms.
+	if p.CPU() < 50*time.Millisecond || p.ExitCode != 0 || p.Wall < 300*time.Millisecond {
 		t.Errorf("%+v", p)
 	}
 

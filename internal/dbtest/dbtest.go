@@ -1,0 +1,104 @@
+// Package dbtest starts real database servers for tests: each in its own
+// temporary directory, on a free loopback port, as an unprivileged user
+// when the tests run as root (CI does; PostgreSQL and MariaDB refuse to
+// run as root), torn down when the test ends. Servers missing on the
+// machine make the test skip, or fail under LATSCOPE_REQUIRE_INTEGRATION=1
+// (see testenv.SkipOrFail).
+package dbtest
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// FreePort returns a loopback TCP port nobody listens on now.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("finding a free port: %v", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// Owner is the account a server runs as: the current user, or "nobody"
+// when running as root.
+type Owner struct {
+	UID, GID int
+	// Root says the tests run as root and commands are run as UID/GID
+	// through setpriv.
+	Root bool
+}
+
+// ServerOwner returns the account servers run as.
+func ServerOwner(t testing.TB) Owner {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return Owner{UID: os.Geteuid(), GID: os.Getegid()}
+	}
+	u, err := user.Lookup("nobody")
+	if err != nil {
+		t.Fatalf("running as root and no user nobody to run servers as: %v", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return Owner{UID: uid, GID: gid, Root: true}
+}
+
+// Dir returns a new directory owned by o, removed when the test ends.
+// Under root it is made outside the test's 0700 temporary directory, in a
+// 0711 parent, so that o can reach it.
+func (o Owner) Dir(t testing.TB, name string) string {
+	t.Helper()
+	parent, err := os.MkdirTemp("", "latscope-dbtest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(parent) })
+	if err := os.Chmod(parent, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(parent, name)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(dir, o.UID, o.GID); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// Command returns cmd to run as o (through setpriv when root).
+func (o Owner) Command(name string, args ...string) *exec.Cmd {
+	if !o.Root {
+		return exec.Command(name, args...)
+	}
+	full := append([]string{"--reuid", strconv.Itoa(o.UID), "--regid", strconv.Itoa(o.GID), "--clear-groups", name}, args...)
+	cmd := exec.Command("setpriv", full...)
+	cmd.Env = append(os.Environ(), "HOME=/tmp")
+	return cmd
+}
+
+// WaitForPort waits until something accepts connections on addr.
+func WaitForPort(addr string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("nothing listens on %s after %s: %w", addr, timeout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
