@@ -38,13 +38,7 @@ func IOTest(ctx context.Context, c IOTestConfig) error {
 	if c.Output != "" && !isImage(c.Output) && formatOf(c.Output) == "csv" {
 		return fmt.Errorf("-o %s: write the report as .json or .txt, or the heat maps as .html, .svg or .png", c.Output)
 	}
-	runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), iotest.ProcsNeeded(c.Test)))
-	// The readers' raw system calls hold their Go processors, so a
-	// garbage-collection pause waits for the reads in flight and delays the
-	// next ones. The test allocates little: collect only when the heap
-	// nears 256 MiB instead of every few MB or every 2 minutes.
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(256 << 20))
+	defer holdProcessors(iotest.ProcsNeeded(c.Test))()
 	prog := newProgress(c.Stderr, c.StderrTTY)
 	diag := source.NewDiagnostics(prog.messages(), source.DefaultReportLimit)
 	opts := c.Read
@@ -79,6 +73,22 @@ func IOTest(ctx context.Context, c IOTestConfig) error {
 		runErr = ctx.Err() // interrupted: the partial report is out, exit 130
 	}
 	return runErr
+}
+
+// holdProcessors prepares the process for a load test whose workers block
+// in raw system calls holding their Go processors (iotest readers, nettest
+// sync connections): it gives each its own processor (procs in all) and,
+// because a garbage-collection pause waits for the calls in flight and
+// delays the next ones, collects only when the heap nears 256 MiB instead
+// of every few MB or every 2 minutes (the tests allocate little). The
+// returned function restores the collector's settings.
+func holdProcessors(procs int) (restore func()) {
+	runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), procs))
+	gc, limit := debug.SetGCPercent(-1), debug.SetMemoryLimit(256<<20)
+	return func() {
+		debug.SetGCPercent(gc)
+		debug.SetMemoryLimit(limit)
+	}
 }
 
 // runTest runs the test with the live heat map on a terminal, else with a

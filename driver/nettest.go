@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
-	"runtime/debug"
 	"time"
 
 	"github.com/latscope/latscope/loadtest"
@@ -66,12 +64,7 @@ type NetClientConfig struct {
 // NetClient runs a network test: the live heat map on a terminal (or
 // per-interval lines), then the report.
 func NetClient(ctx context.Context, c NetClientConfig) error {
-	runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), c.Test.Connections+1))
-	// Sync connections block in raw system calls holding their Go
-	// processors (as iotest's readers do): keep garbage-collection pauses,
-	// which wait for them, rare.
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(256 << 20))
+	defer holdProcessors(max(c.Test.Connections, 1) + 1)()
 	prog := newProgress(c.Stderr, c.StderrTTY)
 	diag := source.NewDiagnostics(prog.messages(), source.DefaultReportLimit)
 	test := nettest.New(c.Test, diag)
