@@ -18,21 +18,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/latscope/latscope/internal/benchkit"
 	"github.com/latscope/latscope/internal/bytesize"
-)
-
-// Exit codes.
-const (
-	exitHarness = 1
-	exitUsage   = 2
-	exitFailed  = 3 // -strict and a requirement failed
 )
 
 func main() {
@@ -120,25 +111,11 @@ type report struct {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	c, err := parseFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "iobench: %v\n", err)
-		return exitUsage
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	rep, err := bench(ctx, c, stdout, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "iobench: %v\n", err)
-		return exitHarness
-	}
-	if c.strict && !rep.Pass {
-		return exitFailed
-	}
-	return 0
+	return benchkit.Main("iobench", args, stdout, stderr, parseFlags,
+		func(ctx context.Context, c config, stdout, stderr io.Writer) (bool, bool, error) {
+			rep, err := bench(ctx, c, stdout, stderr)
+			return rep.Pass, c.strict, err
+		})
 }
 
 // bench prepares the tools and the data file, runs everything and writes

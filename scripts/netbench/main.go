@@ -20,19 +20,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/latscope/latscope/internal/benchkit"
-)
-
-// Exit codes.
-const (
-	exitHarness = 1
-	exitUsage   = 2
-	exitFailed  = 3 // -strict and a requirement failed
 )
 
 // Message sizes: sockperf refuses messages smaller than its own 14-byte
@@ -126,25 +117,11 @@ type machineFacts struct {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	c, err := parseFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "netbench: %v\n", err)
-		return exitUsage
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	rep, err := bench(ctx, c, stdout, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "netbench: %v\n", err)
-		return exitHarness
-	}
-	if c.strict && !rep.Pass {
-		return exitFailed
-	}
-	return 0
+	return benchkit.Main("netbench", args, stdout, stderr, parseFlags,
+		func(ctx context.Context, c config, stdout, stderr io.Writer) (bool, bool, error) {
+			rep, err := bench(ctx, c, stdout, stderr)
+			return rep.Pass, c.strict, err
+		})
 }
 
 // bench finds the tools, runs everything and writes the table and the
