@@ -1,0 +1,150 @@
+package dbtest
+
+import (
+	"database/sql"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/latscope/latscope/internal/testenv"
+)
+
+// MariaDBOptions configures a test MariaDB server.
+type MariaDBOptions struct {
+	// Settings are extra mariadbd options ("--innodb-buffer-pool-size=8M").
+	Settings []string
+}
+
+// MariaDB is a running test server.
+type MariaDB struct {
+	// Addr is "127.0.0.1:port".
+	Addr string
+	// User and Password are the test account: SELECT and UPDATE on
+	// performance_schema, all privileges on the database "latscope".
+	User, Password string
+	// Socket is the server's unix socket (root connects through it).
+	Socket string
+
+	owner Owner
+	args  []string
+	log   string
+	cmd   *exec.Cmd
+	done  chan error
+}
+
+// URI returns "mysql://user:password@addr/" for the test account.
+func (m *MariaDB) URI() string {
+	return fmt.Sprintf("mysql://%s:%s@%s/", m.User, m.Password, m.Addr)
+}
+
+// DSN returns a go-sql-driver DSN for the test account and database db.
+func (m *MariaDB) DSN(db string) string {
+	c := mysql.NewConfig()
+	c.User, c.Passwd, c.Net, c.Addr, c.DBName = m.User, m.Password, "tcp", m.Addr, db
+	return c.FormatDSN()
+}
+
+// RootDSN returns a DSN for root over the unix socket.
+func (m *MariaDB) RootDSN() string {
+	c := mysql.NewConfig()
+	c.User, c.Net, c.Addr = "root", "unix", m.Socket
+	return c.FormatDSN()
+}
+
+// StartMariaDB installs a new data directory and starts mariadbd on a free
+// loopback port with performance_schema=ON; it is shut down when the test
+// ends. A missing MariaDB skips the test (fails under
+// LATSCOPE_REQUIRE_INTEGRATION=1).
+func StartMariaDB(t testing.TB, opts MariaDBOptions) *MariaDB {
+	t.Helper()
+	for _, bin := range []string{"mariadbd", "mariadb-install-db"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			testenv.SkipOrFail(t, "%s not installed (apt-get install mariadb-server)", bin)
+		}
+	}
+	owner := ServerOwner(t)
+	dir := owner.Dir(t, "mariadb")
+	data := filepath.Join(dir, "data")
+	install := owner.Command("mariadb-install-db", "--no-defaults", "--datadir="+data,
+		"--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve")
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("mariadb-install-db: %v\n%s", err, out)
+	}
+	port := FreePort(t)
+	m := &MariaDB{
+		Addr:     "127.0.0.1:" + strconv.Itoa(port),
+		User:     "latscope",
+		Password: "latscope-test-pw",
+		Socket:   filepath.Join(dir, "mariadb.sock"),
+		owner:    owner,
+		log:      filepath.Join(dir, "error.log"),
+	}
+	m.args = append([]string{"--no-defaults", "--datadir=" + data, "--socket=" + m.Socket,
+		"--port=" + strconv.Itoa(port), "--bind-address=127.0.0.1", "--skip-name-resolve",
+		"--performance_schema=ON", "--innodb-buffer-pool-size=8M", "--log-error=" + m.log,
+		"--pid-file=" + filepath.Join(dir, "mariadb.pid")}, opts.Settings...)
+	t.Cleanup(func() { m.Stop(t) })
+	m.Start(t)
+	m.createUser(t)
+	return m
+}
+
+// Start starts the server (again, after Stop) and waits for its port.
+func (m *MariaDB) Start(t testing.TB) {
+	t.Helper()
+	m.cmd = m.owner.Command("mariadbd", m.args...)
+	if err := m.cmd.Start(); err != nil {
+		t.Fatalf("starting mariadbd: %v", err)
+	}
+	m.done = make(chan error, 1)
+	go func(cmd *exec.Cmd, done chan error) { done <- cmd.Wait() }(m.cmd, m.done)
+	if err := WaitForPort(m.Addr, 60*time.Second); err != nil {
+		log, _ := os.ReadFile(m.log)
+		m.Stop(t)
+		t.Fatalf("mariadbd: %v\n%s", err, log)
+	}
+}
+
+// Stop shuts the server down (SIGTERM: a clean shutdown) and waits.
+func (m *MariaDB) Stop(t testing.TB) {
+	t.Helper()
+	if m.cmd == nil {
+		return
+	}
+	cmd, done := m.cmd, m.done
+	m.cmd = nil
+	// setpriv execs mariadbd, so the signal reaches the server itself.
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Errorf("mariadbd did not stop within 60 s; killed")
+	}
+}
+
+func (m *MariaDB) createUser(t testing.TB) {
+	t.Helper()
+	db, err := sql.Open("mysql", m.RootDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, stmt := range []string{
+		"CREATE USER '" + m.User + "'@'%' IDENTIFIED BY '" + m.Password + "'",
+		"GRANT SELECT, UPDATE ON performance_schema.* TO '" + m.User + "'@'%'",
+		"CREATE DATABASE latscope",
+		"GRANT ALL ON latscope.* TO '" + m.User + "'@'%'",
+	} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("mariadb %q: %v", stmt, err)
+		}
+	}
+}

@@ -1,0 +1,235 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/internal/dbtest"
+	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/stream"
+)
+
+const dataFileEvent = "wait/io/file/innodb/innodb_data_file"
+
+// openURI opens the sampler the way the Opener does: scheme and the rest.
+func openURI(t *testing.T, uri string, opts source.Options) (*Sampler, error) {
+	t.Helper()
+	scheme, arg, _ := strings.Cut(uri, ":")
+	return Open(context.Background(), scheme, arg, opts, source.NewDiagnostics(os.Stderr, 5))
+}
+
+// TestLiveMariaDB runs the real server once for the setup check, the
+// sampler under load and the restart.
+func TestLiveMariaDB(t *testing.T) {
+	m := dbtest.StartMariaDB(t, dbtest.MariaDBOptions{Settings: []string{"--innodb-buffer-pool-size=8M"}})
+	t.Run("SetupMissing", func(t *testing.T) { testSetupMissing(t, m) })
+	// Interpolated parameters: one statement with a digest per query
+	// (prepared statements show as statement/com/Execute without one).
+	db, err := sql.Open("mysql", m.DSN("latscope")+"?interpolateParams=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	fillTable(t, db)
+	t.Run("SamplerUnderLoad", func(t *testing.T) { testSamplerUnderLoad(t, m, db) })
+	t.Run("Restart", func(t *testing.T) { testRestart(t, m) })
+}
+
+func testSetupMissing(t *testing.T, m *dbtest.MariaDB) {
+	_, err := openURI(t, m.URI(), source.Options{})
+	if err == nil || !errors.Is(err, ErrSetup) && !strings.Contains(err.Error(), ErrSetup.Error()) {
+		t.Fatalf("open without setup: %v, want the setup error", err)
+	}
+	msg := err.Error()
+	// MariaDB 10.11's defaults: history_long consumers off, file
+	// instruments on and timed, table I/O instruments on.
+	for _, want := range []string{
+		"UPDATE performance_schema.setup_consumers SET ENABLED = 'YES' WHERE NAME IN ('events_waits_current', 'events_waits_history_long', 'events_statements_current', 'events_statements_history_long');",
+		"mysql://latscope@127.0.0.1:",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("setup error lacks %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, m.Password) {
+		t.Errorf("error shows the password:\n%s", msg)
+	}
+	t.Logf("setup error:\n%s", msg)
+	s, err := openURI(t, m.URI(), source.Options{DB: source.DBOptions{Setup: true}})
+	if err != nil {
+		t.Fatalf("open with --setup: %v", err)
+	}
+	s.db.Close()
+	if _, err := openURI(t, m.URI(), source.Options{}); err != nil {
+		t.Errorf("open after --setup: %v", err)
+	}
+}
+
+// fillTable makes a ~32 MB table, four times the 8 MB buffer pool.
+func fillTable(t *testing.T, db *sql.DB) {
+	t.Helper()
+	for _, q := range []string{
+		"CREATE TABLE big (id INT PRIMARY KEY, pad CHAR(200) NOT NULL) ENGINE=InnoDB",
+		"INSERT INTO big VALUES (1, REPEAT('x', 200))",
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 17 { // ids 1..2^17, rows of ~250 bytes
+		if _, err := db.Exec("INSERT INTO big SELECT id + ?, pad FROM big", 1<<i); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// load runs n sessions reading random rows until ctx ends; it returns
+// the number of queries.
+func load(ctx context.Context, t *testing.T, db *sql.DB, n int) func() int64 {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var total int64
+	db.SetMaxOpenConns(n + 2)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(i), 1))
+			var done int64
+			for ctx.Err() == nil {
+				var pad string
+				if err := db.QueryRowContext(ctx, "SELECT pad FROM big WHERE id = ?", 1+r.IntN(1<<17)).Scan(&pad); err != nil && ctx.Err() == nil {
+					t.Errorf("load: %v", err)
+					return
+				}
+				done++
+			}
+			mu.Lock()
+			total += done
+			mu.Unlock()
+		}()
+	}
+	return func() int64 { wg.Wait(); return total }
+}
+
+func run(ctx context.Context, t *testing.T, s *Sampler) []stream.Interval {
+	t.Helper()
+	var got []stream.Interval
+	if err := s.Run(ctx, func(iv stream.Interval) error { got = append(got, iv); return nil }); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return got
+}
+
+func testSamplerUnderLoad(t *testing.T, m *dbtest.MariaDB, db *sql.DB) {
+	s, err := openURI(t, m.URI(), source.Options{Interval: 500 * time.Millisecond, DB: source.DBOptions{Setup: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	defer cancel()
+	queries := load(ctx, t, db, 8)
+	ivs := run(ctx, t, s)
+	nq := queries()
+	total := map[string]*hist.Histogram{}
+	for i, iv := range ivs {
+		if iv.Gap || iv.Source != s.Name() || strings.Contains(iv.Source, m.Password) {
+			t.Errorf("interval %d: gap %v source %q", i, iv.Gap, iv.Source)
+		}
+		for _, sh := range iv.Series {
+			if total[sh.Key.Event] == nil {
+				total[sh.Key.Event] = sh.Hist.Clone()
+			} else {
+				total[sh.Key.Event].Merge(sh.Hist)
+			}
+		}
+	}
+	st := s.SamplerStats()
+	reads := total[dataFileEvent]
+	if reads == nil {
+		t.Fatalf("no %s series in %d intervals", dataFileEvent, len(ivs))
+	}
+	t.Logf("%d queries; %d intervals; %s: %v reads, median %.1f µs, p99 %.1f µs; polls/s %.0f; capture %v (per window %v); missed %d",
+		nq, len(ivs), dataFileEvent, reads.Count(), reads.Quantile(0.5), reads.Quantile(0.99), st.PollsPerSecond, *st.CaptureRatio, s.CaptureRatios(), st.Missed)
+	for name, h := range total {
+		t.Logf("  %-60s %8.0f  mean %8.1f µs", name, h.Count(), h.Mean())
+	}
+	// Random reads of a table 4x the pool miss the pool most of the time.
+	if reads.Count() < float64(nq)/4 {
+		t.Errorf("%v data file reads for %d random row reads", reads.Count(), nq)
+	}
+	// Page reads from the OS cache or disk: 1 µs .. 100 ms.
+	if q := reads.Quantile(0.5); q < 1 || q > 100e3 {
+		t.Errorf("median read %.1f µs implausible", q)
+	}
+	if st.CaptureRatio == nil || *st.CaptureRatio < 0.95 || *st.CaptureRatio > 1.01 {
+		t.Errorf("capture ratio %v, want >= 0.95", st.CaptureRatio)
+	}
+	stmt := total["statement: SELECT `pad` FROM `big` WHERE ID = ?"]
+	if stmt == nil || stmt.Count() < float64(nq)*0.8 {
+		t.Errorf("statement series has %v events for %d queries", stmt, nq)
+	}
+}
+
+func testRestart(t *testing.T, m *dbtest.MariaDB) {
+	s, err := openURI(t, m.URI(), source.Options{Interval: 200 * time.Millisecond, DB: source.DBOptions{Setup: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var ivs []stream.Interval
+	done := make(chan struct{})
+	go func() { ivs = run(ctx, t, s); close(done) }()
+	time.Sleep(600 * time.Millisecond)
+	m.Stop(t)
+	time.Sleep(500 * time.Millisecond)
+	m.Start(t)
+	// Interpolated parameters: one statement with a digest per query
+	// (prepared statements show as statement/com/Execute without one).
+	db, err := sql.Open("mysql", m.DSN("latscope")+"?interpolateParams=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	time.Sleep(1500 * time.Millisecond) // reconnect (backoff) and sample
+	lctx, lcancel := context.WithTimeout(context.Background(), time.Second)
+	nq := load(lctx, t, db, 2)()
+	lcancel()
+	time.Sleep(400 * time.Millisecond)
+	cancel()
+	<-done
+	var gaps, after int
+	var afterReads float64
+	for _, iv := range ivs {
+		if iv.Gap {
+			gaps++
+			if len(iv.Series) != 0 {
+				t.Errorf("gap interval with series")
+			}
+			continue
+		}
+		if gaps > 0 {
+			after++
+			for _, sh := range iv.Series {
+				if sh.Key.Event == "statement: SELECT `pad` FROM `big` WHERE ID = ?" {
+					afterReads += sh.Hist.Count()
+				}
+			}
+		}
+	}
+	if gaps == 0 || after == 0 {
+		t.Fatalf("%d gap intervals, %d after: want the restart marked and sampling resumed", gaps, after)
+	}
+	if afterReads < float64(nq)*0.9 {
+		t.Errorf("after the restart: %v statements seen of %d", afterReads, nq)
+	}
+	t.Logf("%d intervals, %d gaps, %d after; %v of %d statements seen after restart", len(ivs), gaps, after, afterReads, nq)
+}

@@ -1,0 +1,79 @@
+package oracle
+
+// The queries, as constants so that tests check the columns the mappers
+// read. Binds are positional (go-ora). Times are printed as the text
+// source/awr reads (YYYY-MM-DD HH24:MI:SS.FF6TZH:TZM) and counts with TM9 so
+// that no NLS setting changes them.
+
+// histogramQueryMicro polls GV$EVENT_HISTOGRAM_MICRO (12.2+). Binds: 1 = the
+// events, comma separated; 2 = the instance (0: all). SAMPLE_TIME is one
+// SYSTIMESTAMP for the whole statement, so every instance's rows of a poll
+// share it; STARTUP_TIME tells restarts. The columns are those of
+// sql/gv_event_histogram_micro_poll.sql, so source/awr maps them.
+const histogramQueryMicro = `with p as (select :1 as events, :2 as inst, systimestamp as ts from dual)
+select to_char(p.ts, 'YYYY-MM-DD HH24:MI:SS.FF6TZH:TZM') as sample_time,
+       h.inst_id,
+       to_char(i.startup_time, 'YYYY-MM-DD HH24:MI:SS') as startup_time,
+       h.event,
+       to_char(h.wait_time_micro, 'TM9', 'NLS_NUMERIC_CHARACTERS=''.,''') as wait_time_micro,
+       to_char(h.wait_count, 'TM9', 'NLS_NUMERIC_CHARACTERS=''.,''') as wait_count
+from p
+cross join gv$event_histogram_micro h
+join gv$instance i on i.inst_id = h.inst_id
+where (p.inst = 0 or h.inst_id = p.inst)
+  and h.event in (select trim(regexp_substr(p.events, '[^,]+', 1, level)) from dual
+                  connect by level <= regexp_count(p.events, ',') + 1)
+order by h.inst_id, h.event, h.wait_time_micro`
+
+// histogramQueryMilli is the same over GV$EVENT_HISTOGRAM (10g–12.1, ms
+// buckets), used when the _MICRO view does not exist.
+const histogramQueryMilli = `with p as (select :1 as events, :2 as inst, systimestamp as ts from dual)
+select to_char(p.ts, 'YYYY-MM-DD HH24:MI:SS.FF6TZH:TZM') as sample_time,
+       h.inst_id,
+       to_char(i.startup_time, 'YYYY-MM-DD HH24:MI:SS') as startup_time,
+       h.event,
+       to_char(h.wait_time_milli, 'TM9', 'NLS_NUMERIC_CHARACTERS=''.,''') as wait_time_milli,
+       to_char(h.wait_count, 'TM9', 'NLS_NUMERIC_CHARACTERS=''.,''') as wait_count
+from p
+cross join gv$event_histogram h
+join gv$instance i on i.inst_id = h.inst_id
+where (p.inst = 0 or h.inst_id = p.inst)
+  and h.event in (select trim(regexp_substr(p.events, '[^,]+', 1, level)) from dual
+                  connect by level <= regexp_count(p.events, ',') + 1)
+order by h.inst_id, h.event, h.wait_time_milli`
+
+// systemEventQuery reads the exact totals beside the buckets. Binds as above.
+const systemEventQuery = `with p as (select :1 as events, :2 as inst from dual)
+select e.inst_id, e.event, e.total_waits, e.time_waited_micro
+from p
+cross join gv$system_event e
+where (p.inst = 0 or e.inst_id = p.inst)
+  and e.event in (select trim(regexp_substr(p.events, '[^,]+', 1, level)) from dual
+                  connect by level <= regexp_count(p.events, ',') + 1)`
+
+// kslwhQuery reads the last 10 completed waits of the selected sessions from
+// X$KSLWH (needs SYS; the fixed table behind V$SESSION_WAIT_HISTORY, column
+// names as in the seed, 000_bc1fd9b6160af165.txt). KSLWHWAITID numbers a
+// session's waits; KSLWHETIME is the wait's duration in µs. SERIAL# from
+// V$SESSION tells a new session on a reused SID. %s is the --sessions
+// condition on V$SESSION (default: user sessions).
+const kslwhQuery = `select w.kslwhsid as sid, s.serial# as serial, w.kslwhwaitid as wait_id,
+       w.kslwhetext as event, w.kslwhetime as wait_time_micro,
+       w.kslwhp1 as p1, w.kslwhp2 as p2, w.kslwhp3 as p3
+from x$kslwh w
+join v$session s on s.sid = w.kslwhsid
+where (%s)`
+
+// sessionWaitHistoryQuery is the fallback without SYS: V$SESSION_WAIT_HISTORY
+// (SEQ# = ring position, 1 = most recent) joined to V$SESSION_WAIT, whose
+// SEQ# counts the session's waits and whose STATE says whether the counted
+// wait is still in progress (WAITING: not yet in the history).
+const sessionWaitHistoryQuery = `select h.sid, s.serial# as serial, h.seq# as position, w.seq# as wait_seq, w.state,
+       h.event, h.wait_time_micro, h.p1, h.p2, h.p3
+from v$session_wait_history h
+join v$session_wait w on w.sid = h.sid
+join v$session s on s.sid = h.sid
+where (%s)`
+
+// defaultSessions selects user sessions when --sessions is not given.
+const defaultSessions = "s.type = 'USER'"

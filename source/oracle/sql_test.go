@@ -1,0 +1,75 @@
+package oracle
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// selectNames returns the names a query's select list gives its columns
+// (alias, else the column after the last dot), upper-cased, as Oracle
+// reports them to the driver.
+func selectNames(q string) []string {
+	list := q[strings.Index(q, "\nselect ")+len("\nselect ") : strings.Index(q, "\nfrom ")]
+	if strings.HasPrefix(q, "select ") {
+		list = q[len("select "):strings.Index(q, "\nfrom ")]
+	}
+	var out []string
+	depth, from := 0, 0
+	alias := regexp.MustCompile(`(?i)\bas\s+(\w+)\s*$`)
+	add := func(it string) {
+		it = strings.TrimSpace(it)
+		if m := alias.FindStringSubmatch(it); m != nil {
+			out = append(out, strings.ToUpper(m[1]))
+			return
+		}
+		out = append(out, strings.ToUpper(it[strings.LastIndexByte(it, '.')+1:]))
+	}
+	for i := 0; i < len(list); i++ {
+		switch list[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				add(list[from:i])
+				from = i + 1
+			}
+		}
+	}
+	add(list[from:])
+	return out
+}
+
+func TestQueriesNameTheColumnsTheMappersRead(t *testing.T) {
+	hist := []string{"SAMPLE_TIME", "INST_ID", "STARTUP_TIME", "EVENT", "WAIT_COUNT"}
+	cases := []struct {
+		name, q string
+		want    []string
+	}{
+		{"micro", histogramQueryMicro, append(hist, "WAIT_TIME_MICRO")},
+		{"milli", histogramQueryMilli, append(hist, "WAIT_TIME_MILLI")},
+		{"system event", systemEventQuery, []string{"INST_ID", "EVENT", "TOTAL_WAITS", "TIME_WAITED_MICRO"}},
+		{"x$kslwh", kslwhQuery, append(waitColumns, "WAIT_ID")},
+		{"v$session_wait_history", sessionWaitHistoryQuery, append(waitColumns, "POSITION", "WAIT_SEQ", "STATE")},
+	}
+	for _, c := range cases {
+		got := selectNames(c.q)
+		for _, w := range c.want {
+			if !strings.Contains(","+strings.Join(got, ",")+",", ","+w+",") {
+				t.Errorf("%s query selects %v, lacks %s", c.name, got, w)
+			}
+		}
+		if strings.Count(c.q, "(") != strings.Count(c.q, ")") {
+			t.Errorf("%s: unbalanced parentheses", c.name)
+		}
+	}
+	// the histogram columns are those source/awr's poll format reads by name
+	r := &rows{columns: selectNames(histogramQueryMicro)}
+	for _, c := range hist {
+		if r.col(c) < 0 {
+			t.Errorf("micro query lacks %s", c)
+		}
+	}
+}
