@@ -25,7 +25,9 @@ import (
 	"github.com/latscope/latscope/source/fio"
 	"github.com/latscope/latscope/source/hdrlog"
 	"github.com/latscope/latscope/source/iotest"
+	"github.com/latscope/latscope/source/mysql"
 	"github.com/latscope/latscope/source/netapp"
+	"github.com/latscope/latscope/source/oracle"
 	"github.com/latscope/latscope/source/oracle10046"
 	"github.com/latscope/latscope/source/prometheus"
 	"github.com/latscope/latscope/source/pylatencymap"
@@ -68,7 +70,7 @@ func Sinks() []sink.Format {
 
 // Probes lists the live sources named scheme:ARG.
 func Probes() []source.Probe {
-	return []source.Probe{iotest.Probe()}
+	return []source.Probe{iotest.Probe(), mysql.Probe(), mysql.MariaDBProbe(), oracle.Probe()}
 }
 
 // opened is the set of sources of one run.

@@ -36,6 +36,7 @@ type sharedFlags struct {
 	counts      string
 	unit        string
 	date        string
+	db          dbFlags
 }
 
 func (f *sharedFlags) register(cmd *cobra.Command) {
@@ -51,6 +52,7 @@ func (f *sharedFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.counts, "counts", "", "periodic histograms are cumulative or interval (default: each format's own, see `latscope formats`)")
 	fl.StringVar(&f.unit, "unit", "", "latency unit of inputs that do not say: ns, us, ms or s (DTrace defaults to ns)")
 	fl.StringVar(&f.date, "date", "", "day of time-only timestamps, YYYY-MM-DD (default: the file's modification date)")
+	f.db.register(cmd)
 }
 
 // config turns the flags into the driver's shared configuration.
@@ -83,6 +85,7 @@ func (f *sharedFlags) config(env environment, args []string) (driver.Config, err
 		return c, usagef("--interval must be positive")
 	}
 	c.Read.Interval = f.interval
+	c.Read.DB = f.db.options()
 	c.Read.Events = f.events
 	c.Read.Follow = f.follow
 	if f.counts != "" {

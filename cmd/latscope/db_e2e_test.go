@@ -1,0 +1,64 @@
+package main
+
+// End-to-end tests of the live database sources against real servers the
+// tests start themselves (internal/dbtest).
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"sync"
+	"testing"
+
+	_ "github.com/go-sql-driver/mysql"
+
+	"github.com/latscope/latscope/internal/dbtest"
+)
+
+// TestMySQLSourceEndToEnd samples a real MariaDB under a small workload
+// through the binary: `latscope report mysql://... --setup --duration`.
+func TestMySQLSourceEndToEnd(t *testing.T) {
+	m := dbtest.StartMariaDB(t, dbtest.MariaDBOptions{})
+	db, err := sql.Open("mysql", m.DSN("latscope"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{"CREATE TABLE t (id INT PRIMARY KEY, v INT)", "INSERT INTO t VALUES (1, 1), (2, 2), (3, 3)"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				var v int
+				_ = db.QueryRowContext(ctx, "SELECT v FROM t WHERE id = 2").Scan(&v)
+			}
+		}()
+	}
+	defer func() { cancel(); wg.Wait() }()
+	// Without --setup the error says what to enable, and nothing changes.
+	r := run(t, "", "report", m.URI(), "--duration", "1s")
+	if r.code != 1 || !strings.Contains(r.stderr, "UPDATE performance_schema.setup_consumers") || strings.Contains(r.stderr, m.Password) {
+		t.Errorf("without --setup: exit %d\n%s", r.code, r.stderr)
+	}
+	rep := reportJSON(t, m.URI(), "--setup", "--duration", "3s", "--interval", "500ms")
+	statements := 0.0
+	for _, s := range rep.Series {
+		if strings.HasPrefix(s.Event, "statement: SELECT `v` FROM `t`") || strings.HasPrefix(s.Event, "statement: SELECT v FROM t") {
+			statements += s.Count
+		}
+	}
+	if statements < 100 {
+		var names []string
+		for _, s := range rep.Series {
+			names = append(names, s.Event)
+		}
+		t.Errorf("%g sampled statements of the workload; series: %v", statements, names)
+	}
+}
