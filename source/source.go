@@ -80,8 +80,6 @@ type DBOptions struct {
 	// Probe is a statement timed every ProbeEvery from the client side.
 	Probe      string
 	ProbeEvery time.Duration
-	// AWRFrom and AWRTo select AWR snapshots by id; AWRLast the last N.
-	AWRFrom, AWRTo, AWRLast int
 }
 
 // Counts says how periodic histogram counts accumulate.

@@ -30,21 +30,14 @@ func (f *dbFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.queryTimeout, "query-timeout", 0, "give up on a database query after this long (default 5s)")
 	fl.BoolVar(&f.setup, "setup", false, "mysql://: enable the performance_schema consumers and instruments the sampler needs")
 	fl.StringArrayVar(&f.instruments, "instruments", nil, "mysql:// --setup: instrument name patterns to enable instead of the defaults (repeatable)")
-	fl.StringVar(&f.sessions, "sessions", "", "samplers: only sessions matching this SQL condition, e.g. \"username like 'APP%'\"")
+	fl.StringVar(&f.sessions, "sessions", "", "oracle://: sample the wait history of the sessions matching this SQL condition, e.g. \"username like 'APP%'\"")
 	fl.BoolVar(&f.fixedTables, "fixed-tables", false, "oracle://: sample X$KSLWH (needs SYS) instead of V$SESSION_WAIT_HISTORY")
 	fl.IntVar(&f.instance, "instance", 0, "oracle://: keep only this RAC instance (default: every instance, merged per event)")
-	fl.StringVar(&f.log, "log", "", "postgres://: follow this server log for statement durations (log_min_duration_statement)")
-	fl.StringVar(&f.probe, "probe", "", "time this statement from the client side, e.g. \"select 1\"")
-	fl.DurationVar(&f.probeEvery, "probe-every", 0, "interval of --probe (default 100ms)")
-	fl.IntVar(&f.awrFrom, "awr-from", 0, "oracle://: first AWR snapshot id")
-	fl.IntVar(&f.awrTo, "awr-to", 0, "oracle://: last AWR snapshot id")
-	fl.IntVar(&f.awrLast, "awr-last", 0, "oracle://: the last N AWR snapshots")
 }
 
 func (f *dbFlags) options() source.DBOptions {
 	return source.DBOptions{
 		PasswordFile: f.passwordFile, QueryTimeout: f.queryTimeout, Setup: f.setup, Instruments: f.instruments,
-		Sessions: f.sessions, FixedTables: f.fixedTables, Instance: f.instance, Log: f.log, Probe: f.probe,
-		ProbeEvery: f.probeEvery, AWRFrom: f.awrFrom, AWRTo: f.awrTo, AWRLast: f.awrLast,
+		Sessions: f.sessions, FixedTables: f.fixedTables, Instance: f.instance,
 	}
 }
