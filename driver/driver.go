@@ -29,6 +29,7 @@ import (
 	"github.com/latscope/latscope/source/netapp"
 	"github.com/latscope/latscope/source/oracle"
 	"github.com/latscope/latscope/source/oracle10046"
+	"github.com/latscope/latscope/source/postgres"
 	"github.com/latscope/latscope/source/prometheus"
 	"github.com/latscope/latscope/source/pylatencymap"
 	"github.com/latscope/latscope/source/tracehist"
@@ -57,7 +58,7 @@ func Formats() []source.Format {
 	formats = append(formats, tracehist.Formats()...)
 	formats = append(formats, awr.Format(), awr.PollFormat())
 	formats = append(formats, fio.JSONFormat(), fio.HistLogFormat(), hdrlog.Format())
-	formats = append(formats, netapp.Format(), prometheus.Format(), events.WaitFormat())
+	formats = append(formats, netapp.Format(), prometheus.Format(), events.WaitFormat(), postgres.Format())
 	// Last: plain "time latency" columns are the most generic shape.
 	formats = append(formats, events.Format())
 	return formats
@@ -70,7 +71,8 @@ func Sinks() []sink.Format {
 
 // Probes lists the live sources named scheme:ARG.
 func Probes() []source.Probe {
-	return []source.Probe{iotest.Probe(), mysql.Probe(), mysql.MariaDBProbe(), oracle.Probe()}
+	return []source.Probe{iotest.Probe(), mysql.Probe(), mysql.MariaDBProbe(), oracle.Probe(),
+		postgres.Probe(), postgres.ProbePostgresql()}
 }
 
 // opened is the set of sources of one run.

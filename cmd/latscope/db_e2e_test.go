@@ -62,3 +62,33 @@ func TestMySQLSourceEndToEnd(t *testing.T) {
 		t.Errorf("%g sampled statements of the workload; series: %v", statements, names)
 	}
 }
+
+// TestPostgresSourceEndToEnd samples a real PostgreSQL under pgbench
+// through the binary, with the client-side probe.
+func TestPostgresSourceEndToEnd(t *testing.T) {
+	pg := dbtest.StartPostgres(t, dbtest.PostgresOptions{})
+	pg.Pgbench(t, "-i", "-s", "1")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		pg.Pgbench(t, "-c", "4", "-T", "3")
+	}()
+	rep := reportJSON(t, pg.URI, "--probe", "select 1", "--duration", "2500ms", "--interval", "500ms")
+	<-done
+	seen := map[string]float64{}
+	for _, s := range rep.Series {
+		seen[s.Event] += s.Count
+	}
+	if seen["probe: select 1"] < 10 {
+		t.Errorf("probe: %g round trips; series %v", seen["probe: select 1"], seen)
+	}
+	waits := 0.0
+	for ev, n := range seen {
+		if ev != "probe: select 1" {
+			waits += n
+		}
+	}
+	if waits < 50 {
+		t.Errorf("%g sampled waits under pgbench; series %v", waits, seen)
+	}
+}

@@ -32,6 +32,8 @@ func (f *dbFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.instruments, "instruments", nil, "mysql:// --setup: instrument name patterns to enable instead of the defaults (repeatable)")
 	fl.StringVar(&f.sessions, "sessions", "", "oracle://: sample the wait history of the sessions matching this SQL condition, e.g. \"username like 'APP%'\"")
 	fl.BoolVar(&f.fixedTables, "fixed-tables", false, "oracle://: sample X$KSLWH (needs SYS) instead of V$SESSION_WAIT_HISTORY")
+	fl.StringVar(&f.probe, "probe", "", "postgres://: also time this statement from the client side, e.g. \"select 1\"")
+	fl.DurationVar(&f.probeEvery, "probe-every", 0, "postgres://: interval of --probe (default 100ms)")
 	fl.IntVar(&f.instance, "instance", 0, "oracle://: keep only this RAC instance (default: every instance, merged per event)")
 }
 
@@ -39,5 +41,6 @@ func (f *dbFlags) options() source.DBOptions {
 	return source.DBOptions{
 		PasswordFile: f.passwordFile, QueryTimeout: f.queryTimeout, Setup: f.setup, Instruments: f.instruments,
 		Sessions: f.sessions, FixedTables: f.fixedTables, Instance: f.instance,
+		Probe: f.probe, ProbeEvery: f.probeEvery,
 	}
 }

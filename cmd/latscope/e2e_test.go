@@ -586,6 +586,9 @@ var formatSamples = []struct{ format, path string }{
 	{"fio-histlog", "source/fio/testdata/randread_clat_hist.1.log"},
 	{"hdrlog", "source/hdrlog/testdata/tagged-Log.logV2.hlog"},
 	{"events", "source/events/testdata/iosnoop_example.txt"},
+	{"postgres-log", "source/postgres/testdata/pg15-stderr.log"},
+	{"postgres-log", "source/postgres/testdata/pg15.csv"},
+	{"postgres-log", "source/postgres/testdata/pg15.json"},
 }
 
 func samplePath(t *testing.T, p string) string {

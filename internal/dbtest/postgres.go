@@ -1,0 +1,183 @@
+package dbtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/latscope/latscope/internal/testenv"
+)
+
+// PostgresBinDirs are where PostgreSQL's server binaries are looked for, in
+// order ($LATSCOPE_PG_BIN first): Debian keeps them off PATH.
+var postgresBinDirs = []string{"/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin", "/usr/lib/postgresql/17/bin"}
+
+// PostgresOptions configures a test server.
+type PostgresOptions struct {
+	// Settings are passed as "-c key=value" (e.g. log_min_duration_statement=0).
+	Settings map[string]string
+	// Preload lists shared_preload_libraries (e.g. pg_stat_statements).
+	Preload []string
+}
+
+// Postgres is a running test server.
+type Postgres struct {
+	// URI connects as the superuser postgres (trust authentication) to the
+	// database postgres over TCP.
+	URI string
+	// Port is its loopback TCP port.
+	Port int
+	// DataDir is the cluster directory (csvlog/jsonlog files go to its
+	// log_directory, "log" by default).
+	DataDir string
+	// StderrLog is the file receiving the server's stderr (the "stderr"
+	// log destination when logging_collector is off).
+	StderrLog string
+	// BinDir holds the server's binaries (pgbench, psql, ...).
+	BinDir string
+}
+
+// PostgresBinDir returns the directory of PostgreSQL's server binaries, or
+// skips (fails under LATSCOPE_REQUIRE_INTEGRATION=1) when there is none.
+func PostgresBinDir(t testing.TB) string {
+	t.Helper()
+	dirs := postgresBinDirs
+	if d := os.Getenv("LATSCOPE_PG_BIN"); d != "" {
+		dirs = append([]string{d}, dirs...)
+	}
+	for _, d := range dirs {
+		if isExecutable(filepath.Join(d, "postgres")) && isExecutable(filepath.Join(d, "initdb")) {
+			return d
+		}
+	}
+	if p, err := exec.LookPath("postgres"); err == nil {
+		return filepath.Dir(p)
+	}
+	testenv.SkipOrFail(t, "PostgreSQL server binaries not found (looked in $LATSCOPE_PG_BIN, %s and PATH)", strings.Join(postgresBinDirs, ", "))
+	return ""
+}
+
+func isExecutable(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
+}
+
+// StartPostgres creates a new cluster (initdb -A trust -U postgres) in a
+// temporary directory owned by the server owner, starts it on a free
+// loopback port with its stderr in a log file, waits until it accepts
+// queries, and stops it (SIGINT: fast shutdown) when the test ends.
+func StartPostgres(t testing.TB, opts PostgresOptions) *Postgres {
+	t.Helper()
+	bin := PostgresBinDir(t)
+	owner := ServerOwner(t)
+	base := owner.Dir(t, "postgres")
+	data := filepath.Join(base, "data")
+	initdb := owner.Command(filepath.Join(bin, "initdb"), "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync", "-D", data)
+	initdb.Env = append(os.Environ(), "LC_ALL=C", "HOME=/tmp")
+	if out, err := initdb.CombinedOutput(); err != nil {
+		t.Fatalf("initdb -D %s: %v\n%s", data, err, out)
+	}
+	port := FreePort(t)
+	args := []string{"-D", data, "-k", base, "-h", "127.0.0.1", "-p", strconv.Itoa(port), "-c", "fsync=off"}
+	if len(opts.Preload) > 0 {
+		args = append(args, "-c", "shared_preload_libraries="+strings.Join(opts.Preload, ","))
+	}
+	keys := make([]string, 0, len(opts.Settings))
+	for k := range opts.Settings {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		args = append(args, "-c", k+"="+opts.Settings[k])
+	}
+	logPath := filepath.Join(base, "postgres.stderr.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close() // the child keeps its own descriptor
+	srv := owner.Command(filepath.Join(bin, "postgres"), args...)
+	srv.Stdout, srv.Stderr = logFile, logFile
+	if err := srv.Start(); err != nil {
+		t.Fatalf("starting postgres: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- srv.Wait() }()
+	t.Cleanup(func() { stopServer(t, srv, exited, logPath) })
+	pg := &Postgres{
+		URI:       fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port),
+		Port:      port,
+		DataDir:   data,
+		StderrLog: logPath,
+		BinDir:    bin,
+	}
+	if err := waitForPostgres(pg.URI, exited, 30*time.Second); err != nil {
+		log, _ := os.ReadFile(logPath)
+		t.Fatalf("postgres did not start: %v\nserver log:\n%s", err, log)
+	}
+	return pg
+}
+
+// waitForPostgres waits until a query succeeds (the port opens before the
+// server accepts connections) or the server exits.
+func waitForPostgres(uri string, exited <-chan error, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		select {
+		case err := <-exited:
+			return fmt.Errorf("server exited: %v", err)
+		default:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		conn, err := pgx.Connect(ctx, uri)
+		if err == nil {
+			_, err = conn.Exec(ctx, "select 1")
+			conn.Close(ctx)
+		}
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no successful query after %s: %w", timeout, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// stopServer asks for a fast shutdown (SIGINT) and waits, killing the
+// server if it does not stop in time.
+func stopServer(t testing.TB, srv *exec.Cmd, exited <-chan error, logPath string) {
+	_ = srv.Process.Signal(syscall.SIGINT)
+	select {
+	case <-exited:
+	case <-time.After(30 * time.Second):
+		_ = srv.Process.Kill()
+		<-exited
+		t.Errorf("postgres did not stop within 30 s of SIGINT (log %s)", logPath)
+	}
+}
+
+// Pgbench runs the server's pgbench with args against pg (as the current
+// user: it is a client), failing the test on error.
+func (pg *Postgres) Pgbench(t testing.TB, args ...string) string {
+	t.Helper()
+	full := append([]string{"-h", "127.0.0.1", "-p", strconv.Itoa(pg.Port), "-U", "postgres"}, args...)
+	full = append(full, "postgres")
+	cmd := exec.Command(filepath.Join(pg.BinDir, "pgbench"), full...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("pgbench %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
