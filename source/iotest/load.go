@@ -9,8 +9,8 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/latscope/latscope/loadtest"
 	"github.com/latscope/latscope/internal/pace"
+	"github.com/latscope/latscope/loadtest"
 )
 
 const (
