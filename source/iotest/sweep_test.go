@@ -73,7 +73,9 @@ func TestSweepMeasuresEveryStepAfterItsWarmup(t *testing.T) {
 		if s.Concurrency != cfg.Steps[i] || !s.Complete || s.Rate != 0 {
 			t.Errorf("step %d: concurrency %d complete %v rate %g", i, s.Concurrency, s.Complete, s.Rate)
 		}
-		if d := s.Elapsed - cfg.StepDuration; d < -time.Millisecond || d > 50*time.Millisecond {
+		// The warm-up ends when its timer fires, a little late on a loaded
+		// machine; the step still ends on schedule, so it is that much shorter.
+		if d := s.Elapsed - cfg.StepDuration; d < -20*time.Millisecond || d > 50*time.Millisecond {
 			t.Errorf("step %d measured %s, want %s", i, s.Elapsed, cfg.StepDuration)
 		}
 		ops := s.Latency.Count()
