@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/recording"
+	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 	"github.com/latscope/latscope/view/heatmap"
 	"github.com/latscope/latscope/view/report"
@@ -40,6 +41,11 @@ func Report(ctx context.Context, rc ReportConfig) error {
 	}
 	o.finish(rc.Stderr)
 	r := report.Build(rec, o.diag)
+	for _, src := range o.sources {
+		if s, ok := src.(source.Sampler); ok {
+			r.AddSampler(src.Name(), s.SamplerStats())
+		}
+	}
 	if rc.Output != "" {
 		if isImage(rc.Output) {
 			return static.Write(rc.Output, rec.Intervals(), static.Options{Title: strings.Join(rc.Sources, ", ")})

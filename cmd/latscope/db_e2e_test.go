@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"database/sql"
 	"strings"
 	"sync"
@@ -47,7 +48,24 @@ func TestMySQLSourceEndToEnd(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "UPDATE performance_schema.setup_consumers") || strings.Contains(r.stderr, m.Password) {
 		t.Errorf("without --setup: exit %d\n%s", r.code, r.stderr)
 	}
-	rep := reportJSON(t, m.URI(), "--setup", "--duration", "3s", "--interval", "500ms")
+	out := run(t, "", "report", m.URI(), "--setup", "--duration", "3s", "--interval", "500ms", "--format", "json")
+	var rep jsonReport
+	var sampler struct {
+		Source *struct {
+			Kind         string   `json:"kind"`
+			PollsPerS    float64  `json:"polls_per_s"`
+			CaptureRatio *float64 `json:"capture_ratio"`
+		} `json:"source"`
+	}
+	if out.code != 0 || json.Unmarshal([]byte(out.stdout), &rep) != nil || json.Unmarshal([]byte(out.stdout), &sampler) != nil {
+		t.Fatalf("report: exit %d\n%s\n%s", out.code, out.stderr, out.stdout)
+	}
+	// The report says how the data was sampled and how much was caught.
+	if s := sampler.Source; s == nil || s.Kind == "" || s.PollsPerS < 20 || s.CaptureRatio == nil || *s.CaptureRatio < 0.8 {
+		t.Errorf("report's source object: %+v", s)
+	} else {
+		t.Logf("source: %s, %.0f polls/s, capture ratio %.3f", s.Kind, s.PollsPerS, *s.CaptureRatio)
+	}
 	statements := 0.0
 	for _, s := range rep.Series {
 		if strings.HasPrefix(s.Event, "statement: SELECT `v` FROM `t`") || strings.HasPrefix(s.Event, "statement: SELECT v FROM t") {

@@ -18,6 +18,24 @@ type Report struct {
 	Series   []Series        `json:"series"`
 	Sources  []SourceSummary `json:"sources"`
 	Warnings []string        `json:"warnings"`
+	// Source describes the sampling source when the report has one (a
+	// live database): its technique, polling rate and capture ratio.
+	// Samplers holds every sampler's by source name when there are more.
+	Source   *source.SamplerStats           `json:"source,omitempty"`
+	Samplers map[string]source.SamplerStats `json:"samplers,omitempty"`
+}
+
+// AddSampler records a sampling source's statistics.
+func (r *Report) AddSampler(name string, st source.SamplerStats) {
+	if r.Samplers == nil {
+		r.Samplers = map[string]source.SamplerStats{}
+	}
+	r.Samplers[name] = st
+	if len(r.Samplers) == 1 {
+		r.Source = &st
+	} else {
+		r.Source = nil
+	}
 }
 
 // SourceSummary says how much of a source was skipped.

@@ -106,6 +106,19 @@ func WriteTable(w io.Writer, r Report, o Options) error {
 		_, err := fmt.Fprintln(w, "no latency data (no events were read)")
 		return err
 	}
+	for name, st := range r.Samplers {
+		fmt.Fprintf(w, "%s: %s, %.0f polls/s", name, st.Kind, st.PollsPerSecond)
+		if st.CaptureRatio != nil {
+			fmt.Fprintf(w, ", capture ratio %.3f", *st.CaptureRatio)
+		}
+		if st.Missed > 0 {
+			fmt.Fprintf(w, ", about %d events missed between polls", st.Missed)
+		}
+		fmt.Fprintln(w)
+	}
+	if len(r.Samplers) > 0 {
+		fmt.Fprintln(w)
+	}
 	for i, s := range r.Series {
 		if i > 0 {
 			fmt.Fprintln(w)
