@@ -5,8 +5,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"database/sql"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
