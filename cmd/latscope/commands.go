@@ -145,7 +145,7 @@ time waited per second, which is where the time goes.`,
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w (see %s --help)", err, cmd.CommandPath())}
 	})
-	root.AddCommand(newHeatmapCommand(env), newReportCommand(env), newRecordCommand(env), newConvertCommand(env), newFormatsCommand(env), newIOTestCommand(env), newNetTestCommand(env))
+	root.AddCommand(newHeatmapCommand(env), newReportCommand(env), newRecordCommand(env), newConvertCommand(env), newFormatsCommand(env), newIOTestCommand(env), newNetTestCommand(env), newSourcesCommand(env))
 	root.SetVersionTemplate("latscope {{.Version}}\n")
 	return root
 }
@@ -352,6 +352,36 @@ latscope convert (and what it keeps), and the live probes, each with an example.
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return writeFormats(env.stdout)
+		},
+	}
+}
+
+func newSourcesCommand(env environment) *cobra.Command {
+	return &cobra.Command{
+		Use:   "sources",
+		Short: "List the live sources (databases, probes) with what each reads and the privileges to grant",
+		Long: `List every live SOURCE scheme (postgres://, mysql://, mariadb://, oracle://, iotest:):
+what it reads, how often, its limits and the exact privileges its database user needs.
+Database passwords come from the URI, the environment (PGPASSWORD, MYSQL_PWD,
+ORACLE_PASSWORD) or --password-file, and are never printed.`,
+		Example: `  latscope sources
+  latscope heatmap postgres://app@db01:5432/appdb --probe "select 1"
+  latscope report mysql://app@db01:3306/ --setup --duration 1m --format json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var b strings.Builder
+			b.WriteString("LIVE SOURCES (use them wherever a SOURCE is accepted; --duration stops them)\n")
+			first := map[string]string{} // description → the scheme that showed it
+			for _, p := range driver.Probes() {
+				if alias, ok := first[p.Description]; ok {
+					fmt.Fprintf(&b, "\n  %s:\n    the same as %s:\n", p.Scheme, alias)
+					continue
+				}
+				first[p.Description] = p.Scheme
+				fmt.Fprintf(&b, "\n  %s:\n    %s\n", p.Scheme, p.Description)
+			}
+			_, err := io.WriteString(env.stdout, b.String())
+			return err
 		},
 	}
 }

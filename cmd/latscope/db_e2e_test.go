@@ -110,3 +110,15 @@ func TestPostgresSourceEndToEnd(t *testing.T) {
 		t.Errorf("%g sampled waits under pgbench; series %v", waits, seen)
 	}
 }
+
+// TestSourcesListsPrivileges: `latscope sources` says what to grant for
+// every database.
+func TestSourcesListsPrivileges(t *testing.T) {
+	r := run(t, "", "sources")
+	for _, want := range []string{"postgres:", "pg_read_all_stats", "mysql:", "GRANT SELECT ON performance_schema.*",
+		"oracle:", "gv_$event_histogram", "mariadb:\n    the same as mysql:", "iotest:"} {
+		if r.code != 0 || !strings.Contains(r.stdout, want) {
+			t.Errorf("latscope sources lacks %q (exit %d):\n%s", want, r.code, r.stdout)
+		}
+	}
+}
