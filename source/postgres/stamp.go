@@ -3,6 +3,8 @@ package postgres
 import (
 	"strconv"
 	"time"
+
+	"github.com/latscope/latscope/source"
 )
 
 // Timestamps are accepted from 1970 to 2200, so that window arithmetic in
@@ -40,7 +42,7 @@ func (z *zones) resolve(name string, approx time.Time) *time.Location {
 	case "UTC", "GMT", "Z", "UCT":
 		return time.UTC
 	}
-	if off, ok := parseOffset(name); ok {
+	if off, ok := source.ParseUTCOffset(name); ok {
 		return time.FixedZone(name, off)
 	}
 	// An abbreviation: right when it is the --tz zone's (at that date).
@@ -52,36 +54,6 @@ func (z *zones) resolve(name string, approx time.Time) *time.Location {
 	}
 	z.unknown(name)
 	return z.loc
-}
-
-// parseOffset reads "+03", "-0530" or "+05:30".
-func parseOffset(s string) (int, bool) {
-	if len(s) < 3 || (s[0] != '+' && s[0] != '-') {
-		return 0, false
-	}
-	digits := s[1:]
-	if len(digits) == 5 && digits[2] == ':' {
-		digits = digits[:2] + digits[3:]
-	}
-	if len(digits) != 2 && len(digits) != 4 {
-		return 0, false
-	}
-	n, err := strconv.Atoi(digits)
-	if err != nil || n < 0 {
-		return 0, false
-	}
-	h, m := n, 0
-	if len(digits) == 4 {
-		h, m = n/100, n%100
-	}
-	if h > 15 || m > 59 {
-		return 0, false
-	}
-	off := (h*60 + m) * 60
-	if s[0] == '-' {
-		off = -off
-	}
-	return off, true
 }
 
 // parseStamp reads a timestamp at the start of s: %m "2026-11-22

@@ -1,9 +1,10 @@
 package pylatencymap
 
 import (
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/latscope/latscope/source"
 )
 
 const (
@@ -66,7 +67,7 @@ func dateZone(fields []string) (rest []string, loc *time.Location, abbr string, 
 	if h, ok := zoneOffsets[upper]; ok {
 		return rest, time.FixedZone(upper, int(h*3600)), "", true
 	}
-	if off, ok := parseOffset(last); ok {
+	if off, ok := source.ParseUTCOffset(last); ok {
 		return rest, time.FixedZone("", off), "", true
 	}
 	if isLetters(last) && len(last) >= 2 && len(last) <= 5 && upper == last && !isMeridiem(upper) {
@@ -84,33 +85,6 @@ func isLetters(s string) bool {
 		}
 	}
 	return s != ""
-}
-
-// parseOffset reads "+02:00", "+0200" or "-05" into seconds east of UTC.
-func parseOffset(s string) (int, bool) {
-	if len(s) < 3 || (s[0] != '+' && s[0] != '-') {
-		return 0, false
-	}
-	digits := strings.ReplaceAll(s[1:], ":", "")
-	if len(digits) != 2 && len(digits) != 4 {
-		return 0, false
-	}
-	n, err := strconv.Atoi(digits)
-	if err != nil || n < 0 {
-		return 0, false
-	}
-	h, m := n, 0
-	if len(digits) == 4 {
-		h, m = n/100, n%100
-	}
-	if h > 14 || m > 59 {
-		return 0, false
-	}
-	off := h*3600 + m*60
-	if s[0] == '-' {
-		off = -off
-	}
-	return off, true
 }
 
 // parseDateIn reads a record's text date; dates without a zone are read in
