@@ -52,6 +52,8 @@ type Interval struct {
 	Relative bool
 	Gap      bool
 	Series   []SeriesHist
+	// Means are series known only as a count and a total per window.
+	Means []SeriesMean
 }
 
 // End returns the end of the window.
@@ -80,6 +82,11 @@ func (iv Interval) Validate() error {
 		}
 		if err := s.Hist.Validate(); err != nil {
 			return fmt.Errorf("%s: series %s: %w", iv.Source, s.Key, err)
+		}
+	}
+	for _, m := range iv.Means {
+		if err := m.Validate(); err != nil {
+			return fmt.Errorf("%s: %w", iv.Source, err)
 		}
 	}
 	return nil

@@ -67,6 +67,7 @@ func mergeWindows(a, b Interval) Interval {
 		merged.Merge(sb.Hist)
 		out.Series[j].Hist = merged
 	}
+	out.Means = mergeMeans(a.Means, b.Means)
 	return out
 }
 
