@@ -15,7 +15,10 @@ import (
 // Report is the whole report; its JSON form is latscope's machine-readable
 // summary (see docs/report-format.md).
 type Report struct {
-	Series   []Series        `json:"series"`
+	Series []Series `json:"series"`
+	// Means are the series known only as a count and a total per
+	// interval (absent when there are none).
+	Means    []Mean          `json:"means,omitempty"`
 	Sources  []SourceSummary `json:"sources"`
 	Warnings []string        `json:"warnings"`
 	// Source describes the sampling source when the report has one (a
@@ -102,6 +105,9 @@ func Build(rec *stream.Recording, diag *source.Diagnostics) Report {
 	}
 	for _, s := range rec.Series() {
 		r.Series = append(r.Series, summarise(s))
+	}
+	for _, m := range rec.MeanSeries() {
+		r.Means = append(r.Means, summariseMean(m))
 	}
 	return r
 }

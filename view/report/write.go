@@ -57,6 +57,12 @@ func WriteCSV(w io.Writer, r Report) error {
 	cw := csv.NewWriter(w)
 	header := []string{"kind", "event", "instance", "source", "start", "offset_s", "seconds", "lower_us", "upper_us",
 		"count", "sum_us", "sum_exact", "mean_us", "p50_us", "p90_us", "p99_us"}
+	// Mean series add columns; without them the CSV keeps its columns.
+	var pad []string
+	if len(r.Means) > 0 {
+		header = append(header, meanCSVHeader...)
+		pad = make([]string, len(meanCSVHeader))
+	}
 	if err := cw.Write(header); err != nil {
 		return err
 	}
@@ -70,7 +76,7 @@ func WriteCSV(w io.Writer, r Report) error {
 	for _, s := range r.Series {
 		id := []string{s.Event, s.Instance, s.Source}
 		row := func(kind string, rest ...string) error {
-			return cw.Write(append(append([]string{kind}, id...), rest...))
+			return cw.Write(append(append(append([]string{kind}, id...), rest...), pad...))
 		}
 		if err := row("series", "", "", "", "", "", num(s.Count), num(s.SumUs), strconv.FormatBool(s.SumExact),
 			opt(s.MeanUs), opt(s.P50Us), opt(s.P90Us), opt(s.P99Us)); err != nil {
@@ -95,6 +101,11 @@ func WriteCSV(w io.Writer, r Report) error {
 			}
 		}
 	}
+	for _, m := range r.Means {
+		if err := cw.WriteAll(meanCSVRows(m)); err != nil {
+			return err
+		}
+	}
 	cw.Flush()
 	return cw.Error()
 }
@@ -102,7 +113,7 @@ func WriteCSV(w io.Writer, r Report) error {
 // WriteTable writes the human report: per series a summary line and its
 // latency buckets with shares of events and of time waited.
 func WriteTable(w io.Writer, r Report, o Options) error {
-	if len(r.Series) == 0 {
+	if len(r.Series) == 0 && len(r.Means) == 0 {
 		_, err := fmt.Fprintln(w, "no latency data (no events were read)")
 		return err
 	}
@@ -124,6 +135,12 @@ func WriteTable(w io.Writer, r Report, o Options) error {
 			fmt.Fprintln(w)
 		}
 		writeSeriesTable(w, s, o)
+	}
+	if len(r.Means) > 0 {
+		if len(r.Series) > 0 {
+			fmt.Fprintln(w)
+		}
+		writeMeansTable(w, r.Means, o)
 	}
 	return nil
 }
@@ -176,24 +193,7 @@ func writeSeriesTable(w io.Writer, s Series, o Options) {
 		tw.Flush()
 	}
 	if o.Intervals && len(s.Intervals) > 0 {
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "  start\tseconds\tevents\tevents/s\tmean\t")
-		for _, iv := range s.Intervals {
-			start := fmt.Sprintf("+%.1fs", iv.OffsetS)
-			if iv.Start != nil {
-				start = *iv.Start
-			}
-			if iv.Gap {
-				fmt.Fprintf(tw, "  %s\t%.3f\tno data\t\t\t\n", start, iv.Seconds)
-				continue
-			}
-			mean := "-"
-			if iv.Count > 0 {
-				mean = dur(iv.SumUs / iv.Count)
-			}
-			fmt.Fprintf(tw, "  %s\t%.3f\t%s\t%.1f\t%s\t\n", start, iv.Seconds, groupDigits(iv.Count), iv.Count/iv.Seconds, mean)
-		}
-		tw.Flush()
+		writeIntervalRows(w, s.Intervals)
 	}
 }
 

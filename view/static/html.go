@@ -53,6 +53,9 @@ func WriteHTML(w io.Writer, ivs []stream.Interval, o Options) error {
 			blocks = append(blocks, layoutSeriesBlock(r, i, g))
 			writeSeriesSection(bw, r, i, blocks[i])
 		}
+		for j := range r.Means {
+			writeMeanSection(bw, r, j, layoutMeanBlock(r, j, g))
+		}
 	}
 	bw.WriteString("</main>\n<div id=\"tip\" role=\"tooltip\" hidden></div>\n<pre id=\"selftest-result\" hidden></pre>\n")
 	data, err := json.Marshal(pageDataOf(r, blocks)) // escapes <, > and & for <script>
@@ -93,6 +96,12 @@ func writeSummary(w *bufio.Writer, r *report) {
 			formatLatency(u.Nanos(t.Sum)), kind, formatLatency(u.Nanos(t.Mean())),
 			formatLatency(u.Nanos(t.Quantile(0.5))), formatLatency(u.Nanos(t.Quantile(0.9))),
 			formatLatency(u.Nanos(t.Quantile(0.99))))
+	}
+	for j, m := range r.Means {
+		fmt.Fprintf(w, `<tr><td>%d</td><td><a href="#%s">%s</a> <span class="kind">(mean only)</span></td><td>%s</td>`+
+			`<td>%s <span class="kind">exact</span></td><td>%s</td><td>–</td><td>–</td><td>–</td></tr>`+"\n",
+			len(r.Series)+j+1, meanAnchor(j), escapeText(m.Key.String()), formatEvents(m.Count),
+			formatLatency(m.Unit.Nanos(m.Sum)), formatLatency(m.Mean()))
 	}
 	w.WriteString("</tbody>\n</table>\n</section>\n")
 }

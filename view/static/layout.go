@@ -180,6 +180,7 @@ func layoutDocument(r *report, g geometry) *canvas {
 		c.h = math.Ceil(y + g.pad)
 		return c
 	}
+	truncated := false
 	for i := range r.Frames {
 		shapes, maps := len(c.shapes), len(c.maps)
 		next := layoutSeries(c, y, r, i, g)
@@ -188,6 +189,20 @@ func layoutDocument(r *report, g geometry) *canvas {
 			y += g.lineH()
 			c.text(g.pad, y, fmt.Sprintf("%s not drawn: the image would be too tall. The HTML output shows every series.",
 				plural(len(r.Frames)-i, "more series", "more series")), g.font+1, anchorStart, true, inkColour)
+			y += g.lineH()
+			truncated = true
+			break
+		}
+		y = next
+	}
+	for j := 0; j < len(r.Means) && !truncated; j++ {
+		shapes, maps := len(c.shapes), len(c.maps)
+		next := layoutMeanChart(c, y, r, j, g)
+		if g.maxHeight > 0 && next > g.maxHeight && (j > 0 || len(r.Frames) > 0) {
+			c.shapes, c.maps = c.shapes[:shapes], c.maps[:maps]
+			y += g.lineH()
+			c.text(g.pad, y, fmt.Sprintf("%s not drawn: the image would be too tall. The HTML output shows every series.",
+				plural(len(r.Means)-j, "more mean chart", "more mean charts")), g.font+1, anchorStart, true, inkColour)
 			y += g.lineH()
 			break
 		}
@@ -218,6 +233,9 @@ func headerLines(r *report) []string {
 	}
 	parts = append(parts, fmt.Sprintf("%d columns of %s", r.Columns, formatSpan(r.Width)))
 	parts = append(parts, plural(len(r.Frames), "series", "series"))
+	if len(r.Means) > 0 {
+		parts = append(parts, plural(len(r.Means), "mean series", "mean series"))
+	}
 	lines := []string{strings.Join(parts, " · ")}
 	if r.Width != r.Asked {
 		lines = append(lines, fmt.Sprintf("Columns widened from %s to %s to fit at most %d columns.",

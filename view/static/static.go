@@ -114,13 +114,16 @@ type report struct {
 	Relative bool
 	Skipped  int // intervals the grid could not place
 	Scale    heatmap.Scale
+	// Means are the series known only as a count and a total per
+	// interval, drawn as lines after the heat maps.
+	Means []*stream.MeanSeries
 }
 
 // End returns the end of the last column.
 func (r *report) End() time.Time { return r.Start.Add(time.Duration(r.Columns) * r.Width) }
 
 // Empty reports whether there is nothing to draw.
-func (r *report) Empty() bool { return r.Columns == 0 || len(r.Frames) == 0 }
+func (r *report) Empty() bool { return r.Columns == 0 || len(r.Frames) == 0 && len(r.Means) == 0 }
 
 // buildReport resamples the intervals onto a grid that fits MaxColumns and
 // builds every series' frame over all its columns.
@@ -163,6 +166,11 @@ func buildReport(ivs []stream.Interval, o Options) *report {
 	if len(r.Frames) > 0 && len(r.Frames[0].Columns) > 0 {
 		r.Columns = len(r.Frames[0].Columns)
 		r.Start = r.Frames[0].Columns[0].Start
+	}
+	r.Means = meanSeriesOf(ivs)
+	if first, last, ok := g.Columns(); len(r.Frames) == 0 && len(r.Means) > 0 && ok {
+		// Only mean series: the grid's columns give the time axis.
+		r.Columns, r.Start = last-first+1, g.ColumnStart(first)
 	}
 	return r
 }

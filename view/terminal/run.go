@@ -104,6 +104,7 @@ func Run(ctx context.Context, feed <-chan stream.Interval, o Options) error {
 type viewer struct {
 	o     Options
 	grid  *stream.Grid
+	means MeanTracker
 	show  Show
 	scale heatmap.Scale
 
@@ -157,7 +158,7 @@ func (v *viewer) once(ctx context.Context, feed <-chan stream.Interval) error {
 			if !ok {
 				return v.printAll()
 			}
-			v.grid.Add(iv)
+			v.add(iv)
 		}
 	}
 }
@@ -177,7 +178,23 @@ func (v *viewer) printAll() error {
 		v.appendLines(v.screen.Bytes(), true)
 		v.write(v.out.Bytes())
 	}
+	if means := v.means.Lines(); len(means) > 0 {
+		v.screen.Reset()
+		RenderMeans(&v.screen, means, w, len(means)+1, v.o.Plain)
+		v.out.Reset()
+		if len(series) > 0 {
+			v.out.WriteString(v.newline)
+		}
+		v.appendLines(v.screen.Bytes(), true)
+		v.write(v.out.Bytes())
+	}
 	return v.err
+}
+
+// add places an interval on the grid and its mean series in the tracker.
+func (v *viewer) add(iv stream.Interval) {
+	v.grid.Add(iv)
+	v.means.Add(iv)
 }
 
 func frameOptions(cols, rows int, scale heatmap.Scale) heatmap.Options {
@@ -212,7 +229,7 @@ func (v *viewer) live(ctx context.Context, feed <-chan stream.Interval, keys <-c
 			if !ok {
 				return v.endOfFeed(ctx, keys)
 			}
-			v.grid.Add(iv)
+			v.add(iv)
 			v.stale = true
 			dirty = dirty || !v.paused
 		case b := <-keys:
@@ -360,7 +377,7 @@ func (v *viewer) advanceColumn(ctx context.Context, feed <-chan stream.Interval,
 			v.pending = &iv
 			break
 		}
-		v.grid.Add(iv)
+		v.add(iv)
 		added, v.stale = true, true
 		if col, placed = v.columnOf(iv.Start); placed && !haveTarget {
 			target, haveTarget = col, true
@@ -396,7 +413,7 @@ func (v *viewer) advanceTime(ctx context.Context, feed <-chan stream.Interval, k
 			v.pending = &iv
 			return added, false, nil
 		}
-		v.grid.Add(iv)
+		v.add(iv)
 		added, v.stale = true, true
 	}
 }
@@ -498,8 +515,13 @@ func (v *viewer) draw() {
 // render draws the current screen into v.screen.
 func (v *viewer) render() {
 	v.width, v.height = v.size()
-	cols, rows := Layout(v.width, v.height, v.show)
-	ro := RenderOptions{Width: v.width, Height: v.height, Plain: v.o.Plain, Show: v.show, Paused: v.paused, Help: v.o.Keys != nil}
+	// Mean series take a line each under the map, at most a third of the
+	// screen.
+	means := v.means.Lines()
+	reserved := MeanLinesNeeded(len(means), v.height/3)
+	defer RenderMeans(&v.screen, means, v.width, reserved, v.o.Plain)
+	cols, rows := Layout(v.width, v.height-reserved, v.show)
+	ro := RenderOptions{Width: v.width, Height: v.height - reserved, Plain: v.o.Plain, Show: v.show, Paused: v.paused, Help: v.o.Keys != nil}
 	if v.o.Status != nil {
 		ro.Status = v.o.Status()
 	}

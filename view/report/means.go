@@ -1,0 +1,181 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/latscope/latscope/stream"
+)
+
+// meansTitle heads the table section: a mean series has a count and a total
+// per interval, never a distribution, so it gets no percentiles or buckets.
+const meansTitle = "Means (no distribution: count and total per interval)"
+
+// Mean summarises a series the source reports only as a count and a total
+// per window (pg_stat_statements, pg_stat_database block read time).
+// Latencies are in microseconds; nil means no events. Interval means are the
+// smallest and largest per-interval mean over intervals with events.
+type Mean struct {
+	Event             string     `json:"event"`
+	Instance          string     `json:"instance"`
+	Source            string     `json:"source,omitempty"`
+	Sources           []string   `json:"sources"`
+	Unit              string     `json:"unit"`
+	SourceUnit        string     `json:"source_unit"`
+	Count             float64    `json:"count"`
+	PerS              *float64   `json:"per_s"`
+	SumUs             float64    `json:"sum_us"`
+	MeanUs            *float64   `json:"mean_us"`
+	MinIntervalMeanUs *float64   `json:"min_interval_mean_us"`
+	MaxIntervalMeanUs *float64   `json:"max_interval_mean_us"`
+	Intervals         []Interval `json:"intervals"`
+}
+
+// summariseMean builds one mean series' summary; count/s divides by the
+// observed time (gaps excluded).
+func summariseMean(s *stream.MeanSeries) Mean {
+	us := func(v float64) float64 { return s.Unit.Nanos(v) / 1e3 }
+	out := Mean{
+		Event: s.Key.Event, Instance: s.Key.Instance, Source: s.Key.Source, Sources: s.Sources,
+		Unit: "us", SourceUnit: s.Unit.String(), Count: s.Count, SumUs: us(s.Sum), Intervals: []Interval{},
+	}
+	if out.Sources == nil {
+		out.Sources = []string{}
+	}
+	if s.Count > 0 {
+		out.MeanUs = ptr(s.Mean() / 1e3)
+	}
+	var origin time.Time
+	observed := 0.0
+	for i, p := range s.Points {
+		if i == 0 {
+			origin = p.Start
+		}
+		iv := Interval{OffsetS: p.Start.Sub(origin).Seconds(), Seconds: p.Duration.Seconds(), Gap: p.Gap}
+		if !p.Relative {
+			iv.Start = ptr(p.Start.Format(time.RFC3339Nano))
+		}
+		if !p.Gap {
+			observed += iv.Seconds
+			iv.Count, iv.SumUs = p.Count, us(p.Sum)
+		}
+		if !p.Gap && p.Count > 0 {
+			m := p.Mean(s.Unit) / 1e3
+			if out.MinIntervalMeanUs == nil || m < *out.MinIntervalMeanUs {
+				out.MinIntervalMeanUs = ptr(m)
+			}
+			if out.MaxIntervalMeanUs == nil || m > *out.MaxIntervalMeanUs {
+				out.MaxIntervalMeanUs = ptr(m)
+			}
+		}
+		out.Intervals = append(out.Intervals, iv)
+	}
+	if observed > 0 {
+		out.PerS = ptr(s.Count / observed)
+	}
+	return out
+}
+
+func (m Mean) name() string {
+	name := m.Event
+	if m.Instance != "" {
+		name += " @" + m.Instance
+	}
+	if m.Source != "" {
+		name += " [" + m.Source + "]"
+	}
+	return name
+}
+
+// writeMeansTable writes the means section of the human table.
+func writeMeansTable(w io.Writer, means []Mean, o Options) {
+	fmt.Fprintln(w, meansTitle)
+	for _, m := range means {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, m.name())
+		rate := "-"
+		if m.PerS != nil {
+			rate = strconv.FormatFloat(*m.PerS, 'f', 1, 64)
+		}
+		fmt.Fprintf(w, "  events %s   %s/s   total %s\n", groupDigits(m.Count), rate, dur(m.SumUs))
+		if m.MeanUs != nil {
+			fmt.Fprintf(w, "  mean %s   interval means %s – %s\n", dur(*m.MeanUs), dur(*m.MinIntervalMeanUs), dur(*m.MaxIntervalMeanUs))
+		}
+		fmt.Fprintf(w, "  sources %s\n", joinOrDash(m.Sources))
+		if o.Intervals && len(m.Intervals) > 0 {
+			writeIntervalRows(w, m.Intervals)
+		}
+	}
+}
+
+// writeIntervalRows writes per-interval rows: start, seconds, events,
+// events/s and mean.
+func writeIntervalRows(w io.Writer, ivs []Interval) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "  start\tseconds\tevents\tevents/s\tmean\t")
+	for _, iv := range ivs {
+		start := fmt.Sprintf("+%.1fs", iv.OffsetS)
+		if iv.Start != nil {
+			start = *iv.Start
+		}
+		if iv.Gap {
+			fmt.Fprintf(tw, "  %s\t%.3f\tno data\t\t\t\n", start, iv.Seconds)
+			continue
+		}
+		mean := "-"
+		if iv.Count > 0 {
+			mean = dur(iv.SumUs / iv.Count)
+		}
+		fmt.Fprintf(tw, "  %s\t%.3f\t%s\t%.1f\t%s\t\n", start, iv.Seconds, groupDigits(iv.Count), iv.Count/iv.Seconds, mean)
+	}
+	tw.Flush()
+}
+
+func joinOrDash(ss []string) string {
+	if len(ss) == 0 {
+		return "-"
+	}
+	out := ss[0]
+	for _, s := range ss[1:] {
+		out += ", " + s
+	}
+	return out
+}
+
+// meanCSVHeader extends the CSV header when the report has mean series, so
+// reports without them keep their columns.
+var meanCSVHeader = []string{"per_s", "min_interval_mean_us", "max_interval_mean_us"}
+
+// meanCSVRows returns the "mean" and "mean_interval" rows of one mean series
+// in the long CSV's columns plus meanCSVHeader's.
+func meanCSVRows(m Mean) [][]string {
+	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	opt := func(v *float64) string {
+		if v == nil || math.IsNaN(*v) {
+			return ""
+		}
+		return num(*v)
+	}
+	id := []string{m.Event, m.Instance, m.Source}
+	row := func(kind string, rest ...string) []string { return append(append([]string{kind}, id...), rest...) }
+	rows := [][]string{row("mean", "", "", "", "", "", num(m.Count), num(m.SumUs), "true", opt(m.MeanUs), "", "", "",
+		opt(m.PerS), opt(m.MinIntervalMeanUs), opt(m.MaxIntervalMeanUs))}
+	for _, iv := range m.Intervals {
+		start := ""
+		if iv.Start != nil {
+			start = *iv.Start
+		}
+		count, sum, mean := num(iv.Count), num(iv.SumUs), ""
+		if iv.Gap {
+			count, sum = "", ""
+		} else if iv.Count > 0 {
+			mean = num(iv.SumUs / iv.Count)
+		}
+		rows = append(rows, row("mean_interval", start, num(iv.OffsetS), num(iv.Seconds), "", "", count, sum, "", mean, "", "", "", "", "", ""))
+	}
+	return rows
+}

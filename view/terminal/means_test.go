@@ -1,0 +1,107 @@
+package terminal
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/stream"
+)
+
+// meanFeed is SYNTHETIC: what a pg_stat_statements sampler emits, 1 s
+// windows of one statement's calls and total time (ms): 10/25, 20/20,
+// none, a gap, 4/40.
+func meanFeed() []stream.Interval {
+	t0 := time.Date(2024, 3, 1, 10, 0, 0, 0, time.UTC)
+	key := stream.Key{Event: "select 1", Instance: "db1"}
+	ivs := []stream.Interval{}
+	for i, m := range []struct {
+		n, ms float64
+		gap   bool
+	}{{10, 25, false}, {20, 20, false}, {0, 0, false}, {0, 0, true}, {4, 40, false}} {
+		iv := stream.Interval{Source: "pg", Start: t0.Add(time.Duration(i) * time.Second), Duration: time.Second, Gap: m.gap}
+		if m.n > 0 {
+			iv.Means = []stream.SeriesMean{{Key: key, Count: m.n, Sum: m.ms, Unit: hist.Millisecond}}
+		}
+		ivs = append(ivs, iv)
+	}
+	return ivs
+}
+
+func TestMeanTracker(t *testing.T) {
+	var tr MeanTracker
+	for _, iv := range meanFeed() {
+		tr.Add(iv)
+	}
+	lines := tr.Lines()
+	if len(lines) != 1 || lines[0].Name != "select 1 @db1" || lines[0].LastMean != 10e6 || lines[0].LastRate != 4 {
+		t.Fatalf("lines %+v", lines)
+	}
+	want := []float64{2.5e6, 1e6, math.NaN(), math.NaN(), 10e6}
+	for i, v := range lines[0].Recent {
+		if v != want[i] && !(math.IsNaN(v) && math.IsNaN(want[i])) {
+			t.Errorf("recent[%d] = %v, want %v", i, v, want[i])
+		}
+	}
+}
+
+func TestRenderMeans(t *testing.T) {
+	var tr MeanTracker
+	for _, iv := range meanFeed() {
+		tr.Add(iv)
+	}
+	for _, c := range []struct {
+		plain bool
+		want  string
+	}{
+		// 2.5ms, 1ms, none, gap, 10ms between 1 and 10 ms: levels 1, 0, 7.
+		{false, meanHeader + "\nselect 1 @db1  ▂▁  █ mean 10ms 4/s\n"},
+		{true, meanHeader + "\nselect 1 @db1  ._  # mean 10ms 4/s\n"},
+	} {
+		var buf bytes.Buffer
+		RenderMeans(&buf, tr.Lines(), 80, 5, c.plain)
+		if buf.String() != c.want {
+			t.Errorf("plain %v:\n%q\nwant\n%q", c.plain, buf.String(), c.want)
+		}
+	}
+	var buf bytes.Buffer
+	RenderMeans(&buf, tr.Lines(), 20, 5, true)
+	if got := buf.String(); got != meanHeader[:20]+"\nselect 1 @db1 mean 1\n" {
+		t.Errorf("narrow: %q", got)
+	}
+	buf.Reset()
+	RenderMeans(&buf, tr.Lines(), 80, 1, true)
+	if buf.Len() != 0 {
+		t.Errorf("one line is too few for a header and a series: %q", buf.String())
+	}
+}
+
+// A live view with heat-map series and mean series keeps the screen size
+// and lists the means under the map; a feed with only means prints them.
+func TestRunShowsMeans(t *testing.T) {
+	ivs := threeSeries(t, 5)
+	for i, m := range meanFeed() {
+		ivs[i].Means = m.Means
+		ivs[i].Source = "pg"
+	}
+	var out recorder
+	if err := Run(runCtx(t), feedOf(ivs...), Options{Out: &out, Plain: true, Size: func() (int, int) { return 100, 30 }}); err != nil {
+		t.Fatal(err)
+	}
+	frames, _ := out.frames()
+	last := frames[len(frames)-1]
+	if !strings.Contains(last, meanHeader+"\nselect 1 @db1  ._  # mean 10ms 4/s\n") {
+		t.Errorf("last frame lacks the mean line:\n%s", last)
+	}
+	checkFits(t, strings.TrimPrefix(last, "\n"), 100, 30)
+	var once bytes.Buffer
+	if err := Run(runCtx(t), feedOf(meanFeed()...), Options{Out: &once, Once: true, Plain: true, Size: func() (int, int) { return 100, 30 }}); err != nil {
+		t.Fatal(err)
+	}
+	if got := once.String(); got != meanHeader+"\nselect 1 @db1  ._  # mean 10ms 4/s\n" {
+		t.Errorf("once with only means: %q", got)
+	}
+}
