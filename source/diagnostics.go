@@ -67,6 +67,9 @@ func (d *Diagnostics) add(p Problem) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.counts == nil { // the zero value is usable (silent, no examples kept)
+		d.counts, d.first = map[string]int{}, map[string][]Problem{}
+	}
 	if _, ok := d.counts[p.Source]; !ok {
 		d.order = append(d.order, p.Source)
 	}

@@ -1,10 +1,8 @@
 package awr
 
 import (
-	"cmp"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -13,8 +11,8 @@ import (
 	"github.com/latscope/latscope/stream"
 )
 
-// row is one parsed data line: one bucket of one event of one instance at
-// one snapshot.
+// row is one data line once mapped: one bucket of one event of one instance
+// at one snapshot (the Mapper's form of a Row, its bound classified).
 type row struct {
 	line      int
 	id        instanceID
@@ -28,23 +26,22 @@ type row struct {
 	count     float64
 }
 
-// parser reads lines into rows, rows into snapshots, and hands snapshots to
-// their instance in time order.
+// parser reads lines into Rows and hands them to a Mapper, which files them
+// into snapshots and hands those to their instance in time order.
 //
-// Reading a regular file (batch), it keeps every snapshot until the end and
-// sorts them, so rows may come in any order (ORDER BY event_name, snap_id
-// works too), and the labels know whether several databases are present.
-// Reading a pipe or a followed file (stream), it closes an instance's
-// snapshot as soon as a row of a later snapshot of that instance arrives or
-// the heading line is printed again (the next poll), and reports rows older
-// than a closed snapshot.
+// Reading a regular file (batch), every snapshot is kept until the end and
+// sorted, so rows may come in any order (ORDER BY event_name, snap_id works
+// too), and the labels know whether several databases are present. Reading
+// a pipe or a followed file (stream), an instance's snapshot closes as soon
+// as a row of a later snapshot of that instance arrives or the heading line
+// is printed again (the next poll), and rows older than a closed snapshot
+// are reported.
 type parser struct {
-	name       string
-	diag       *source.Diagnostics
-	opts       source.Options
-	emit       func(stream.Interval) error
-	batch      bool
-	cumulative bool
+	name  string
+	diag  *source.Diagnostics
+	opts  source.Options
+	batch bool
+	m     *Mapper
 
 	hdr         *header
 	hdrLine     int
@@ -55,27 +52,18 @@ type parser struct {
 	times       timeReader // snapshot times, in --tz when they carry no offset
 	others      timeReader // BEGIN_INTERVAL_TIME, STARTUP_TIME
 	warned      map[string]bool
-
-	instances map[instanceID]*instance
-	instOrder []instanceID
-	dbids     []string
-	open      map[instanceID]*snapshot           // stream mode
-	kept      map[instanceID]map[int64]*snapshot // batch mode
-	filtered  []string                           // events skipped by --event
-	keptRows  int
-	names     map[string]string // interned event names and labels
+	names       map[string]string // interned event names and labels
 }
 
 func newParser(in source.Input, opts source.Options, emit func(stream.Interval) error) *parser {
 	loc := opts.Loc()
+	batch := !in.ModTime.IsZero() && !opts.Follow
 	return &parser{
-		name: in.Name, diag: in.Diag, opts: opts, emit: emit,
-		batch:      !in.ModTime.IsZero() && !opts.Follow,
-		cumulative: opts.Counts.Resolve(source.CountsCumulative) == source.CountsCumulative,
-		times:      timeReader{loc: loc}, others: timeReader{loc: loc},
-		warned: map[string]bool{}, instances: map[instanceID]*instance{},
-		open: map[instanceID]*snapshot{}, kept: map[instanceID]map[int64]*snapshot{},
-		names: map[string]string{},
+		name: in.Name, diag: in.Diag, opts: opts, batch: batch,
+		m: NewMapper(MapperConfig{Name: in.Name, Diag: in.Diag, Batch: batch, Keep: opts.KeepEvent, Emit: emit,
+			Cumulative: opts.Counts.Resolve(source.CountsCumulative) == source.CountsCumulative}),
+		times: timeReader{loc: loc}, others: timeReader{loc: loc},
+		warned: map[string]bool{}, names: map[string]string{},
 	}
 }
 
@@ -157,7 +145,7 @@ func (p *parser) setHeader(h header, n int) error {
 		return fmt.Errorf("%s:%d: %w", p.name, n, errNoTimeColumn)
 	}
 	if p.rowsRead > 0 && !p.batch && h.layout.sep != 0 {
-		if err := p.closeAll(); err != nil {
+		if err := p.m.ClosePoll(); err != nil {
 			return err
 		}
 	}
@@ -192,34 +180,30 @@ func (p *parser) row(n int, text string) error {
 	if r == nil {
 		return nil // filtered out by --event
 	}
-	p.keptRows++
-	return p.file(r)
+	return p.m.Add(*r)
 }
 
 // parseRow reads the fields of a data line. It returns a reason when the
 // line is malformed, and a nil row for an event --event does not keep.
-func (p *parser) parseRow(n int, f []string) (*row, string) {
+func (p *parser) parseRow(n int, f []string) (*Row, string) {
 	h := p.hdr
-	r := &row{line: n, unit: h.unit}
-	r.event = p.intern(f[h.col[roleEvent]])
-	if r.event == "" {
+	r := &Row{Line: n, Unit: h.unit}
+	r.Event = p.intern(f[h.col[roleEvent]])
+	if r.Event == "" {
 		return nil, "empty event name"
 	}
-	if !p.opts.KeepEvent(r.event) {
-		if !slices.Contains(p.filtered, r.event) && len(p.filtered) < 100 {
-			p.filtered = append(p.filtered, r.event)
-		}
+	if !p.m.Keep(r.Event) {
 		return nil, ""
 	}
-	bound, err := parseNumber(f[h.col[roleBound]])
-	if err != nil {
+	var err error
+	if r.Bound, err = parseNumber(f[h.col[roleBound]]); err != nil {
 		return nil, fmt.Sprintf("%s: %v", strings.ToUpper(h.names[h.col[roleBound]]), err)
 	}
-	if r.bucket, err = classifyBound(bound); err != nil {
+	if _, err = classifyBound(r.Bound); err != nil { // checked here to report the first problem of the line
 		return nil, err.Error()
 	}
 	countText := f[h.col[roleCount]]
-	if r.count, err = parseNumber(countText); err != nil || r.count < 0 || r.count != math.Trunc(r.count) {
+	if r.Count, err = parseNumber(countText); err != nil || r.Count < 0 || r.Count != math.Trunc(r.Count) {
 		return nil, fmt.Sprintf("WAIT_COUNT %q is not a whole number of waits", countText)
 	}
 	if strings.ContainsAny(countText, "eE") {
@@ -228,160 +212,34 @@ func (p *parser) parseRow(n int, f []string) (*row, string) {
 	}
 	var ok bool
 	timeName := strings.ToUpper(h.names[h.col[roleTime]])
-	if r.end, ok = p.times.parse(f[h.col[roleTime]]); !ok {
+	if r.End, ok = p.times.parse(f[h.col[roleTime]]); !ok {
 		return nil, fmt.Sprintf("cannot read the %s %q (use YYYY-MM-DD HH24:MI:SS as the queries in sql/ do)", timeName, f[h.col[roleTime]])
 	}
 	// The other times of the row are read in the zone of its snapshot time:
 	// GV$INSTANCE.STARTUP_TIME is a DATE without offset while the polls'
 	// SYSTIMESTAMP has one, and both are the server's clock.
-	p.others.setLocation(r.end.Location())
+	p.others.setLocation(r.End.Location())
 	if c := h.col[roleBegin]; c >= 0 && f[c] != "" {
 		// only --counts interval needs it: an unreadable one is left out
-		if r.begin, ok = p.others.parse(f[c]); !ok {
+		if r.Begin, ok = p.others.parse(f[c]); !ok {
 			p.warnOnce("begin", "cannot read the BEGIN_INTERVAL_TIME %q (line %d); not used", f[c], n)
 		}
 	}
 	if c := h.col[roleStartup]; c >= 0 {
-		r.startup = p.intern(f[c])
-		r.startupAt, _ = p.others.parse(f[c])
+		r.Startup = p.intern(f[c])
+		r.StartupAt, _ = p.others.parse(f[c])
 	}
 	if c := h.col[roleDBID]; c >= 0 {
-		if r.id.dbid = p.intern(f[c]); r.id.dbid == "" {
+		if r.DBID = p.intern(f[c]); r.DBID == "" {
 			return nil, "empty DBID"
 		}
 	}
 	if c := h.col[roleInstance]; c >= 0 {
-		if r.id.inst = p.intern(f[c]); r.id.inst == "" {
+		if r.Instance = p.intern(f[c]); r.Instance == "" {
 			return nil, "empty " + strings.ToUpper(h.names[c])
 		}
 	}
 	return r, ""
-}
-
-// file puts a row into its snapshot.
-func (p *parser) file(r *row) error {
-	in := p.instance(r.id)
-	if p.batch {
-		byTime := p.kept[r.id]
-		if byTime == nil {
-			byTime = map[int64]*snapshot{}
-			p.kept[r.id] = byTime
-		}
-		s := byTime[r.end.UnixNano()]
-		if s == nil {
-			byTime[r.end.UnixNano()] = newSnapshot(r)
-			s = byTime[r.end.UnixNano()]
-		}
-		p.addTo(s, r)
-		return nil
-	}
-	if s := p.open[r.id]; s != nil {
-		switch {
-		case r.end.Equal(s.end):
-			p.addTo(s, r)
-			return nil
-		case r.end.Before(s.end):
-			p.tooOld(r, s.end)
-			return nil
-		}
-		delete(p.open, r.id)
-		if err := p.process(in, s); err != nil {
-			return err
-		}
-	}
-	if in.prev != nil && !r.end.After(in.prev.end) {
-		p.tooOld(r, in.prev.end)
-		return nil
-	}
-	s := newSnapshot(r)
-	p.open[r.id] = s
-	p.addTo(s, r)
-	return nil
-}
-
-func (p *parser) addTo(s *snapshot, r *row) {
-	if reason := s.add(r); reason != "" {
-		p.malformed(r.line, "%s", reason)
-	}
-}
-
-func (p *parser) tooOld(r *row, read time.Time) {
-	if r.end.Equal(read) {
-		p.malformed(r.line, "row of the snapshot at %s comes after that snapshot was closed by a repeated heading line: "+
-			"when streaming, print each poll under one heading (set pagesize 50000, as the queries in sql/ do)", stamp(r.end))
-		return
-	}
-	p.malformed(r.line, "row of %s is older than the snapshot at %s already read: when streaming, rows must come in time "+
-		"order (ORDER BY snap_id or sample time, as the queries in sql/ do)", stamp(r.end), stamp(read))
-}
-
-// instance returns the state of an instance, created on its first row.
-func (p *parser) instance(id instanceID) *instance {
-	if in := p.instances[id]; in != nil {
-		return in
-	}
-	if id.dbid != "" && !slices.Contains(p.dbids, id.dbid) {
-		p.dbids = append(p.dbids, id.dbid)
-	}
-	label := id.inst
-	if id.dbid != "" && id.dbid != p.dbids[0] {
-		label = instanceLabel(id) // stream mode: the first database keeps plain instance numbers
-	}
-	in := newInstance(id, label, sourceName(p.name, label))
-	p.instances[id] = in
-	p.instOrder = append(p.instOrder, id)
-	return in
-}
-
-// instanceLabel names an instance "dbid:inst" (or "dbid").
-func instanceLabel(id instanceID) string {
-	if id.inst == "" {
-		return id.dbid
-	}
-	return id.dbid + ":" + id.inst
-}
-
-// sourceName names an instance's intervals. Instances are observed
-// independently (their own snapshot times, restarts and gaps), and a
-// stream.Interval's Source is the unit of observation in stream.Recording and
-// stream.Grid, so each instance is its own source: "FILE@LABEL".
-func sourceName(file, label string) string {
-	if label == "" {
-		return file
-	}
-	return file + "@" + label
-}
-
-// process hands a complete snapshot to its instance and emits the result.
-func (p *parser) process(in *instance, s *snapshot) error {
-	ivs, err := in.next(s, p.cumulative, p)
-	if err != nil {
-		return fmt.Errorf("%s:%d: %w", p.name, s.line, err)
-	}
-	for _, iv := range ivs {
-		if err := p.emit(iv); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// closeAll processes every open snapshot (stream mode), oldest first.
-func (p *parser) closeAll() error {
-	var open []*snapshot
-	for _, id := range p.instOrder {
-		if s := p.open[id]; s != nil {
-			open = append(open, s)
-		}
-	}
-	clear(p.open)
-	slices.SortStableFunc(open, func(a, b *snapshot) int { return a.end.Compare(b.end) })
-	for _, s := range open {
-		if err := p.process(p.instances[s.id], s); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // finish handles the end of the input.
@@ -389,50 +247,7 @@ func (p *parser) finish() error {
 	if p.hdr == nil && p.pendingHead == "" {
 		p.warnOnce("noheader", "no heading line with EVENT_NAME (or EVENT), WAIT_TIME_MILLI (or WAIT_TIME_MICRO) and WAIT_COUNT found")
 	}
-	if p.keptRows == 0 && len(p.filtered) > 0 {
-		p.warn("no rows match --event; the input has %s", listEvents(p.filtered))
-	}
-	if !p.batch {
-		return p.closeAll()
-	}
-	return p.finishBatch()
-}
-
-// finishBatch processes every instance's snapshots in time order and emits
-// all intervals ordered by start time. With several databases in the input
-// every instance is labelled dbid:inst.
-func (p *parser) finishBatch() error {
-	var all []stream.Interval
-	for _, id := range p.instOrder {
-		in := p.instances[id]
-		if len(p.dbids) > 1 {
-			in.label = instanceLabel(id)
-			in.source = sourceName(p.name, in.label)
-		}
-		byTime := p.kept[id]
-		delete(p.kept, id)
-		snaps := make([]*snapshot, 0, len(byTime))
-		for _, s := range byTime {
-			snaps = append(snaps, s)
-		}
-		slices.SortFunc(snaps, func(a, b *snapshot) int { return a.end.Compare(b.end) })
-		for _, s := range snaps {
-			ivs, err := in.next(s, p.cumulative, p)
-			if err != nil {
-				return fmt.Errorf("%s:%d: %w", p.name, s.line, err)
-			}
-			all = append(all, ivs...)
-		}
-	}
-	slices.SortStableFunc(all, func(a, b stream.Interval) int {
-		return cmp.Or(a.Start.Compare(b.Start), cmp.Compare(a.Source, b.Source))
-	})
-	for _, iv := range all {
-		if err := p.emit(iv); err != nil {
-			return err
-		}
-	}
-	return nil
+	return p.m.Finish()
 }
 
 // End finishes the input (see lines.Parser).

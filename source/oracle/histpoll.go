@@ -1,11 +1,8 @@
 package oracle
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -18,34 +15,33 @@ import (
 // DefaultEvents are the events the histogram poller watches besides --event.
 var DefaultEvents = []string{"log file sync", "db file sequential read", "cell single block physical read"}
 
-// histPoller polls GV$EVENT_HISTOGRAM(_MICRO) and hands the rows, written
-// as CSV, to source/awr's poll reader, which does the row mapping, the
-// per-instance deltas and the restarts (a new STARTUP_TIME or a counter going
-// down: gap, then a new baseline). It is that reader's io.Reader: each Read
-// waits for the next tick and runs one poll, so awr's parser, this poller
-// and emit all run in the caller's goroutine. A failed poll (connection
-// lost) only makes the next window longer, since the counters are
-// cumulative; an instance restart in between still shows as a gap.
+// histPoller polls GV$EVENT_HISTOGRAM(_MICRO) on a fixed schedule and maps
+// the rows through source/awr's Mapper, the same code that reads spooled
+// polls and AWR exports: per-instance deltas, restarts (a new STARTUP_TIME
+// or a counter going down: gap, then a new baseline) and the capped top
+// bucket. A failed poll (connection lost) only makes the next window
+// longer, since the counters are cumulative; an instance restart in between
+// still shows as a gap.
 type histPoller struct {
-	ctx      context.Context
-	rs       rowSource
-	name     string
-	diag     *source.Diagnostics
-	events   string // comma separated
-	inst     int
-	interval time.Duration
-	emit     func(stream.Interval) error
-	now      func() time.Time
-	wait     func(ctx context.Context, d time.Duration) error
+	ctx    context.Context
+	rs     rowSource
+	name   string
+	diag   *source.Diagnostics
+	events string // comma separated
+	inst   int
+	loc    *time.Location // STARTUP_TIME and SAMPLE_TIME without an offset
+	emit   func(stream.Interval) error
+	now    func() time.Time
+	pace   *pacer
 
+	m       *awr.Mapper
 	micro   int // 0 unknown, 1 _MICRO, −1 ms view
-	buf     bytes.Buffer
 	polls   int
 	failed  int
-	pending []stream.Interval // awr's intervals of the last poll
+	rowNum  int               // rows mapped so far: the Row.Line of messages
+	pending []stream.Interval // the Mapper's intervals of the last poll
 	totals  map[seriesID]eventTotal
 	deltas  map[seriesID]eventTotal // of the last poll, from the previous one
-	err     error
 }
 
 type seriesID struct{ inst, event string }
@@ -53,53 +49,49 @@ type seriesID struct{ inst, event string }
 // eventTotal is a GV$SYSTEM_EVENT row: cumulative waits and µs waited.
 type eventTotal struct{ waits, micros int64 }
 
-// run reads the polls through source/awr until ctx is done.
+// run polls until ctx is done.
 func (p *histPoller) run() error {
-	src, err := awr.Open(source.Input{Name: p.name, Reader: p, Diag: p.diag}, source.Options{Format: awr.PollFormatName})
-	if err != nil {
-		return err
+	p.m = awr.NewMapper(awr.MapperConfig{Name: p.name, Diag: p.diag, Cumulative: true, Emit: p.collect})
+	defer p.reportSkipped()
+	for {
+		if p.pace.wait(p.ctx) != nil {
+			return nil
+		}
+		if err := p.poll(); err != nil {
+			p.failed++
+			p.diag.MalformedAt(p.name, p.now(), "poll failed: "+err.Error())
+			continue
+		}
+		err := p.m.ClosePoll()
+		if err == nil {
+			err = p.flush()
+		}
+		if err != nil {
+			if p.ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+				return nil
+			}
+			return err
+		}
 	}
-	err = src.Run(p.ctx, p.collect)
-	if err == nil || p.ctx.Err() != nil {
-		err = p.flush()
-	}
-	if p.ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
-		return nil
-	}
-	return err
 }
 
-// collect receives awr's intervals of the poll being read.
+// reportSkipped says how many polls the schedule skipped because a poll
+// took longer than --interval.
+func (p *histPoller) reportSkipped() {
+	if p.pace.skipped > 0 {
+		p.diag.Warn(p.name, "%d polls skipped: a poll took longer than --interval %s (windows stay aligned to it, "+
+			"those windows are longer)", p.pace.skipped, p.pace.interval)
+	}
+}
+
+// collect receives the Mapper's intervals of the poll being mapped.
 func (p *histPoller) collect(iv stream.Interval) error {
 	p.pending = append(p.pending, iv)
 	return nil
 }
 
-// Read runs the next poll when the previous one's text has been consumed.
-func (p *histPoller) Read(b []byte) (int, error) {
-	for p.buf.Len() == 0 {
-		if err := p.flush(); err != nil {
-			return 0, err
-		}
-		if p.polls+p.failed > 0 {
-			if err := p.wait(p.ctx, p.interval); err != nil {
-				return 0, io.EOF
-			}
-		}
-		if p.ctx.Err() != nil {
-			return 0, io.EOF
-		}
-		if err := p.poll(); err != nil {
-			p.failed++
-			p.diag.MalformedAt(p.name, p.now(), "poll failed: "+err.Error())
-		}
-	}
-	return p.buf.Read(b)
-}
-
 // poll runs the histogram query (detecting the view on first use) and the
-// GV$SYSTEM_EVENT query, and writes the rows as CSV under a heading, with
-// the heading repeated after them so that awr closes the poll at once.
+// GV$SYSTEM_EVENT query, and hands the histogram rows to the Mapper.
 func (p *histPoller) poll() error {
 	r, err := p.queryHistogram()
 	if err != nil {
@@ -107,7 +99,16 @@ func (p *histPoller) poll() error {
 	}
 	p.readTotals()
 	p.polls++
-	writeCSV(&p.buf, r)
+	rowsOut, bad := histogramRows(r, p.loc, p.rowNum)
+	p.rowNum += len(r.values)
+	if bad != "" {
+		p.diag.MalformedAt(p.name, p.now(), bad)
+	}
+	for _, row := range rowsOut {
+		if err := p.m.Add(row); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -237,43 +238,4 @@ func mergeInstances(name string, ivs []stream.Interval) []stream.Interval {
 		}
 	}
 	return []stream.Interval{out}
-}
-
-// writeCSV writes rows as CSV under a heading, and the heading again.
-func writeCSV(b *bytes.Buffer, r *rows) {
-	head := make([]string, len(r.columns))
-	for i, c := range r.columns {
-		head[i] = strconv.Quote(c)
-	}
-	heading := strings.Join(head, ",") + "\n"
-	b.WriteString(heading)
-	for _, v := range r.values {
-		for i, x := range v {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(csvField(asString(x)))
-		}
-		b.WriteByte('\n')
-	}
-	b.WriteString(heading)
-}
-
-// csvField quotes a value, doubling quotes; line breaks (never in these
-// columns) become blanks so that one row stays one line.
-func csvField(s string) string {
-	s = strings.NewReplacer("\r", " ", "\n", " ", `"`, `""`).Replace(s)
-	return `"` + s + `"`
-}
-
-// sleepCtx waits d or until ctx is done.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

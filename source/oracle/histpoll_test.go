@@ -126,16 +126,20 @@ func runPoller(t *testing.T, fx *fixtureRowSource, inst, polls int) ([]stream.In
 	defer cancel()
 	var got []stream.Interval
 	diag := &source.Diagnostics{}
+	clock := time.Date(2013, 8, 26, 15, 56, 36, 0, time.UTC)
+	now := func() time.Time { return clock }
 	p := &histPoller{ctx: ctx, rs: fx, name: "oracle://u@db:1521/S", diag: diag, events: strings.Join(DefaultEvents, ","),
-		inst: inst, interval: time.Second, now: time.Now,
+		inst: inst, loc: time.UTC, now: now,
 		emit: func(iv stream.Interval) error { got = append(got, iv); return nil }}
-	p.wait = func(ctx context.Context, d time.Duration) error {
+	// a fake clock: every sleep advances it, and the run stops after the polls
+	p.pace = newPacer(time.Second, now, func(ctx context.Context, d time.Duration) error {
 		if p.polls+p.failed >= polls {
 			cancel()
 			return ctx.Err()
 		}
+		clock = clock.Add(d)
 		return nil
-	}
+	})
 	if err := p.run(); err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,10 @@ import (
 // Privileges is what `latscope sources` prints for oracle://.
 const Privileges = "grant create session, select on sys.gv_$event_histogram_micro (12.2+) or sys.gv_$event_histogram, " +
 	"sys.gv_$system_event, sys.gv_$instance to the user; the wait-history sampler (--sessions) needs select on " +
-	"sys.v_$session_wait_history, sys.v_$session_wait and sys.v_$session, or a SYS connection with --fixed-tables for X$KSLWH"
+	"sys.v_$session_wait_history, sys.v_$session_wait and sys.v_$session, or a SYS connection with --fixed-tables for X$KSLWH; " +
+	"the AWR range (--awr-from/--awr-to, --awr-last) needs select on sys.dba_hist_snapshot, sys.dba_hist_event_histogram " +
+	"and sys.v_$database, and querying the AWR (DBA_HIST_*) views requires an Oracle Diagnostics Pack licence " +
+	"(Enterprise Edition): without one, use the GV$ poller"
 
 // Probe returns the live source for "oracle://user@host:port/service".
 // With --sessions it runs the wait-history sampler, otherwise the
@@ -30,7 +33,9 @@ func Probe() source.Probe {
 		Scheme: "oracle",
 		Description: "Oracle wait events: GV$EVENT_HISTOGRAM_MICRO (12.2+, else GV$EVENT_HISTOGRAM) deltas every --interval, " +
 			"merged over instances (--instance N: one), exact sums from GV$SYSTEM_EVENT; with --sessions COND, exact per-wait " +
-			"durations sampled from X$KSLWH (--fixed-tables, SYS) or V$SESSION_WAIT_HISTORY. " + Privileges,
+			"durations sampled from X$KSLWH (--fixed-tables, SYS) or V$SESSION_WAIT_HISTORY; with --awr-from N --awr-to M " +
+			"(SNAP_IDs) or --awr-last N, reads DBA_HIST_EVENT_HISTOGRAM once for that snapshot range of the current DBID: " +
+			"per-instance deltas between snapshots at their real times, a restart (new STARTUP_TIME) a gap. " + Privileges,
 		Open: open,
 	}
 }
@@ -52,8 +57,11 @@ func open(arg string, opts source.Options, diag *source.Diagnostics) (source.Sou
 		}
 		u.User = url.UserPassword(u.User.Username(), pw)
 	}
+	if _, _, err := awrRangeOf(opts.DB); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	if diag == nil {
-		diag = &source.Diagnostics{}
+		diag = source.NewDiagnostics(nil, source.DefaultReportLimit) // a zero Diagnostics has no maps
 	}
 	return &liveSource{dsn: u.String(), name: name, opts: opts, diag: diag}, nil
 }
@@ -129,11 +137,14 @@ func (s *liveSource) Run(ctx context.Context, emit func(stream.Interval) error) 
 	if interval <= 0 {
 		interval = time.Second
 	}
+	events := strings.Join(append(append([]string(nil), DefaultEvents...), s.opts.Events...), ",")
+	if rng, ok, _ := awrRangeOf(s.opts.DB); ok {
+		return runAWR(ctx, rs, s.name, s.diag, s.opts, rng, events, emit)
+	}
 	if s.opts.DB.Sessions != "" {
 		return s.runSampler(ctx, rs, interval, emit)
 	}
-	events := append(append([]string(nil), DefaultEvents...), s.opts.Events...)
-	p := &histPoller{ctx: ctx, rs: rs, name: s.name, diag: s.diag, events: strings.Join(events, ","),
-		inst: s.opts.DB.Instance, interval: interval, emit: emit, now: time.Now, wait: sleepCtx}
+	p := &histPoller{ctx: ctx, rs: rs, name: s.name, diag: s.diag, events: events, inst: s.opts.DB.Instance,
+		loc: s.opts.Loc(), emit: emit, now: time.Now, pace: newPacer(interval, time.Now, sleepCtx)}
 	return p.run()
 }

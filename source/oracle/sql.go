@@ -77,3 +77,41 @@ where (%s)`
 
 // defaultSessions selects user sessions when --sessions is not given.
 const defaultSessions = "s.type = 'USER'"
+
+// awrSnapshotQuery reads DBA_HIST_SNAPSHOT for the current database (DBID
+// of V$DATABASE). Binds: 1, 2 = --awr-from, --awr-to (SNAP_IDs, inclusive);
+// 3 = --awr-last N (0: use the range), which selects the last N+1 SNAP_IDs so
+// that N deltas exist. AWR times are TIMESTAMPs without zone (the server's
+// local time): DB_UTC_OFFSET is the server's current offset to read them in
+// when --tz is not given.
+const awrSnapshotQuery = `with p as (select :1 as snap_from, :2 as snap_to, :3 as last_n from dual),
+s as (select s.snap_id, s.dbid, s.instance_number, s.begin_interval_time, s.end_interval_time, s.startup_time,
+             dense_rank() over (order by s.snap_id desc) as snap_rank
+      from dba_hist_snapshot s
+      where s.dbid = (select dbid from v$database))
+select s.snap_id, s.dbid, s.instance_number,
+       to_char(s.begin_interval_time, 'YYYY-MM-DD HH24:MI:SS.FF3') as begin_interval_time,
+       to_char(s.end_interval_time, 'YYYY-MM-DD HH24:MI:SS.FF3') as end_interval_time,
+       to_char(s.startup_time, 'YYYY-MM-DD HH24:MI:SS.FF3') as startup_time,
+       to_char(systimestamp, 'TZH:TZM') as db_utc_offset
+from p
+cross join s
+where (p.last_n > 0 and s.snap_rank <= p.last_n + 1)
+   or (p.last_n = 0 and s.snap_id between p.snap_from and p.snap_to)
+order by s.snap_id, s.instance_number`
+
+// awrHistogramQuery reads DBA_HIST_EVENT_HISTOGRAM for the snapshots found
+// by awrSnapshotQuery. Binds: 1, 2 = the smallest and largest SNAP_ID;
+// 3 = the DBID; 4 = the events, comma separated. WAIT_TIME_MILLI is printed
+// with TM9 so that 19c's sub-millisecond bounds (2^-10 ms) stay exact.
+const awrHistogramQuery = `with p as (select :1 as snap_from, :2 as snap_to, :3 as dbid, :4 as events from dual)
+select h.snap_id, h.dbid, h.instance_number, h.event_name, h.wait_class,
+       to_char(h.wait_time_milli, 'TM9', 'NLS_NUMERIC_CHARACTERS=''.,''') as wait_time_milli,
+       to_char(h.wait_count, 'TM9', 'NLS_NUMERIC_CHARACTERS=''.,''') as wait_count
+from p
+cross join dba_hist_event_histogram h
+where h.dbid = p.dbid
+  and h.snap_id between p.snap_from and p.snap_to
+  and h.event_name in (select trim(regexp_substr(p.events, '[^,]+', 1, level)) from dual
+                       connect by level <= regexp_count(p.events, ',') + 1)
+order by h.snap_id, h.instance_number, h.event_name, h.wait_time_milli`

@@ -53,6 +53,10 @@ func TestQueriesNameTheColumnsTheMappersRead(t *testing.T) {
 		{"system event", systemEventQuery, []string{"INST_ID", "EVENT", "TOTAL_WAITS", "TIME_WAITED_MICRO"}},
 		{"x$kslwh", kslwhQuery, append(waitColumns, "WAIT_ID")},
 		{"v$session_wait_history", sessionWaitHistoryQuery, append(waitColumns, "POSITION", "WAIT_SEQ", "STATE")},
+		{"dba_hist_snapshot", awrSnapshotQuery, []string{"SNAP_ID", "DBID", "INSTANCE_NUMBER", "BEGIN_INTERVAL_TIME",
+			"END_INTERVAL_TIME", "STARTUP_TIME", "DB_UTC_OFFSET"}},
+		{"dba_hist_event_histogram", awrHistogramQuery, []string{"SNAP_ID", "DBID", "INSTANCE_NUMBER", "EVENT_NAME",
+			"WAIT_CLASS", "WAIT_TIME_MILLI", "WAIT_COUNT"}},
 	}
 	for _, c := range cases {
 		got := selectNames(c.q)
@@ -71,5 +75,31 @@ func TestQueriesNameTheColumnsTheMappersRead(t *testing.T) {
 		if r.col(c) < 0 {
 			t.Errorf("micro query lacks %s", c)
 		}
+	}
+}
+
+// TestAWRQueriesBindsAndScope checks the AWR queries' binds (positional, as
+// runAWR passes them) and that they stay on the current DBID.
+func TestAWRQueriesBindsAndScope(t *testing.T) {
+	binds := regexp.MustCompile(`:(\d+)`)
+	for _, c := range []struct {
+		q    string
+		want int
+	}{{awrSnapshotQuery, 3}, {awrHistogramQuery, 4}} {
+		seen := map[string]bool{}
+		for _, m := range binds.FindAllStringSubmatch(c.q, -1) {
+			seen[m[1]] = true
+		}
+		if len(seen) != c.want {
+			t.Errorf("query has binds %v, want :1..:%d", seen, c.want)
+		}
+	}
+	for _, must := range []string{"select dbid from v$database", "snap_rank <= p.last_n + 1", "between p.snap_from and p.snap_to"} {
+		if !strings.Contains(awrSnapshotQuery, must) {
+			t.Errorf("snapshot query lacks %q", must)
+		}
+	}
+	if !strings.Contains(awrHistogramQuery, "h.dbid = p.dbid") || !strings.Contains(awrHistogramQuery, "'TM9'") {
+		t.Error("histogram query does not select the DBID or print numbers with TM9")
 	}
 }
