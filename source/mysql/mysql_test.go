@@ -4,10 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -38,6 +40,7 @@ func TestLiveMariaDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	t.Run("HistogramSQL", func(t *testing.T) { testHistogramSQL(t, db) })
 	fillTable(t, db)
 	t.Run("SamplerUnderLoad", func(t *testing.T) { testSamplerUnderLoad(t, m, db) })
 	t.Run("Restart", func(t *testing.T) { testRestart(t, m) })
@@ -134,10 +137,15 @@ func testSamplerUnderLoad(t *testing.T, m *dbtest.MariaDB, db *sql.DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if s.histograms {
+		t.Errorf("MariaDB has no statement histogram tables, the sampler found them")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
 	defer cancel()
 	queries := load(ctx, t, db, 8)
+	cpu0 := processCPU()
 	ivs := run(ctx, t, s)
+	cpu := processCPU() - cpu0
 	nq := queries()
 	total := map[string]*hist.Histogram{}
 	for i, iv := range ivs {
@@ -145,6 +153,9 @@ func testSamplerUnderLoad(t *testing.T, m *dbtest.MariaDB, db *sql.DB) {
 			t.Errorf("interval %d: gap %v source %q", i, iv.Gap, iv.Source)
 		}
 		for _, sh := range iv.Series {
+			if strings.HasSuffix(sh.Key.Event, histogramSuffix) {
+				t.Errorf("interval %d: series %q from MariaDB, which has no histogram tables", i, sh.Key.Event)
+			}
 			if total[sh.Key.Event] == nil {
 				total[sh.Key.Event] = sh.Hist.Clone()
 			} else {
@@ -162,6 +173,11 @@ func testSamplerUnderLoad(t *testing.T, m *dbtest.MariaDB, db *sql.DB) {
 	for name, h := range total {
 		t.Logf("  %-60s %8.0f  mean %8.1f µs", name, h.Count(), h.Mean())
 	}
+	stmtRatio, ok := s.StatementCaptureRatio()
+	t.Logf("statement capture %.4f (%v); test process CPU %.2f s/s (sampler and the 8 load sessions' client side)", stmtRatio, ok, cpu/4)
+	if !ok || stmtRatio < 0.95 || stmtRatio > 1.01 {
+		t.Errorf("statement capture ratio %.4f (%v), want >= 0.95", stmtRatio, ok)
+	}
 	// Random reads of a table 4x the pool miss the pool most of the time.
 	if reads.Count() < float64(nq)/4 {
 		t.Errorf("%v data file reads for %d random row reads", reads.Count(), nq)
@@ -171,7 +187,7 @@ func testSamplerUnderLoad(t *testing.T, m *dbtest.MariaDB, db *sql.DB) {
 		t.Errorf("median read %.1f µs implausible", q)
 	}
 	if st.CaptureRatio == nil || *st.CaptureRatio < 0.95 || *st.CaptureRatio > 1.01 {
-		t.Errorf("capture ratio %v, want >= 0.95", st.CaptureRatio)
+		t.Errorf("wait capture ratio %v, want >= 0.95", fmtRatio(st.CaptureRatio))
 	}
 	stmt := total["statement: SELECT `pad` FROM `big` WHERE ID = ?"]
 	if stmt == nil || stmt.Count() < float64(nq)*0.8 {
@@ -232,4 +248,89 @@ func testRestart(t *testing.T, m *dbtest.MariaDB) {
 		t.Errorf("after the restart: %v statements seen of %d", afterReads, nq)
 	}
 	t.Logf("%d intervals, %d gaps, %d after; %v of %d statements seen after restart", len(ivs), gaps, after, afterReads, nq)
+}
+
+// processCPU returns the test process's CPU seconds so far.
+func processCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// testHistogramSQL runs the histogram poller's SQL, through the real driver,
+// on copies of MySQL 8's tables (its column definitions) in the test
+// database filled with the SYNTHETIC fixture rows of histogram_test.go:
+// MariaDB has no such tables, so only the table contents are made up.
+func testHistogramSQL(t *testing.T, db *sql.DB) {
+	ctx := context.Background()
+	exec := func(q string) {
+		t.Helper()
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	found, err := hasHistogramTables(ctx, db, "latscope")
+	if err != nil || found {
+		t.Fatalf("before creating them: histogram tables found %v, %v", found, err)
+	}
+	const bucketCols = "BUCKET_NUMBER INT UNSIGNED NOT NULL, BUCKET_TIMER_LOW BIGINT UNSIGNED NOT NULL, BUCKET_TIMER_HIGH BIGINT UNSIGNED NOT NULL, " +
+		"COUNT_BUCKET BIGINT UNSIGNED NOT NULL, COUNT_BUCKET_AND_LOWER BIGINT UNSIGNED NOT NULL, BUCKET_QUANTILE DOUBLE(7,6) NOT NULL"
+	exec("CREATE TABLE events_statements_histogram_global (" + bucketCols + ")")
+	exec("CREATE TABLE events_statements_histogram_by_digest (SCHEMA_NAME VARCHAR(64), DIGEST VARCHAR(64), " + bucketCols + ")")
+	exec("CREATE TABLE events_statements_summary_by_digest (SCHEMA_NAME VARCHAR(64), DIGEST VARCHAR(64), DIGEST_TEXT LONGTEXT, COUNT_STAR BIGINT UNSIGNED NOT NULL)")
+	defer exec("DROP TABLE events_statements_histogram_global, events_statements_histogram_by_digest, events_statements_summary_by_digest")
+	exec("INSERT INTO events_statements_summary_by_digest VALUES ('app', 'aa11', 'SELECT `pad` FROM `big` WHERE `id` = ?', 0), (NULL, 'bb22', NULL, 0)")
+	fill := func(counts map[int]uint64) {
+		exec("DELETE FROM events_statements_histogram_global")
+		exec("DELETE FROM events_statements_histogram_by_digest")
+		var g, d []string
+		for _, r := range globalRows(counts) {
+			g = append(g, fmt.Sprintf("(%d, %d, %d, %d, 0, 0)", r...))
+			d = append(d, fmt.Sprintf("('app', 'aa11', %d, %d, %d, %d, 0, 0)", r...))
+			d = append(d, fmt.Sprintf("(NULL, 'bb22', %d, %d, %d, %d, 0, 0)", r...))
+		}
+		exec("INSERT INTO events_statements_histogram_global VALUES " + strings.Join(g, ", "))
+		exec("INSERT INTO events_statements_histogram_by_digest VALUES " + strings.Join(d, ", "))
+	}
+	if found, err = hasHistogramTables(ctx, db, "latscope"); err != nil || !found {
+		t.Fatalf("histogram tables found %v, %v", found, err)
+	}
+	p := newHistPoller("latscope")
+	poll := func() ([]stream.SeriesHist, bool) {
+		t.Helper()
+		series, reset, err := p.poll(ctx, connQuery(db), time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return series, reset
+	}
+	fill(map[int]uint64{0: 1, 42: 10, 449: 1})
+	poll()
+	fill(map[int]uint64{0: 1, 42: 13, 449: 2}) // +3 in bucket 42, +1 at the top
+	series, reset := poll()
+	want := map[string]bool{"statements (histogram)": true, "statement: SELECT `pad` FROM `big` WHERE `id` = ? (histogram)": true,
+		"statement: digest bb22 (histogram)": true}
+	for _, s := range series {
+		if !want[s.Key.Event] || s.Hist.Count() != 4 || s.Hist.Counts[41] != 3 || s.Hist.Counts[448] != 1 || s.Hist.Bounds[41] != 66.069344 {
+			t.Errorf("%s: %v events, bucket 42 %v, top %v", s.Key.Event, s.Hist.Count(), s.Hist.Counts[41], s.Hist.Counts[448])
+		}
+		delete(want, s.Key.Event)
+	}
+	if reset || len(want) > 0 {
+		t.Errorf("reset %v; missing series %v", reset, want)
+	}
+	exec("UPDATE events_statements_histogram_global SET COUNT_BUCKET = 0") // as TRUNCATE does
+	exec("UPDATE events_statements_histogram_by_digest SET COUNT_BUCKET = 0")
+	if series, reset = poll(); !reset || len(series) != 0 {
+		t.Errorf("after the reset: reset %v, series %v", reset, names(series))
+	}
+}
+
+func fmtRatio(r *float64) string {
+	if r == nil {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.4f", *r)
 }

@@ -34,6 +34,8 @@ type Sampler struct {
 	poll       time.Duration
 	timeout    time.Duration
 	waitsTable string
+	// histograms: the server has MySQL 8's statement histogram tables.
+	histograms bool
 
 	mu    sync.Mutex
 	stats runStats
@@ -45,7 +47,9 @@ type runStats struct {
 	elapsed       time.Duration
 	polls         int64
 	seen, counted int64 // waits seen / counted by the server, in full windows
-	ratios        []float64
+	// statements seen / counted by the server (other threads), in full windows
+	stmtSeen, stmtCounted int64
+	ratios                []float64
 }
 
 // Name returns the URI without password.
@@ -76,6 +80,18 @@ func (s *Sampler) CaptureRatios() []float64 {
 	return append([]float64(nil), s.stats.ratios...)
 }
 
+// StatementCaptureRatio returns the statements seen over the statements
+// the server counted (other sessions, timed instruments), over the full
+// windows so far; ok is false before the first.
+func (s *Sampler) StatementCaptureRatio() (ratio float64, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stats.stmtCounted == 0 {
+		return 0, false
+	}
+	return float64(s.stats.stmtSeen) / float64(s.stats.stmtCounted), true
+}
+
 // eventKey identifies one event in a history table.
 type eventKey struct{ thread, event uint64 }
 
@@ -97,13 +113,15 @@ func (r *ring) cut() uint64 {
 
 // conn is one connection's state; a new connection starts from a baseline.
 type conn struct {
-	c        *sql.Conn
-	self     uint64 // our own THREAD_ID, excluded from statements
-	waits    ring
-	stmts    ring
-	baseline bool // the next poll only sets the rings' positions
-	count    uint64
-	hasCount bool
+	c         *sql.Conn
+	self      uint64 // our own THREAD_ID, excluded from statements
+	waits     ring
+	stmts     ring
+	stmtCount uint64 // statements the server counted, other threads
+	baseline  bool   // the next poll only sets the rings' positions
+	count     uint64
+	hasCount  bool
+	hist      *histPoller // nil without the histogram tables
 }
 
 // window gathers one interval.
@@ -113,6 +131,7 @@ type window struct {
 	series map[string]*hist.Histogram
 	order  []string
 	seen   int64
+	stmts  int64 // statements seen
 }
 
 func (w *window) record(name string, ps uint64) {
@@ -225,7 +244,14 @@ func (s *Sampler) connect(ctx context.Context) (*conn, error) {
 		cn.hasCount = err == nil
 	}
 	if err == nil {
+		cn.stmtCount, err = s.statementCount(qctx, cn)
+	}
+	if err == nil {
 		err = s.pollHistories(qctx, cn, nil)
+	}
+	if err == nil && s.histograms {
+		cn.hist = newHistPoller("performance_schema")
+		_, _, err = cn.hist.poll(qctx, connQuery(c), time.Now())
 	}
 	if err != nil {
 		c.Close()
@@ -246,6 +272,22 @@ func (s *Sampler) waitCount(ctx context.Context, cn *conn) (uint64, error) {
 		return 0, fmt.Errorf("reading events_waits_summary_global_by_event_name: %w", err)
 	}
 	return uint64(n.Int64), nil
+}
+
+// statementCount is the number of timed statements the server counted so
+// far in sessions other than the sampler's own.
+func (s *Sampler) statementCount(ctx context.Context, cn *conn) (uint64, error) {
+	var all, own sql.NullInt64
+	err := cn.c.QueryRowContext(ctx, `SELECT
+		(SELECT SUM(s.COUNT_STAR) FROM performance_schema.events_statements_summary_global_by_event_name s
+			JOIN performance_schema.setup_instruments i ON i.NAME = s.EVENT_NAME
+			WHERE i.ENABLED = 'YES' AND i.TIMED = 'YES'),
+		(SELECT SUM(COUNT_STAR) FROM performance_schema.events_statements_summary_by_thread_by_event_name WHERE THREAD_ID = ?)`,
+		cn.self).Scan(&all, &own)
+	if err != nil {
+		return 0, fmt.Errorf("reading events_statements_summary_global_by_event_name: %w", err)
+	}
+	return uint64(max(all.Int64-own.Int64, 0)), nil
 }
 
 // pollOnce reads the new rows of both histories into w.
@@ -345,6 +387,7 @@ func (s *Sampler) pollStatements(ctx context.Context, cn *conn, w *window) error
 		if _, old := cn.stmts.last[k]; old || w == nil {
 			continue
 		}
+		w.stmts++
 		if name := statementSeries(text, event); s.opts.KeepEvent(name) {
 			w.record(name, wait)
 		}
@@ -382,17 +425,29 @@ func (s *Sampler) closeWindow(ctx context.Context, cn *conn, w *window) error {
 	if err != nil {
 		return err
 	}
+	stmtCount, err := s.statementCount(qctx, cn)
+	if err != nil {
+		return err
+	}
 	if err := s.pollHistories(qctx, cn, w); err != nil {
 		return err
 	}
+	if err := s.pollHistograms(qctx, cn, w); err != nil {
+		return err
+	}
 	prev, had := cn.count, cn.hasCount
-	cn.count, cn.hasCount = count, true
+	prevStmts := cn.stmtCount
+	cn.count, cn.hasCount, cn.stmtCount = count, true, stmtCount
 	if !had || w.gap || count < prev {
 		return nil
 	}
 	counted := int64(count - prev)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if stmtCount >= prevStmts {
+		s.stats.stmtSeen += w.stmts
+		s.stats.stmtCounted += int64(stmtCount - prevStmts)
+	}
 	s.stats.seen += w.seen
 	s.stats.counted += counted
 	if counted > 0 {
@@ -426,4 +481,27 @@ func (s *Sampler) reapplySetup(ctx context.Context, c *sql.Conn) error {
 		return err
 	}
 	return applySetup(ctx, c, plan)
+}
+
+// pollHistograms adds the native statement histograms' deltas (MySQL 8) to
+// the window. Counts that went back (TRUNCATE of the tables) leave this
+// window without histogram series, never with negative counts.
+func (s *Sampler) pollHistograms(ctx context.Context, cn *conn, w *window) error {
+	if cn.hist == nil {
+		return nil
+	}
+	series, reset, err := cn.hist.poll(ctx, connQuery(cn.c), time.Now())
+	if err != nil {
+		return err
+	}
+	if reset {
+		s.diag.Warn(s.name, "the statement histogram counters went back (TRUNCATE or restart): histograms start again from the next interval")
+	}
+	for _, sh := range series {
+		if w.series[sh.Key.Event] == nil {
+			w.order = append(w.order, sh.Key.Event)
+		}
+		w.series[sh.Key.Event] = sh.Hist
+	}
+	return nil
 }
