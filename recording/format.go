@@ -6,8 +6,9 @@
 // frames. Every frame carries its length, a type byte and a CRC-32C, so a
 // recording cut short or damaged keeps every complete frame before the
 // damage. Version 1.1 added histograms with custom bucket edges (custom.go)
-// in a way 1.0 readers read safely. docs/recording-format.md is the
-// specification.
+// in a way 1.0 readers read safely; version 1.2 added mean series (count
+// and total per window, mean.go), which 1.0 and 1.1 readers skip.
+// docs/recording-format.md is the specification.
 package recording
 
 import (
@@ -29,7 +30,7 @@ const Magic = "\x89LSR\r\n\x1a\n"
 // version of its major version and refuses other majors.
 const (
 	MajorVersion = 1
-	MinorVersion = 1
+	MinorVersion = 2
 )
 
 // FormatName is the --input-format name of recordings.

@@ -8,8 +8,8 @@ import (
 )
 
 // fuzzSeeds are real recordings: Oracle buckets, trace waits, both sources
-// interleaved, the edge cases, custom bucket edges, concatenated and cut
-// short.
+// interleaved, the edge cases, custom bucket edges, mean series (synthetic),
+// concatenated and cut short.
 func fuzzSeeds(f *testing.F) [][]byte {
 	example := encode(f, exampleIntervals(f, true)[:4])
 	trace := encode(f, traceIntervals(f, "trc10046/carymillsap-tracing-oracle_23.2/FREE_ora_39079.trc", 10*time.Millisecond))
@@ -17,8 +17,11 @@ func fuzzSeeds(f *testing.F) [][]byte {
 	edge := encode(f, edgeCaseIntervals(f))
 	custom := encode(f, customEdgeCases(f))
 	netapp := encode(f, netappTraceIntervals(f)[:20])
-	return [][]byte{example, trace, small, edge, custom, netapp, append(bytes.Clone(example), trace...),
-		example[:len(example)/2], edge[:len(edge)-3], custom[:len(custom)-5], []byte(Magic)}
+	means := encode(f, meanEdgeCases(f))
+	goldenMeans := encode(f, goldenMeanIntervals())
+	return [][]byte{example, trace, small, edge, custom, netapp, means, goldenMeans, append(bytes.Clone(example), trace...),
+		append(bytes.Clone(means), custom...), example[:len(example)/2], edge[:len(edge)-3], custom[:len(custom)-5],
+		means[:len(means)-7], []byte(Magic)}
 }
 
 // FuzzDecode feeds arbitrary bytes to the reader: it must never panic, and

@@ -245,6 +245,15 @@ func diffInterval(a, b stream.Interval) error {
 		return fmt.Errorf("duration/relative/gap %v/%v/%v, want %v/%v/%v", b.Duration, b.Relative, b.Gap, a.Duration, a.Relative, a.Gap)
 	case len(a.Series) != len(b.Series):
 		return fmt.Errorf("%d series, want %d", len(b.Series), len(a.Series))
+	case len(a.Means) != len(b.Means):
+		return fmt.Errorf("%d mean series, want %d", len(b.Means), len(a.Means))
+	}
+	same := func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) }
+	for j, am := range a.Means {
+		bm := b.Means[j]
+		if am.Key != bm.Key || am.Unit != bm.Unit || !same(am.Count, bm.Count) || !same(am.Sum, bm.Sum) {
+			return fmt.Errorf("mean %d: %+v, want %+v", j, bm, am)
+		}
 	}
 	for j := range a.Series {
 		if a.Series[j].Key != b.Series[j].Key {

@@ -19,11 +19,14 @@ type Reader struct {
 	major, minor uint64
 	sources      []readerSource
 	series       []readerSeries
-	buf          []byte // the frame being read
-	err          error  // sticky: damage stops the reader
+	means        []readerMean // mean series (format 1.2)
+	buf          []byte       // the frame being read
+	err          error        // sticky: damage stops the reader
 	// asVersion10 ignores what format 1.1 appended, as a 1.0 reader does
 	// (tests check what such readers see).
 	asVersion10 bool
+	// asVersion11 ignores mean series (format 1.2), as a 1.1 reader does.
+	asVersion11 bool
 }
 
 type readerSource struct {
@@ -129,6 +132,10 @@ func (r *Reader) apply(typ byte, payload []byte) (iv stream.Interval, isInterval
 	case frameInterval:
 		iv, err = r.decodeInterval(payload)
 		return iv, err == nil, err
+	case frameMeanSeries:
+		if !r.asVersion10 && !r.asVersion11 {
+			return iv, false, r.defineMean(payload)
+		}
 	}
 	if typ&ancillaryBit != 0 && typ != frameReserved {
 		return iv, false, nil // added by a later minor version: skip
@@ -165,7 +172,7 @@ func (r *Reader) readHeader() error {
 		return &VersionError{Offset: start, Major: version[0], Minor: version[1]}
 	}
 	r.major, r.minor = version[0], version[1]
-	r.sources, r.series = r.sources[:0], r.series[:0]
+	r.sources, r.series, r.means = r.sources[:0], r.series[:0], r.means[:0]
 	return nil
 }
 
@@ -305,6 +312,9 @@ func (r *Reader) decodeInterval(payload []byte) (stream.Interval, error) {
 	start := decodeStart(&d, &c, flags&ivAbsStart != 0)
 	iv.Duration = c.prevDur + time.Duration(d.varint("duration"))
 	iv.Series = r.decodeSeries(&d)
+	if !r.asVersion10 && !r.asVersion11 {
+		iv.Means = r.decodeMeans(&d)
+	}
 	if d.err != nil {
 		return stream.Interval{}, fmt.Errorf("interval of %s: %w", src.name, d.err)
 	}

@@ -103,7 +103,7 @@ func (s *replay) report(d *DamageError) {
 	s.diag.Malformed(s.name, 0, d.Error())
 }
 
-// filter drops the series of events --event does not keep; the interval
+// filter drops the series (and mean series) of events --event does not keep; the interval
 // itself stays, as a window the source observed.
 func (s *replay) filter(iv stream.Interval) stream.Interval {
 	if len(s.opts.Events) == 0 {
@@ -116,5 +116,14 @@ func (s *replay) filter(iv stream.Interval) stream.Interval {
 		}
 	}
 	iv.Series = kept
+	if len(iv.Means) > 0 {
+		means := iv.Means[:0:0]
+		for _, m := range iv.Means {
+			if s.opts.KeepEvent(m.Key.Event) {
+				means = append(means, m)
+			}
+		}
+		iv.Means = means
+	}
 	return iv
 }

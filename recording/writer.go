@@ -27,6 +27,7 @@ type Writer struct {
 	payload []byte // payload of the frame being built
 	sources map[string]*writerSource
 	series  map[stream.Key]seriesDef
+	means   map[stream.Key]meanDef // mean series (format 1.2)
 	closed  bool
 	err     error // sticky write error
 }
@@ -55,6 +56,7 @@ func NewWriter(w io.Writer) (*Writer, error) {
 		bw:      bufio.NewWriterSize(w, 64<<10),
 		sources: map[string]*writerSource{},
 		series:  map[stream.Key]seriesDef{},
+		means:   map[stream.Key]meanDef{},
 	}, nil
 }
 
@@ -141,10 +143,20 @@ func (w *Writer) encode(iv stream.Interval) error {
 			added = append(added, s.Key)
 		}
 	}
+	var addedMeans []stream.Key
+	for _, m := range iv.Means {
+		if _, ok := w.means[m.Key]; !ok {
+			w.defineMean(m)
+			addedMeans = append(addedMeans, m.Key)
+		}
+	}
 	edges, err := w.appendInterval(src, iv, wire)
 	if err != nil {
 		for _, k := range added {
 			delete(w.series, k)
+		}
+		for _, k := range addedMeans {
+			delete(w.means, k)
 		}
 		if newSource {
 			delete(w.sources, iv.Source)
@@ -235,6 +247,11 @@ func (w *Writer) appendInterval(src *writerSource, iv stream.Interval, wire []wi
 	var edges map[stream.Key][]float64
 	if customs > 0 {
 		p, edges = w.appendCustomSection(p, iv, wire, customs)
+	} else if len(iv.Means) > 0 {
+		p = binary.AppendUvarint(p, 0) // an empty custom section before the means
+	}
+	if len(iv.Means) > 0 {
+		p = w.appendMeans(p, iv.Means)
 	}
 	w.payload = p
 	if len(p) > maxFrameLen {

@@ -1,7 +1,10 @@
 // Package csv writes latscope's stream as a long CSV table for spreadsheets
 // and data frames: one row per (interval, series, non-empty bucket), one row
-// per series without events, and one row per interval without series (a
-// window with no events, or a gap), so that every window appears. Each row
+// per series without events, one row per (interval, mean series), and one
+// row per interval without either (a window with no events, or a gap), so
+// that every window appears. A mean series (a count and a total per window,
+// no distribution) has no bucket edges; its row alone fills mean_us and
+// unit. Each row
 // repeats its window and its series' count and sum, so a pivot table needs
 // no lookup. docs/interchange.md documents the columns.
 package csv
@@ -24,16 +27,18 @@ const FormatName = "csv"
 
 // Header is the first row.
 var Header = []string{"start", "offset_s", "seconds", "gap", "event", "instance", "source", "input",
-	"lower_us", "upper_us", "count", "capped", "series_count", "series_sum_us", "sum_exact"}
+	"lower_us", "upper_us", "count", "capped", "series_count", "series_sum_us", "sum_exact", "mean_us", "unit"}
 
 // Format returns the CSV output format.
 func Format() sink.Format {
 	return sink.Format{
-		Name:        FormatName,
-		Extension:   ".csv",
-		Description: "CSV long table: one row per interval, series and non-empty bucket (edges in µs), counts per interval, for spreadsheets and data frames",
+		Name:      FormatName,
+		Extension: ".csv",
+		Description: "CSV long table: one row per interval, series and non-empty bucket (edges in µs), counts per interval, " +
+			"and one row per interval and mean series (count, sum, mean), for spreadsheets and data frames",
 		Keeps: "windows (start, offset, duration, gaps), series keys, every non-empty bucket's edges in µs and count, " +
-			"each series' count and sum; not the histogram's native layout (grid scale, empty buckets) nor time zone names",
+			"each series' count and sum, and mean series (count and total per window: count, sum and mean in µs, " +
+			"with the source's unit); not the histogram's native layout (grid scale, empty buckets) nor time zone names",
 		Example: "latscope convert trace.trc --to csv -o trace.csv",
 		New: func(w io.Writer, o sink.Options) (sink.Writer, error) {
 			return NewWriter(w), nil
@@ -65,11 +70,14 @@ func (w *Writer) Write(iv stream.Interval) error {
 	}
 	w.writeHeader()
 	w.window(iv)
-	if len(iv.Series) == 0 {
+	if len(iv.Series) == 0 && len(iv.Means) == 0 {
 		w.put()
 	}
 	for _, s := range iv.Series {
 		w.series(s)
+	}
+	for _, m := range iv.Means {
+		w.mean(m)
 	}
 	// Whole intervals at once: a live conversion piped on shows each
 	// window as it ends.
@@ -134,6 +142,8 @@ const (
 	colSeriesCount
 	colSeriesSum
 	colSumExact
+	colMean
+	colUnit
 )
 
 // window fills the columns every row of the interval shares and clears the
@@ -182,6 +192,26 @@ func (w *Writer) series(s stream.SeriesHist) {
 		w.row[colCapped] = strconv.FormatBool(b.Capped)
 		w.put()
 	}
+}
+
+// mean writes a mean series' row: no bucket edges, count and series_count
+// the events, series_sum_us their total (the source's measured total, hence
+// exact), mean_us the mean (empty without events) and unit the source's
+// unit.
+func (w *Writer) mean(m stream.SeriesMean) {
+	w.row[colEvent], w.row[colInstance], w.row[colSource] = m.Key.Event, m.Key.Instance, m.Key.Source
+	toUs := float64(m.Unit) / float64(hist.Microsecond)
+	w.row[colLower], w.row[colUpper], w.row[colCapped] = "", "", ""
+	w.row[colCount] = number(m.Count)
+	w.row[colSeriesCount] = number(m.Count)
+	w.row[colSeriesSum] = number(m.Sum * toUs)
+	w.row[colSumExact] = "true"
+	w.row[colMean] = ""
+	if m.Count > 0 {
+		w.row[colMean] = number(m.Mean() / float64(hist.Microsecond))
+	}
+	w.row[colUnit] = m.Unit.String()
+	w.put()
 }
 
 func (w *Writer) put() {

@@ -74,14 +74,15 @@ func checkRows(t *testing.T, ivs []stream.Interval, rows []row) {
 		if !iv.Relative && origin == nil {
 			origin = &iv.Start
 		}
-		if len(iv.Series) == 0 {
+		if len(iv.Series) == 0 && len(iv.Means) == 0 {
 			r := next()
 			checkWindow(t, iv, r, origin)
-			if r["event"] != "" || r["lower_us"] != "" || r["count"] != "0" || r["series_count"] != "" {
+			if r["event"] != "" || r["lower_us"] != "" || r["count"] != "0" || r["series_count"] != "" || r["unit"] != "" {
 				t.Fatalf("interval %d without series: %v", k, r)
 			}
 			continue
 		}
+
 		for _, s := range iv.Series {
 			buckets := s.Hist.Buckets()
 			toUs := float64(s.Hist.Unit) / 1000
@@ -90,6 +91,9 @@ func checkRows(t *testing.T, ivs []stream.Interval, rows []row) {
 				checkWindow(t, iv, r, origin)
 				if r["event"] != s.Key.Event || r["instance"] != s.Key.Instance || r["source"] != s.Key.Source {
 					t.Fatalf("interval %d: key %v, want %+v", k, r, s.Key)
+				}
+				if r["mean_us"] != "" || r["unit"] != "" {
+					t.Fatalf("interval %d %s: a histogram row with a mean: %v", k, s.Key, r)
 				}
 				if r.num(t, "series_count") != s.Hist.Count() || r.num(t, "series_sum_us") != s.Hist.Sum*toUs ||
 					r["sum_exact"] != strconv.FormatBool(s.Hist.SumExact) {
@@ -108,9 +112,32 @@ func checkRows(t *testing.T, ivs []stream.Interval, rows []row) {
 				}
 			}
 		}
+		for _, m := range iv.Means {
+			r := next()
+			checkWindow(t, iv, r, origin)
+			checkMeanRow(t, m, r)
+		}
 	}
 	if i != len(rows) {
 		t.Fatalf("%d rows, the intervals need %d", len(rows), i)
+	}
+}
+
+// checkMeanRow checks a mean series' row: key, no bucket edges, count,
+// sum in µs, mean in µs (empty without events) and the source's unit.
+func checkMeanRow(t *testing.T, m stream.SeriesMean, r row) {
+	t.Helper()
+	if r["event"] != m.Key.Event || r["instance"] != m.Key.Instance || r["source"] != m.Key.Source {
+		t.Fatalf("mean row key %v, want %+v", r, m.Key)
+	}
+	toUs := float64(m.Unit) / 1000
+	if r["lower_us"] != "" || r["upper_us"] != "" || r["capped"] != "" || r.num(t, "count") != m.Count ||
+		r.num(t, "series_count") != m.Count || r.num(t, "series_sum_us") != m.Sum*toUs || r["sum_exact"] != "true" ||
+		r["unit"] != m.Unit.String() {
+		t.Fatalf("mean row %v, want %+v", r, m)
+	}
+	if m.Count == 0 && r["mean_us"] != "" || m.Count > 0 && r.num(t, "mean_us") != m.Mean()/1000 {
+		t.Fatalf("mean_us %q, want %g", r["mean_us"], m.Mean()/1000)
 	}
 }
 
@@ -154,7 +181,7 @@ func TestExampleLatencyData(t *testing.T) {
 		t.Errorf("counts add up to %g, want 1237243 (the input's last record minus its first)", total)
 	}
 	if first := strings.Split(string(out), "\n")[1]; first != "2013-08-26T16:26:51.653754+02:00,0,3.01771,false,"+
-		"db file sequential read latency data from gv$event_histogram,,,pylatencymap/example_latency_data.txt,0,1000,1702,false,18457,197339000,false" {
+		"db file sequential read latency data from gv$event_histogram,,,pylatencymap/example_latency_data.txt,0,1000,1702,false,18457,197339000,false,," {
 		t.Errorf("first row %s", first)
 	}
 	t.Logf("%d rows, %d bytes", len(rows), len(out))
@@ -238,12 +265,12 @@ func TestGapsRelativeTimeAndCustomEdges(t *testing.T) {
 	out := sourcetest.WriteAll(t, Format(), ivs)
 	checkRows(t, ivs, parseRows(t, out))
 	for _, want := range []string{
-		"2015-07-14T10:00:00+02:00,0,5,false,\"nfs, \"\"read\"\"\nlatency\",vol1,netapp,netapp,60,120,2,true,5,210,false", // open top read as [60, 120): sum 3·10 + 2·90
-		"2015-07-14T10:00:00+02:00,0,5,false,idle,,,netapp,,,0,,0,0,false",
+		"2015-07-14T10:00:00+02:00,0,5,false,\"nfs, \"\"read\"\"\nlatency\",vol1,netapp,netapp,60,120,2,true,5,210,false,,", // open top read as [60, 120): sum 3·10 + 2·90
+		"2015-07-14T10:00:00+02:00,0,5,false,idle,,,netapp,,,0,,0,0,false,,",
 		// 1500 ns lies in scale-6 bucket 675: [2^(675/64), 2^(676/64)) ns.
-		"2015-07-14T10:00:00+02:00,0,5,false,ns,,,netapp,1.4959798212409825,1.5122699734420473,1,false,1,1.5,true",
-		"2015-07-14T08:00:05Z,5,5,true,,,,netapp,,,0,,,,",
-		",1.5,0.25,false,,,,rel,,,0,,,,",
+		"2015-07-14T10:00:00+02:00,0,5,false,ns,,,netapp,1.4959798212409825,1.5122699734420473,1,false,1,1.5,true,,",
+		"2015-07-14T08:00:05Z,5,5,true,,,,netapp,,,0,,,,,,",
+		",1.5,0.25,false,,,,rel,,,0,,,,,,",
 	} {
 		if !strings.Contains(string(out), want+"\n") {
 			t.Errorf("no row %q in\n%s", want, out)
@@ -294,6 +321,7 @@ func FuzzWriter(f *testing.F) {
 	f.Add(recordingtest.Chunks(recordingtest.Encode(sourcetest.ReadShared(f, pylatencymap.Format(), "pylatencymap/example_latency_data.txt", source.Options{})[:4])))
 	f.Add(recordingtest.Chunks(recordingtest.Encode(sourcetest.ReadShared(f, oracle10046.Format(), "trc10046/carymillsap-tracing-oracle_23.2/FREE_ora_39079.trc",
 		source.Options{Interval: 10 * time.Millisecond}))))
+	f.Add(recordingtest.Chunks(recordingtest.Encode(meanIntervals())))
 	f.Fuzz(func(t *testing.T, chunks []byte) {
 		ivs := recordingtest.Intervals(chunks)
 		for _, iv := range ivs {
@@ -303,4 +331,41 @@ func FuzzWriter(f *testing.F) {
 		}
 		checkRows(t, ivs, parseRows(t, sourcetest.WriteAll(t, Format(), ivs)))
 	})
+}
+
+// meanIntervals are SYNTHETIC (no live PostgreSQL recording can be
+// shipped): the shape the postgres source emits from pg_stat_statements
+// (calls, total_exec_time in ms) beside a histogram, a window without calls,
+// and a gap.
+func meanIntervals() []stream.Interval {
+	start := time.Date(2024, 5, 2, 10, 0, 0, 0, time.UTC)
+	stmt := stream.Key{Event: "SELECT 1", Instance: "shop"}
+	// 250 µs lies in scale-6 bucket floor(64·log2 250) = 509: [2^(509/64), 2^(510/64)) µs.
+	probe := hist.NewExact(hist.Microsecond, -10)
+	_ = probe.Record(250)
+	return []stream.Interval{
+		{Source: "pg", Start: start, Duration: time.Second,
+			Series: []stream.SeriesHist{{Key: stream.Key{Event: "probe"}, Hist: probe}},
+			Means: []stream.SeriesMean{{Key: stmt, Count: 40, Sum: 12.5, Unit: hist.Millisecond},
+				{Key: stream.Key{Event: "blk read"}, Count: 3, Sum: 0.75, Unit: hist.Millisecond}}},
+		{Source: "pg", Start: start.Add(time.Second), Duration: time.Second,
+			Means: []stream.SeriesMean{{Key: stmt, Count: 0, Sum: 0, Unit: hist.Millisecond}}},
+		{Source: "pg", Start: start.Add(2 * time.Second), Duration: time.Second, Gap: true},
+	}
+}
+
+func TestMeanSeries(t *testing.T) {
+	ivs := meanIntervals()
+	out := sourcetest.WriteAll(t, Format(), ivs)
+	checkRows(t, ivs, parseRows(t, out))
+	want := `start,offset_s,seconds,gap,event,instance,source,input,lower_us,upper_us,count,capped,series_count,series_sum_us,sum_exact,mean_us,unit
+2024-05-02T10:00:00Z,0,1,false,probe,,,pg,247.81590956701368,250.51444789445122,1,false,1,250,true,,
+2024-05-02T10:00:00Z,0,1,false,SELECT 1,shop,,pg,,,40,,40,12500,true,312.5,ms
+2024-05-02T10:00:00Z,0,1,false,blk read,,,pg,,,3,,3,750,true,250,ms
+2024-05-02T10:00:01Z,1,1,false,SELECT 1,shop,,pg,,,0,,0,0,true,,ms
+2024-05-02T10:00:02Z,2,1,true,,,,pg,,,0,,,,,,
+`
+	if string(out) != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
 }

@@ -1,7 +1,8 @@
 // Package jsonl writes latscope's stream as JSON Lines: one object per
-// (interval, series), plus one object for an interval without series (a
-// window with no events, or a gap), so that jq, pandas or a notebook can
-// read every window. Buckets are given twice: as [lower, upper) in µs for
+// (interval, series) and per (interval, mean series), plus one object for an
+// interval without either (a window with no events, or a gap), so that jq,
+// pandas or a notebook can read every window. A mean series (a count and a
+// total per window, no distribution) has a "mean" object and no buckets. Buckets are given twice: as [lower, upper) in µs for
 // plotting, and in the histogram's native layout (grid or custom edges, in
 // its unit) so that the file is lossless. docs/interchange.md documents
 // every field.
@@ -26,11 +27,13 @@ const FormatName = "jsonl"
 // Format returns the JSON Lines output format.
 func Format() sink.Format {
 	return sink.Format{
-		Name:        FormatName,
-		Extension:   ".jsonl",
-		Description: "JSON Lines: one object per interval and series, counts per interval, buckets in µs and in the native layout (for jq, pandas)",
+		Name:      FormatName,
+		Extension: ".jsonl",
+		Description: "JSON Lines: one object per interval and series, counts per interval, buckets in µs and in the native layout, " +
+			"and one object per interval and mean series with its count, sum and mean (for jq, pandas)",
 		Keeps: "everything: windows (start, offset, duration, gaps), series keys, counts, sums and their exactness, " +
-			"every bucket edge and count in the histogram's own unit and layout; not time zone names (only offsets) " +
+			"every bucket edge and count in the histogram's own unit and layout, and mean series (count and total " +
+			"per window: count, sum and mean in their unit); not time zone names (only offsets) " +
 			"nor bytes that are not UTF-8 in names (each becomes U+FFFD)",
 		Example: "latscope convert trace.trc --to jsonl -o trace.jsonl",
 		New: func(w io.Writer, o sink.Options) (sink.Writer, error) {
@@ -65,6 +68,19 @@ type Line struct {
 	TopOpen  bool     `json:"top_open"`
 	Buckets  []Bucket `json:"buckets"`
 	Layout   *Layout  `json:"layout"`
+	// Mean is set only on the line of a mean series (a count and a total
+	// per window, no distribution: buckets is empty, layout null).
+	Mean *Mean `json:"mean,omitempty"`
+}
+
+// Mean is a mean series over one window, exactly as the source reported
+// it, in its unit.
+type Mean struct {
+	Unit  string `json:"unit"`
+	Count Num    `json:"count"`
+	Sum   Num    `json:"sum"`
+	// MeanUs is sum/count in µs; null without events.
+	MeanUs Num `json:"mean_us"`
 }
 
 // Bucket is one non-empty bucket in µs.
@@ -174,10 +190,10 @@ func (w *Writer) lines(iv stream.Interval) []Line {
 		start := StartText(iv.Start)
 		base.Start, base.OffsetS = &start, iv.Start.Sub(*w.origin).Seconds()
 	}
-	if len(iv.Series) == 0 {
+	if len(iv.Series) == 0 && len(iv.Means) == 0 {
 		return []Line{base}
 	}
-	out := make([]Line, 0, len(iv.Series))
+	out := make([]Line, 0, len(iv.Series)+len(iv.Means))
 	for _, s := range iv.Series {
 		l := base
 		event := s.Key.Event
@@ -187,7 +203,27 @@ func (w *Writer) lines(iv stream.Interval) []Line {
 		}
 		out = append(out, l)
 	}
+	for _, m := range iv.Means {
+		l := base
+		event := m.Key.Event
+		l.Event, l.Instance, l.Source = &event, m.Key.Instance, m.Key.Source
+		fillMean(&l, m)
+		out = append(out, l)
+	}
 	return out
+}
+
+// fillMean sets a mean series line's fields: count and sum_us as for a
+// histogram (the sum is the source's measured total, hence exact), and the
+// mean object in the series' own unit.
+func fillMean(l *Line, m stream.SeriesMean) {
+	unit := m.Unit.String()
+	toUs := float64(m.Unit) / float64(hist.Microsecond)
+	l.Unit = &unit
+	l.Count = Num(m.Count)
+	l.SumUs = Num(m.Sum * toUs)
+	l.SumExact = true
+	l.Mean = &Mean{Unit: unit, Count: Num(m.Count), Sum: Num(m.Sum), MeanUs: Num(m.Mean() / float64(hist.Microsecond))}
 }
 
 // StartText prints a start in RFC 3339 with nanoseconds and the zone's

@@ -103,18 +103,25 @@ func checkLossless(t *testing.T, ivs []stream.Interval, lines []parsed) {
 		if !iv.Relative && origin == nil {
 			origin = &iv.Start
 		}
-		n := max(len(iv.Series), 1)
+		n := max(len(iv.Series)+len(iv.Means), 1)
 		if i+n > len(lines) {
 			t.Fatalf("interval %d: lines run out", k)
 		}
 		for j := 0; j < n; j++ {
 			p := lines[i+j]
 			checkWindow(t, iv, p, origin)
-			if len(iv.Series) == 0 {
-				if p["event"] != nil || p["layout"] != nil || num(t, p["count"]) != 0 {
+			if len(iv.Series) == 0 && len(iv.Means) == 0 {
+				if p["event"] != nil || p["layout"] != nil || num(t, p["count"]) != 0 || p["mean"] != nil {
 					t.Fatalf("interval %d without series: %v", k, p)
 				}
 				continue
+			}
+			if j >= len(iv.Series) {
+				checkMean(t, iv.Means[j-len(iv.Series)], p)
+				continue
+			}
+			if p["mean"] != nil {
+				t.Fatalf("interval %d series %d: a histogram line with a mean: %v", k, j, p)
 			}
 			s := iv.Series[j]
 			if p["event"] != utf8Valid(s.Key.Event) || p["instance"] != utf8Valid(s.Key.Instance) || p["source"] != utf8Valid(s.Key.Source) {
@@ -129,6 +136,32 @@ func checkLossless(t *testing.T, ivs []stream.Interval, lines []parsed) {
 	}
 	if i != len(lines) {
 		t.Fatalf("%d lines, intervals need %d", len(lines), i)
+	}
+}
+
+// checkMean checks a mean series' line: key, count and sum in the series'
+// own unit (exact), and the derived count, sum_us and mean_us.
+func checkMean(t *testing.T, m stream.SeriesMean, p parsed) {
+	t.Helper()
+	if p["event"] != utf8Valid(m.Key.Event) || p["instance"] != utf8Valid(m.Key.Instance) || p["source"] != utf8Valid(m.Key.Source) {
+		t.Fatalf("mean line key %v %v %v, want %+v", p["event"], p["instance"], p["source"], m.Key)
+	}
+	mp, ok := p["mean"].(map[string]any)
+	if !ok || p["layout"] != nil || len(p["buckets"].([]any)) != 0 {
+		t.Fatalf("mean line %v", p)
+	}
+	unit, err := hist.ParseUnit(mp["unit"].(string))
+	if err != nil || unit != m.Unit || p["unit"] != mp["unit"] {
+		t.Fatalf("mean unit %v (%v), want %s", mp["unit"], err, m.Unit)
+	}
+	toUs := float64(m.Unit) / float64(hist.Microsecond)
+	if num(t, mp["count"]) != m.Count || num(t, mp["sum"]) != m.Sum || num(t, p["count"]) != m.Count ||
+		num(t, p["sum_us"]) != m.Sum*toUs || p["sum_exact"] != true {
+		t.Fatalf("mean line %v, want %+v", p, m)
+	}
+	want := m.Mean() / 1000
+	if got := mp["mean_us"]; m.Count == 0 && got != nil || m.Count > 0 && num(t, got) != want {
+		t.Fatalf("mean_us %v, want %g", got, want)
 	}
 }
 
@@ -377,6 +410,7 @@ func FuzzWriter(f *testing.F) {
 	f.Add(recordingtest.Chunks(recordingtest.Encode(sourcetest.ReadShared(f, pylatencymap.Format(), "pylatencymap/example_latency_data.txt", source.Options{})[:4])))
 	f.Add(recordingtest.Chunks(recordingtest.Encode(sourcetest.ReadShared(f, oracle10046.Format(), "trc10046/carymillsap-tracing-oracle_23.2/FREE_ora_39079.trc",
 		source.Options{Interval: 10 * time.Millisecond}))))
+	f.Add(recordingtest.Chunks(recordingtest.Encode(meanIntervals())))
 	f.Fuzz(func(t *testing.T, chunks []byte) {
 		ivs := recordingtest.Intervals(chunks)
 		for _, iv := range ivs {
@@ -386,4 +420,34 @@ func FuzzWriter(f *testing.F) {
 		}
 		checkLossless(t, ivs, parseLines(t, sourcetest.WriteAll(t, Format(), ivs)))
 	})
+}
+
+// meanIntervals are SYNTHETIC (no live PostgreSQL recording can be
+// shipped): the shape the postgres source emits from pg_stat_statements
+// (calls, total_exec_time in ms), a window without calls, and a gap.
+func meanIntervals() []stream.Interval {
+	start := time.Date(2024, 5, 2, 10, 0, 0, 0, time.UTC)
+	stmt := stream.Key{Event: "SELECT 1", Instance: "shop"}
+	return []stream.Interval{
+		{Source: "pg", Start: start, Duration: time.Second,
+			Means: []stream.SeriesMean{{Key: stmt, Count: 40, Sum: 12.5, Unit: hist.Millisecond},
+				{Key: stream.Key{Event: "blk read"}, Count: 2.5, Sum: 750, Unit: hist.Microsecond}}},
+		{Source: "pg", Start: start.Add(time.Second), Duration: time.Second,
+			Means: []stream.SeriesMean{{Key: stmt, Count: 0, Sum: 0, Unit: hist.Millisecond}}},
+		{Source: "pg", Start: start.Add(2 * time.Second), Duration: time.Second, Gap: true},
+	}
+}
+
+func TestMeanSeries(t *testing.T) {
+	ivs := meanIntervals()
+	out := sourcetest.WriteAll(t, Format(), ivs)
+	checkLossless(t, ivs, parseLines(t, out))
+	want := `{"start":"2024-05-02T10:00:00Z","offset_s":0,"seconds":1,"gap":false,"input":"pg","event":"SELECT 1","instance":"shop","source":"","unit":"ms","count":40,"sum_us":12500,"sum_exact":true,"top_open":false,"buckets":[],"layout":null,"mean":{"unit":"ms","count":40,"sum":12.5,"mean_us":312.5}}
+{"start":"2024-05-02T10:00:00Z","offset_s":0,"seconds":1,"gap":false,"input":"pg","event":"blk read","instance":"","source":"","unit":"us","count":2.5,"sum_us":750,"sum_exact":true,"top_open":false,"buckets":[],"layout":null,"mean":{"unit":"us","count":2.5,"sum":750,"mean_us":300}}
+{"start":"2024-05-02T10:00:01Z","offset_s":1,"seconds":1,"gap":false,"input":"pg","event":"SELECT 1","instance":"shop","source":"","unit":"ms","count":0,"sum_us":0,"sum_exact":true,"top_open":false,"buckets":[],"layout":null,"mean":{"unit":"ms","count":0,"sum":0,"mean_us":null}}
+{"start":"2024-05-02T10:00:02Z","offset_s":2,"seconds":1,"gap":true,"input":"pg","event":null,"instance":"","source":"","unit":null,"count":0,"sum_us":0,"sum_exact":false,"top_open":false,"buckets":[],"layout":null}
+`
+	if string(out) != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
 }

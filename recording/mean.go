@@ -1,0 +1,148 @@
+package recording
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/stream"
+)
+
+// Mean series (format 1.2). A series the source reports only as a count and
+// a total per window (stream.SeriesMean: pg_stat_statements calls and
+// total_exec_time) has no histogram, so it gets its own definitions and its
+// own section in the interval frame:
+//
+//   - a mean series definition is an ancillary frame (type 0x42): its key and
+//     unit, with ids counted apart from histogram series, so a key may be
+//     both a histogram series and a mean series. A 1.0 or 1.1 reader skips
+//     the frame;
+//   - the means section follows the custom section of the interval payload
+//     (an interval with means but no custom histogram writes custom_count 0
+//     first). Older readers ignore trailing payload bytes, so they read the
+//     interval's histograms exactly as before and simply see no means.
+
+// frameMeanSeries defines a mean series. It has the ancillary bit: readers
+// before 1.2 skip it.
+const frameMeanSeries byte = 0x42
+
+// Mean entry flags.
+const (
+	mFloat byte = 1 << 0 // count as float64 bits instead of a uvarint
+	mUnit  byte = 1 << 1 // the entry's own unit follows; else the series' unit
+	mKnown      = mFloat | mUnit
+)
+
+type meanDef struct {
+	id   uint64
+	unit hist.Unit
+}
+
+// defineMean defines a mean series with the unit of its first report.
+func (w *Writer) defineMean(m stream.SeriesMean) {
+	def := meanDef{id: uint64(len(w.means)), unit: m.Unit}
+	w.means[m.Key] = def
+	p := binary.AppendUvarint(w.payload[:0], def.id)
+	p = appendString(p, m.Key.Event)
+	p = appendString(p, m.Key.Instance)
+	p = appendString(p, m.Key.Source)
+	p = binary.AppendUvarint(p, uint64(def.unit))
+	w.appendFrame(frameMeanSeries, p)
+}
+
+// appendMeans appends the means section: the entry count, then per entry
+// the mean series id, flags, [unit], count and sum.
+func (w *Writer) appendMeans(p []byte, means []stream.SeriesMean) []byte {
+	p = binary.AppendUvarint(p, uint64(len(means)))
+	for _, m := range means {
+		def := w.means[m.Key]
+		var flags byte
+		whole := integral(m.Count)
+		if !whole {
+			flags |= mFloat
+		}
+		if m.Unit != def.unit {
+			flags |= mUnit
+		}
+		p = binary.AppendUvarint(p, def.id)
+		p = append(p, flags)
+		if flags&mUnit != 0 {
+			p = binary.AppendUvarint(p, uint64(m.Unit))
+		}
+		if whole {
+			p = binary.AppendUvarint(p, uint64(m.Count))
+		} else {
+			p = appendFloat(p, m.Count)
+		}
+		p = appendFloat(p, m.Sum)
+	}
+	return p
+}
+
+type readerMean struct {
+	key  stream.Key
+	unit hist.Unit
+}
+
+func (r *Reader) defineMean(payload []byte) error {
+	d := decoder{b: payload}
+	id := d.uvarint("mean series id")
+	var m readerMean
+	m.key.Event = d.string("event")
+	m.key.Instance = d.string("instance")
+	m.key.Source = d.string("key source")
+	m.unit = hist.Unit(d.ubounded("unit", math.MaxInt64))
+	if d.err != nil {
+		return fmt.Errorf("mean series definition: %w", d.err)
+	}
+	if id != uint64(len(r.means)) {
+		return fmt.Errorf("mean series definition: id %d out of sequence (expected %d)", id, len(r.means))
+	}
+	if !m.unit.Valid() {
+		return fmt.Errorf("mean series definition %d (%s): %w: %d", id, m.key, hist.ErrBadUnit, int64(m.unit))
+	}
+	r.means = append(r.means, m)
+	return nil
+}
+
+// decodeMeans reads the means section, if any bytes remain after the
+// custom section.
+func (r *Reader) decodeMeans(d *decoder) []stream.SeriesMean {
+	if d.err != nil || len(d.b) == 0 {
+		return nil
+	}
+	n := d.uvarint("mean entry count")
+	// No preallocation from n: a damaged count fails at the first entry
+	// the payload cannot hold.
+	var out []stream.SeriesMean
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		id := d.uvarint("mean series id")
+		if d.err == nil && id >= uint64(len(r.means)) {
+			d.fail("undefined mean series id %d", id)
+		}
+		if d.err != nil {
+			break
+		}
+		def := r.means[id]
+		m := stream.SeriesMean{Key: def.key, Unit: def.unit}
+		flags := d.byte("mean flags")
+		if d.err == nil && flags&^mKnown != 0 {
+			d.fail("unknown mean flags %#02x", flags&^mKnown)
+		}
+		if flags&mUnit != 0 {
+			m.Unit = hist.Unit(d.ubounded("mean unit", math.MaxInt64))
+		}
+		if flags&mFloat != 0 {
+			m.Count = d.float("mean count")
+		} else {
+			m.Count = float64(d.uvarint("mean count"))
+		}
+		m.Sum = d.float("mean sum")
+		out = append(out, m)
+	}
+	if d.err != nil {
+		return nil
+	}
+	return out
+}
