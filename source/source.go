@@ -80,6 +80,12 @@ type DBOptions struct {
 	// Probe is a statement timed every ProbeEvery from the client side.
 	Probe      string
 	ProbeEvery time.Duration
+	// AWRFrom and AWRTo select an AWR snapshot range (SNAP_IDs, inclusive)
+	// and AWRLast the last N snapshots: the Oracle source then reads
+	// DBA_HIST_EVENT_HISTOGRAM once instead of polling.
+	AWRFrom, AWRTo, AWRLast int
+	// Stats makes a sampler report its own CPU use (--stats).
+	Stats bool
 }
 
 // Counts says how periodic histogram counts accumulate.

@@ -19,6 +19,9 @@ const historyPollEvery = 100 * time.Millisecond
 const historyQuery = `select pid, ts, coalesce(event_type, ''), coalesce(event, ''), coalesce(queryid, 0)
 from pg_wait_sampling_history where ts > $1 and pid <> pg_backend_pid() order by ts, pid`
 
+// historyDetectQuery finds whether the history is readable, and its end.
+const historyDetectQuery = "select max(ts) from pg_wait_sampling_history"
+
 // sample is every sampled backend at one time.
 type sample struct {
 	at   time.Time
@@ -36,7 +39,7 @@ func (s *liveSource) detectHistory(ctx context.Context, conn *pgx.Conn) *history
 	qctx, cancel := context.WithTimeout(ctx, s.queryTimeout())
 	defer cancel()
 	var last *time.Time
-	if err := conn.QueryRow(qctx, "select max(ts) from pg_wait_sampling_history").Scan(&last); err != nil {
+	if err := conn.QueryRow(qctx, historyDetectQuery).Scan(&last); err != nil {
 		return nil
 	}
 	h := &historyReader{last: time.Now()}

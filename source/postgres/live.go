@@ -45,14 +45,25 @@ from pg_stat_activity
 where pid <> pg_backend_pid() and state in ('active', 'idle in transaction', 'idle in transaction (aborted)')`
 
 const liveDescription = "PostgreSQL live sampler (postgres://user[:password]@host:port/db; password also from PGPASSWORD " +
-	"or --password-file; needs pg_read_all_stats or superuser to see other users' backends): samples pg_stat_activity " +
+	"or --password-file; needs pg_read_all_stats (or pg_monitor, or superuser) to see other users' backends and statement texts): samples pg_stat_activity " +
 	"every 10 ms and estimates each wait's duration as the time from the first sample that saw a backend in it " +
 	"(same wait_event, same query_start) to the first that did not, so the resolution limit is the 10 ms poll period " +
 	"(shorter waits count as about one period; consecutive equal waits merge); series per \"WaitEventType:WaitEvent\" " +
 	"and \"CPU\" (active, no wait); when the pg_wait_sampling extension is installed in the database (and preloaded) " +
 	"its history of the server's own 10 ms samples is read every 100 ms instead (no client polling jitter; it " +
 	"cannot tell idle backends apart, so Client:ClientRead includes idle time); --probe \"select 1\" adds the exact client-side latency of a statement run every " +
-	"--probe-every (default 100 ms) as \"probe: select 1\"; windows of --interval (default 1s); gaps while disconnected"
+	"--probe-every (default 100 ms) as \"probe: select 1\"; windows of --interval (default 1s); gaps while disconnected. " +
+	"Once per window it also reads the statistics views as MEAN series (a count and a total per window, drawn as a line, " +
+	"never a distribution): pg_stat_statements when preloaded and installed (calls and total_exec_time deltas per " +
+	"normalised statement, \"statement mean: <text>\", the 20 with most time per window, the rest in " +
+	"\"statement mean: (other statements)\", plus \"statement mean: all statements\"; latscope's own queries left out; " +
+	"resets and deallocated entries never give negative deltas), and with track_io_timing on pg_stat_database " +
+	"(\"block read mean\" per database: blk_read_time over blks_read; it has no block write count, so no write mean) " +
+	"and on PostgreSQL 16+ pg_stat_io (\"io read mean\", \"io write mean\", \"io fsync mean\" per backend_type, summed " +
+	"over objects and contexts); it says once what to enable when these are off. --log FILE follows the server log " +
+	"(stderr with %m, csvlog or jsonlog, log_min_duration_statement set) from its end, across rotation and truncation, " +
+	"and adds each logged statement's exact duration to the same windows (series per normalised statement and " +
+	"\"all statements\", as the postgres-log format)"
 
 // Probe returns the "postgres" live source.
 func Probe() source.Probe { return probe("postgres") }
@@ -80,8 +91,11 @@ type liveSource struct {
 	mu      sync.Mutex
 	polls   int64 // samples taken (pg_stat_activity polls, or pg_wait_sampling's own samples)
 	history bool  // sampling through pg_wait_sampling_history
-	started time.Time
-	stopped time.Time
+	// forceStatIO makes tests read pg_stat_io on a server older than 16
+	// (a table of synthetic rows standing in for the view).
+	forceStatIO bool
+	started     time.Time
+	stopped     time.Time
 }
 
 func openLive(scheme, arg string, opts source.Options, diag *source.Diagnostics) (*liveSource, error) {
@@ -175,6 +189,12 @@ func (s *liveSource) Run(ctx context.Context, emit func(stream.Interval) error) 
 	if s.opts.DB.Probe != "" {
 		wg.Add(1)
 		go func() { defer wg.Done(); s.runProbe(ctx, w) }()
+	}
+	wg.Add(1)
+	go func() { defer wg.Done(); s.newStats(w).run(ctx, interval) }()
+	if s.opts.DB.Log != "" {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.followLog(ctx, w) }()
 	}
 	err := s.sample(ctx, w, emit)
 	cancel()

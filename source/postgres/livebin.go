@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -107,6 +108,7 @@ type liveWindows struct {
 type liveWindow struct {
 	observed bool
 	hists    map[string]*hist.Histogram
+	means    []stream.SeriesMean // the statistics views' means, in arrival order
 }
 
 func newLiveWindows(src string, width time.Duration, start time.Time) *liveWindows {
@@ -141,6 +143,22 @@ func (w *liveWindows) record(t time.Time, event string, us float64) {
 	_ = h.Record(us) // us is a positive duration: never rejected
 }
 
+// mean adds the statistics views' means for the stretch ending about t:
+// equal keys are summed.
+func (w *liveWindows) mean(t time.Time, means []stream.SeriesMean) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	lw := w.window(t)
+	for _, m := range means {
+		if i := slices.IndexFunc(lw.means, func(o stream.SeriesMean) bool { return o.Key == m.Key }); i >= 0 {
+			lw.means[i].Count += m.Count
+			lw.means[i].Sum += m.Sum
+			continue
+		}
+		lw.means = append(lw.means, m)
+	}
+}
+
 // observed says the sampler saw the server at t.
 func (w *liveWindows) observed(t time.Time) {
 	w.mu.Lock()
@@ -166,9 +184,10 @@ func (w *liveWindows) flush(upTo time.Time, final bool, emit func(stream.Interva
 		if end.After(upTo) {
 			iv.Duration = upTo.Sub(start)
 		}
-		if lw == nil || (!lw.observed && len(lw.hists) == 0) {
+		if lw == nil || (!lw.observed && len(lw.hists) == 0 && len(lw.means) == 0) {
 			iv.Gap = true
 		} else {
+			iv.Means = lw.means
 			for _, k := range w.keys {
 				if h := lw.hists[k]; h != nil {
 					iv.Series = append(iv.Series, stream.SeriesHist{Key: stream.Key{Event: k}, Hist: h})

@@ -14,12 +14,15 @@ const maxStatementLen = 100
 // protocol's forms of a statement share a series, like pg_stat_statements'
 // query texts), whitespace runs become one space, and the result is cut to
 // 100 bytes with a trailing "…".
-func Normalize(stmt string) string {
+func Normalize(stmt string) string { return normalize(stmt, maxStatementLen) }
+
+// normalize normalises stmt, cut to limit bytes.
+func normalize(stmt string, limit int) string {
 	var b strings.Builder
-	b.Grow(min(len(stmt), maxStatementLen+8))
+	b.Grow(min(len(stmt), limit+8))
 	space := false
 	prevIdent := false // the previous byte continues an identifier
-	for i := 0; i < len(stmt) && b.Len() <= maxStatementLen; {
+	for i := 0; i < len(stmt) && b.Len() <= limit; {
 		c := stmt[i]
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
@@ -55,8 +58,8 @@ func Normalize(stmt string) string {
 		}
 	}
 	s := b.String()
-	if len(s) > maxStatementLen {
-		cut := maxStatementLen
+	if len(s) > limit {
+		cut := limit
 		for cut > 0 && !utf8.RuneStart(s[cut]) {
 			cut--
 		}

@@ -38,6 +38,9 @@ type parser struct {
 	zone *zones
 	bin  *binner
 	kind logKind
+	// add takes each statement: the binner's add, or the live source's
+	// windows when it follows --log.
+	add func(end time.Time, statement string, us float64, inAll, inOwn bool) error
 
 	// stderr: the duration line whose statement may continue on
 	// tab-indented lines.
@@ -70,6 +73,7 @@ func newParser(in source.Input, opts source.Options, emit func(stream.Interval) 
 			p.warn("statements logged more than one interval out of order are counted in the oldest open interval")
 		}
 	})
+	p.add = p.bin.add
 	return p
 }
 
@@ -306,5 +310,5 @@ func (p *parser) record(end time.Time, stmt string, us float64) error {
 		return nil
 	}
 	p.statements++
-	return p.bin.add(end, name, us, keepAll, keepOne)
+	return p.add(end, name, us, keepAll, keepOne)
 }
