@@ -1,0 +1,51 @@
+// Package collapse turns sampled stacks as profilers print them (perf
+// script, DTrace, SystemTap, bpftrace, gdb/pstack backtraces, folded
+// stacks) into a flame.Profile of folded stacks. One file per input
+// format; Formats lists them in detection order.
+package collapse
+
+import (
+	"io"
+
+	"github.com/latscope/latscope/flame"
+	"github.com/latscope/latscope/source"
+)
+
+// Options are stackcollapse-perf.pl's choices (most apply to perf input
+// only; other formats ignore what they cannot use).
+type Options struct {
+	// PID and TID add "comm-PID" or "comm-PID/TID" to the root frame.
+	PID, TID bool
+	// Kernel and JIT add "_[k]" / "_[j]" to kernel and JIT frames; All
+	// does both (and implies nothing else).
+	Kernel, JIT, All bool
+	// Addrs keeps raw addresses for unknown symbols.
+	Addrs bool
+	// EventFilter keeps only samples of this event (default: the first
+	// event seen, as stackcollapse-perf.pl does).
+	EventFilter string
+	// Threads splits the work over this many goroutines (0: GOMAXPROCS).
+	// The output does not depend on it.
+	Threads int
+}
+
+// Input is one input to collapse.
+type Input struct {
+	// Name is the file name used in messages ("-" for stdin).
+	Name   string
+	Reader io.Reader
+	// Diag receives malformed-line reports and warnings.
+	Diag *source.Diagnostics
+}
+
+// Format is one stack format latscope collapses.
+type Format struct {
+	Name        string
+	Description string
+	// Detect looks at the start of the input.
+	Detect func(prefix []byte) source.Verdict
+	// Collapse adds the input's stacks to p. Malformed lines are counted
+	// in in.Diag and skipped; an error means the input could not be read
+	// on (what was collapsed before stays in p).
+	Collapse func(in Input, opts Options, p *flame.Profile) error
+}

@@ -1,0 +1,96 @@
+// Package flame is latscope's sampled-stack model: folded stacks
+// ("root;child;leaf count"), the contract between collapsers (perf script,
+// DTrace, gdb, ... in flame/collapse) and renderers (flame/svg, flame/html),
+// as in FlameGraph and inferno. It imports only the standard library.
+package flame
+
+import (
+	"bufio"
+	"cmp"
+	"io"
+	"slices"
+	"strconv"
+)
+
+// Stack is one folded stack: frames joined by ';', root first, with its
+// sample count (or weight, e.g. perf's period). Base holds the count in the
+// base profile of a differential ("stack base new" lines).
+type Stack struct {
+	Frames string
+	Count  int64
+	Base   int64
+}
+
+// Profile is a set of folded stacks. Equal stacks are summed; the order of
+// first appearance is kept for flame charts (time order).
+type Profile struct {
+	stacks []Stack
+	index  map[string]int
+	// Diff says the profile carries base counts (a differential).
+	Diff bool
+}
+
+// New returns an empty profile.
+func New() *Profile { return &Profile{index: map[string]int{}} }
+
+// Add adds count samples of a stack.
+func (p *Profile) Add(frames string, count int64) { p.AddDiff(frames, 0, count) }
+
+// AddDiff adds a stack's base and new counts.
+func (p *Profile) AddDiff(frames string, base, count int64) {
+	if p.index == nil {
+		p.index = map[string]int{}
+	}
+	if i, ok := p.index[frames]; ok {
+		p.stacks[i].Count += count
+		p.stacks[i].Base += base
+		return
+	}
+	p.index[frames] = len(p.stacks)
+	p.stacks = append(p.stacks, Stack{Frames: frames, Count: count, Base: base})
+}
+
+// Len returns the number of distinct stacks.
+func (p *Profile) Len() int { return len(p.stacks) }
+
+// Total returns the sum of all counts (new counts for a differential).
+func (p *Profile) Total() int64 {
+	var n int64
+	for _, s := range p.stacks {
+		n += s.Count
+	}
+	return n
+}
+
+// InOrder returns the stacks in order of first appearance (shared: do not
+// modify).
+func (p *Profile) InOrder() []Stack { return p.stacks }
+
+// Sorted returns the stacks sorted by frames, as stackcollapse-perf.pl and
+// inferno print them.
+func (p *Profile) Sorted() []Stack {
+	out := slices.Clone(p.stacks)
+	slices.SortFunc(out, func(a, b Stack) int { return cmp.Compare(a.Frames, b.Frames) })
+	return out
+}
+
+// WriteFolded writes "frames count" lines (or "frames base count" for a
+// differential), sorted by frames.
+func (p *Profile) WriteFolded(w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	buf := make([]byte, 0, 256)
+	for _, s := range p.Sorted() {
+		buf = append(buf[:0], s.Frames...)
+		buf = append(buf, ' ')
+		if p.Diff {
+			buf = strconv.AppendInt(buf, s.Base, 10)
+			buf = append(buf, ' ')
+		}
+		buf = strconv.AppendInt(buf, s.Count, 10)
+		buf = append(buf, '\n')
+		if _, err := bw.Write(buf); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
