@@ -43,7 +43,7 @@ func Report(ctx context.Context, rc ReportConfig) error {
 	r := report.Build(rec, o.diag)
 	for _, src := range o.sources {
 		if s, ok := src.(source.Sampler); ok {
-			r.AddSampler(src.Name(), s.SamplerStats())
+			r.AddSampler(src.Name(), o.stats.Fill(s.SamplerStats()))
 		}
 	}
 	if rc.Output != "" {

@@ -81,6 +81,7 @@ type opened struct {
 	live    bool
 	diag    *source.Diagnostics
 	prog    *progress
+	stats   *StatsReporter // --stats; nil when off
 }
 
 // open opens every SOURCE; it fails only when none could be opened.
@@ -155,9 +156,14 @@ func (c *Config) run(ctx context.Context, o *opened, emit func(stream.Interval) 
 		ctx, cancel = context.WithTimeout(ctx, c.Duration)
 		defer cancel()
 	}
+	if c.Read.DB.Stats && o.live {
+		o.stats = NewStatsReporter(o.sources)
+		defer o.stats.Start(StatsEvery, c.Stderr)()
+	}
 	got := 0
 	err := source.RunAll(ctx, o.sources, c.ByFile, o.diag, func(iv stream.Interval) error {
 		got++
+		o.stats.Observe(iv)
 		return emit(iv)
 	})
 	o.prog.done()

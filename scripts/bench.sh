@@ -140,3 +140,4 @@ else
 	go run ./scripts/netbench -latscope "$bin" -out "$out/nettest-vs-sockperf.json" \
 		-sizes 64,1024 -runs 5 -duration 4s ${NETBENCH_ARGS:-} | tee "$out/nettest-vs-sockperf.txt"
 fi
+echo; echo "== live database samplers under load: polls/s, events/s, capture, latscope CPU =="; go run ./scripts/dbbench -latscope "$bin" -out "$out/dbbench.json" | tee "$out/dbbench.txt"

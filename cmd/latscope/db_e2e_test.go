@@ -7,11 +7,14 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	_ "github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/latscope/latscope/internal/dbtest"
 )
@@ -82,17 +85,45 @@ func TestMySQLSourceEndToEnd(t *testing.T) {
 }
 
 // TestPostgresSourceEndToEnd samples a real PostgreSQL under pgbench
-// through the binary, with the client-side probe.
+// through the binary: waits, the client-side probe, pg_stat_statements and
+// block read means, the server log followed with --log, and the HTML export.
 func TestPostgresSourceEndToEnd(t *testing.T) {
-	pg := dbtest.StartPostgres(t, dbtest.PostgresOptions{})
-	pg.Pgbench(t, "-i", "-s", "1")
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		pg.Pgbench(t, "-c", "4", "-T", "3")
-	}()
-	rep := reportJSON(t, pg.URI, "--probe", "select 1", "--duration", "2500ms", "--interval", "500ms")
+	pg := dbtest.StartPostgres(t, dbtest.PostgresOptions{Preload: []string{"pg_stat_statements"},
+		Settings: map[string]string{"track_io_timing": "on", "shared_buffers": "2MB"}})
+	conn, err := pgx.Connect(context.Background(), pg.URI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"create extension pg_stat_statements", "alter database postgres set log_min_duration_statement = 0"} {
+		if _, err := conn.Exec(context.Background(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	conn.Close(context.Background())
+	pg.Pgbench(t, "-i", "-s", "1", "-q")
+	load := func() chan struct{} {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			pg.Pgbench(t, "-c", "4", "-T", "3")
+		}()
+		return done
+	}
+	done := load()
+	r := run(t, "", "report", "--format", "json", pg.URI, "--probe", "select 1", "--log", pg.StderrLog,
+		"--duration", "2500ms", "--interval", "500ms")
 	<-done
+	var rep jsonReport
+	var means struct {
+		Means []struct {
+			Event  string   `json:"event"`
+			Count  float64  `json:"count"`
+			MeanUs *float64 `json:"mean_us"`
+		} `json:"means"`
+	}
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &rep) != nil || json.Unmarshal([]byte(r.stdout), &means) != nil {
+		t.Fatalf("report: exit %d\n%s\n%s", r.code, r.stderr, r.stdout)
+	}
 	seen := map[string]float64{}
 	for _, s := range rep.Series {
 		seen[s.Event] += s.Count
@@ -100,15 +131,42 @@ func TestPostgresSourceEndToEnd(t *testing.T) {
 	if seen["probe: select 1"] < 10 {
 		t.Errorf("probe: %g round trips; series %v", seen["probe: select 1"], seen)
 	}
-	waits := 0.0
-	for ev, n := range seen {
-		if ev != "probe: select 1" {
-			waits += n
+	// Statement durations from the log: pgbench's UPDATEs among them.
+	if seen["all statements"] < 100 || !hasPrefixWithCount(seen, "UPDATE pgbench_accounts", 10) {
+		t.Errorf("--log: %g statements; series %v", seen["all statements"], seen)
+	}
+	if seen["CPU"]+seen["IO:DataFileRead"]+seen["Lock:transactionid"]+seen["Client:ClientRead"] < 20 {
+		t.Errorf("few sampled waits under pgbench; series %v", seen)
+	}
+	// Means: pg_stat_statements per statement and overall, block reads.
+	got := map[string]float64{}
+	for _, m := range means.Means {
+		got[m.Event] += m.Count
+		if m.Count > 0 && (m.MeanUs == nil || *m.MeanUs <= 0 || *m.MeanUs > 1e6) {
+			t.Errorf("mean %q: implausible mean %v µs", m.Event, m.MeanUs)
 		}
 	}
-	if waits < 50 {
-		t.Errorf("%g sampled waits under pgbench; series %v", waits, seen)
+	if got["statement mean: all statements"] < 100 || got["block read mean"] <= 0 {
+		t.Errorf("means: %v", got)
 	}
+	// The HTML export draws the means under the heat maps.
+	page := filepath.Join(t.TempDir(), "pg.html")
+	done = load()
+	r = run(t, "", "report", pg.URI, "--duration", "1500ms", "--interval", "500ms", "-o", page)
+	<-done
+	b, err := os.ReadFile(page)
+	if r.code != 0 || err != nil || !strings.Contains(string(b), "mean per interval") {
+		t.Errorf("report -o pg.html: exit %d, %v\n%s", r.code, err, r.stderr)
+	}
+}
+
+func hasPrefixWithCount(seen map[string]float64, prefix string, min float64) bool {
+	for ev, n := range seen {
+		if strings.HasPrefix(ev, prefix) && n >= min {
+			return true
+		}
+	}
+	return false
 }
 
 // TestSourcesListsPrivileges: `latscope sources` says what to grant for
