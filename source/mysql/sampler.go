@@ -122,7 +122,15 @@ type conn struct {
 	count     uint64
 	hasCount  bool
 	hist      *histPoller // nil without the histogram tables
+	// waitRing is the waits history's size; newWaits the rows the last
+	// poll found new. A poll that found more than half a ring is followed
+	// at once by the next: the ring holds only a few ms of a busy server.
+	waitRing, newWaits int
 }
+
+// hurry says the last poll found so many new rows that waiting for the
+// next tick would risk losing some.
+func (cn *conn) hurry() bool { return cn != nil && cn.waitRing > 0 && 2*cn.newWaits > cn.waitRing }
 
 // window gathers one interval.
 type window struct {
@@ -193,15 +201,33 @@ func (s *Sampler) Run(ctx context.Context, emit func(stream.Interval) error) err
 			s.stats.elapsed = time.Since(s.stats.started)
 			s.mu.Unlock()
 		}
+		if cn.hurry() && ctx.Err() == nil {
+			continue
+		}
 		select {
 		case <-ctx.Done():
-			s.mu.Lock()
-			s.stats.elapsed = time.Since(s.stats.started)
-			s.mu.Unlock()
-			return nil
+			return s.finish(ctx, cn, w, emit)
 		case <-tick.C:
 		}
 	}
+}
+
+// finish emits the last, partial window when sampling stops (--duration
+// ends mid-window): its events were seen and counted like any other's.
+func (s *Sampler) finish(ctx context.Context, cn *conn, w window, emit func(stream.Interval) error) error {
+	now := time.Now()
+	defer func() {
+		s.mu.Lock()
+		s.stats.elapsed = now.Sub(s.stats.started)
+		s.mu.Unlock()
+	}()
+	if cn == nil || !now.After(w.start) {
+		return nil
+	}
+	if err := s.closeWindow(context.WithoutCancel(ctx), cn, &w); err != nil {
+		return nil // the window cannot be completed; it is left out
+	}
+	return emit(s.toInterval(w, now))
 }
 
 func (s *Sampler) newWindow(start time.Time) window {
@@ -238,6 +264,13 @@ func (s *Sampler) connect(ctx context.Context) (*conn, error) {
 	}
 	if err == nil {
 		err = c.QueryRowContext(qctx, "SELECT THREAD_ID FROM performance_schema.threads WHERE PROCESSLIST_ID = CONNECTION_ID()").Scan(&cn.self)
+	}
+	if err == nil && s.waitsTable == "events_waits_history_long" {
+		// Absent on servers without the variable: keep the fixed pace.
+		var size sql.NullInt64
+		if c.QueryRowContext(qctx, "SELECT @@performance_schema_events_waits_history_long_size").Scan(&size) == nil && size.Int64 > 0 {
+			cn.waitRing = int(size.Int64)
+		}
 	}
 	if err == nil {
 		cn.count, err = s.waitCount(qctx, cn)
@@ -315,6 +348,7 @@ func (s *Sampler) pollWaits(ctx context.Context, cn *conn, w *window) error {
 	}
 	defer rows.Close()
 	next := make(map[eventKey]struct{}, len(cn.waits.last))
+	cn.newWaits = 0
 	for rows.Next() {
 		var k eventKey
 		var name string
@@ -327,6 +361,7 @@ func (s *Sampler) pollWaits(ctx context.Context, cn *conn, w *window) error {
 		if _, old := cn.waits.last[k]; old || w == nil {
 			continue
 		}
+		cn.newWaits++
 		w.seen++
 		if s.opts.KeepEvent(name) {
 			w.record(name, wait)
