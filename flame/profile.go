@@ -28,16 +28,36 @@ type Profile struct {
 	index  map[string]int
 	// Diff says the profile carries base counts (a differential).
 	Diff bool
+	// timeOrder keeps every stack where it came and merges only a stack
+	// equal to the one before it (flame charts: time goes left to right).
+	timeOrder bool
 }
 
 // New returns an empty profile.
 func New() *Profile { return &Profile{index: map[string]int{}} }
+
+// NewTimeOrdered returns an empty profile for flame charts: stacks keep
+// their input order and only adjacent repeats merge, as flamegraph.pl
+// --flamechart and inferno draw them. Memory grows with the input.
+func NewTimeOrdered() *Profile { return &Profile{timeOrder: true} }
+
+// TimeOrdered says the profile keeps input order (NewTimeOrdered).
+func (p *Profile) TimeOrdered() bool { return p.timeOrder }
 
 // Add adds count samples of a stack.
 func (p *Profile) Add(frames string, count int64) { p.AddDiff(frames, 0, count) }
 
 // AddDiff adds a stack's base and new counts.
 func (p *Profile) AddDiff(frames string, base, count int64) {
+	if p.timeOrder {
+		if n := len(p.stacks); n > 0 && p.stacks[n-1].Frames == frames {
+			p.stacks[n-1].Count += count
+			p.stacks[n-1].Base += base
+			return
+		}
+		p.stacks = append(p.stacks, Stack{Frames: frames, Count: count, Base: base})
+		return
+	}
 	if p.index == nil {
 		p.index = map[string]int{}
 	}

@@ -27,6 +27,11 @@ type Options struct {
 	// Threads splits the work over this many goroutines (0: GOMAXPROCS).
 	// The output does not depend on it.
 	Threads int
+	// FrameHook, when set, rewrites every frame of inputs that name each
+	// frame's module (perf script), after the name is tidied: the
+	// database decoder marks frames of the database binary with it
+	// (decode.MarkFrame), so a Linux ksys_read is never read as Oracle.
+	FrameHook func(name, module string) string
 }
 
 // Input is one input to collapse.
