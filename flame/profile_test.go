@@ -60,3 +60,32 @@ func TestTimeOrderedMergesOnlyAdjacentRepeats(t *testing.T) {
 		t.Errorf("chart children of x: %+v", x.Children)
 	}
 }
+
+func TestFunctionsCountRecursionOnce(t *testing.T) {
+	p := New()
+	p.Add("main;f;f;g", 3)
+	p.Add("main;f", 2)
+	got := Functions(p)
+	want := []FunctionStat{{Name: "f", Self: 2, Total: 5}, {Name: "main", Total: 5}, {Name: "g", Self: 3, Total: 3}}
+	if len(got) != len(want) {
+		t.Fatalf("functions = %+v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("function %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+func TestDifferentialKeepsVanishedStacks(t *testing.T) {
+	base, next := New(), New()
+	base.Add("a;gone", 4)
+	base.Add("a;b", 1)
+	next.Add("a;b", 6)
+	d := Differential(base, next)
+	var b strings.Builder
+	_ = d.WriteFolded(&b)
+	if got, want := b.String(), "a;b 1 6\na;gone 4 0\n"; got != want || !d.Diff {
+		t.Errorf("differential = %q, want %q", got, want)
+	}
+}
