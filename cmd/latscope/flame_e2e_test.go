@@ -1,0 +1,170 @@
+package main
+
+// End-to-end tests of `latscope collapse` and `latscope flame`: the
+// FlameGraph test inputs and goldens, real perf recordings of this machine's
+// processes (perf record as root with the cpu-clock event), and bad input.
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/latscope/latscope/internal/testenv"
+)
+
+func TestCollapseReproducesStackcollapsePerf(t *testing.T) {
+	in := testenv.SharedFile(t, "flamegraph/FlameGraph-test/perf-iperf-stacks-pidtid-01.txt")
+	want, err := os.ReadFile(testenv.SharedFile(t, "flamegraph/FlameGraph-test/results/perf-iperf-stacks-pidtid-01-collapsed-tid.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The format word, detection, and stdin all give the golden.
+	for _, args := range [][]string{{"collapse", "perf", in, "--tid"}, {"collapse", in, "--tid"}, {"collapse", "-", "--tid"}} {
+		stdin := ""
+		if args[1] == "-" {
+			b, _ := os.ReadFile(in)
+			stdin = string(b)
+		}
+		r := run(t, stdin, args...)
+		if r.code != 0 || r.stdout != string(want) {
+			t.Errorf("latscope %v: exit %d, %d bytes (want %d)\n%s", args, r.code, len(r.stdout), len(want), r.stderr)
+		}
+	}
+}
+
+func TestFlameFromFoldedAndDiff(t *testing.T) {
+	dir := t.TempDir()
+	base := testenv.SharedFile(t, "flamegraph/FlameGraph-test/results/perf-vertx-stacks-01-collapsed-all.txt")
+	next := testenv.SharedFile(t, "flamegraph/FlameGraph-test/results/perf-vertx-stacks-01-collapsed-kernel.txt")
+	svgOut, htmlOut := filepath.Join(dir, "v.svg"), filepath.Join(dir, "d.html")
+	if r := run(t, "", "flame", base, "-o", svgOut, "--title", "vertx"); r.code != 0 || !strings.Contains(r.stderr, "wrote "+svgOut) {
+		t.Fatalf("flame -o svg: exit %d\n%s", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(svgOut); !strings.Contains(string(b), "<svg") || !strings.Contains(string(b), "vertx") {
+		t.Errorf("SVG lacks the title")
+	}
+	if r := run(t, "", "flame", "--diff", base, next, "-o", htmlOut); r.code != 0 {
+		t.Fatalf("flame --diff: exit %d\n%s", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(htmlOut); !strings.Contains(string(b), "Differential") {
+		t.Errorf("diff page has no differential title")
+	}
+	// JSON: functions by self and total; filters in the tool.
+	r := run(t, "", "flame", base, "--format", "json", "--include", "^java$")
+	var out struct {
+		Samples   int64 `json:"samples"`
+		Functions []struct {
+			Name  string `json:"name"`
+			Total int64  `json:"total"`
+		} `json:"functions"`
+	}
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &out) != nil || out.Samples == 0 || out.Functions[0].Name != "java" || out.Functions[0].Total != out.Samples {
+		t.Errorf("--format json --include: exit %d\n%s\n%.300s", r.code, r.stderr, r.stdout)
+	}
+}
+
+func TestFlameBadInput(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.bin")
+	if err := os.WriteFile(garbage, []byte("\x00\x01\x02\xff binary \x7f\x00 not stacks"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty.txt")
+	_ = os.WriteFile(empty, nil, 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"flame", garbage, "-o", filepath.Join(dir, "g.svg")}, "garbage.bin: not a stack format"},
+		{[]string{"flame", empty, "-o", filepath.Join(dir, "e.svg")}, "empty input"},
+		{[]string{"flame", "/nonexistent/perf.data", "-o", filepath.Join(dir, "n.svg")}, "no such file"},
+		{[]string{"flame", empty, "-o", filepath.Join(dir, "x.pdf")}, "write .svg, .html"},
+		{[]string{"flame", empty, "--view", "plan", "-o", filepath.Join(dir, "v.svg")}, "--view needs --db"},
+	} {
+		r := run(t, "", c.args...)
+		if r.code == 0 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("latscope %v: exit %d, stderr %q, want %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+}
+
+// perfOrSkip returns perf's path when it can record here (root, a kernel
+// that allows sampling).
+func perfOrSkip(t *testing.T) string {
+	t.Helper()
+	perf, err := exec.LookPath("perf")
+	if err != nil {
+		testenv.SkipOrFail(t, "perf not installed (Debian linux-perf)")
+	}
+	probe := exec.Command(perf, "record", "-q", "-e", "cpu-clock", "-o", filepath.Join(t.TempDir(), "p.data"), "--", "true")
+	if out, err := probe.CombinedOutput(); err != nil {
+		testenv.SkipOrFail(t, "perf record cannot sample here: %v: %s", err, out)
+	}
+	return perf
+}
+
+// busy starts a CPU-bound child process for profiling.
+func busy(t *testing.T) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", "while :; do :; done")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return cmd
+}
+
+func TestFlameFromRealPerfRecording(t *testing.T) {
+	perf := perfOrSkip(t)
+	dir := t.TempDir()
+	data := filepath.Join(dir, "perf.data")
+	rec := exec.Command(perf, "record", "-q", "-F", "499", "-g", "-e", "cpu-clock", "-o", data, "--", "sh", "-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done")
+	if out, err := rec.CombinedOutput(); err != nil {
+		t.Fatalf("perf record: %v\n%s", err, out)
+	}
+	// perf.data directly, and perf script text on stdin, give the same stacks.
+	r1 := run(t, "", "collapse", data)
+	script, err := exec.Command(perf, "script", "-i", data).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2 := run(t, string(script), "collapse", "-")
+	if r1.code != 0 || r1.stdout == "" || r1.stdout != r2.stdout {
+		t.Fatalf("collapse perf.data (exit %d) and perf script | collapse differ\n%s", r1.code, r1.stderr)
+	}
+	if !strings.Contains(r1.stdout, "sh;") {
+		t.Errorf("no stacks of the profiled shell:\n%.500s", r1.stdout)
+	}
+	out := filepath.Join(dir, "sh.html")
+	if r := run(t, "", "flame", data, "-o", out); r.code != 0 {
+		t.Errorf("flame perf.data: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+func TestFlameLiveProfilesAProcess(t *testing.T) {
+	perfOrSkip(t)
+	p := busy(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "live.svg")
+	start := time.Now()
+	r := run(t, "", "flame", "--pid", strconv.Itoa(p.Process.Pid), "--duration", "1s", "-o", out)
+	if r.code != 0 {
+		t.Fatalf("flame --pid: exit %d\n%s", r.code, r.stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil || !strings.Contains(string(b), "sh") {
+		t.Errorf("live SVG lacks the profiled shell: %v", err)
+	}
+	if time.Since(start) > 30*time.Second {
+		t.Errorf("1 s of profiling took %s", time.Since(start))
+	}
+	// The temporary perf.data is gone.
+	if left, _ := filepath.Glob(filepath.Join(os.TempDir(), "latscope-flame-*")); len(left) > 0 {
+		t.Errorf("temporary recordings left behind: %v", left)
+	}
+}

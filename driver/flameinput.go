@@ -1,0 +1,217 @@
+package driver
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/latscope/latscope/flame"
+	"github.com/latscope/latscope/flame/collapse"
+	"github.com/latscope/latscope/source"
+)
+
+// StackInput says where sampled stacks come from: files (perf.data, perf
+// script text, folded, DTrace, ...; "-" for stdin) or a live `perf record`.
+type StackInput struct {
+	Files []string
+	// Format forces a stack format by name (perf, dtrace, stap, bpftrace,
+	// gdb, folded); empty detects it.
+	Format  string
+	Options collapse.Options
+	// Live profiling with perf record: a PID, or All for every CPU.
+	PID       int
+	All       bool
+	Duration  time.Duration
+	Frequency int
+	Event     string
+	CallGraph string
+}
+
+// perfDataMagic starts every perf.data file (perf's header "PERFILE2").
+var perfDataMagic = []byte("PERFILE2")
+
+// detectPrefix is how much of an input stack-format detection reads.
+const detectPrefix = 64 << 10
+
+// loadProfile collapses every input into one profile.
+func loadProfile(ctx context.Context, in StackInput, stdin io.Reader, diag *source.Diagnostics, progress io.Writer) (*flame.Profile, error) {
+	p := flame.New()
+	if in.PID != 0 || in.All {
+		if len(in.Files) > 0 {
+			return nil, errors.New("give input files or --pid/--all, not both")
+		}
+		return p, recordLive(ctx, in, diag, progress, p)
+	}
+	if len(in.Files) == 0 {
+		return nil, errors.New("no INPUT given (perf.data, perf script text, folded stacks, ... or - for stdin; or --pid PID / --all)")
+	}
+	for _, name := range in.Files {
+		if err := collapseFile(ctx, name, in, stdin, diag, p); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+// collapseFile reads one input: perf.data through `perf script`, anything
+// else (gzip unwrapped) through the detected or forced collapser.
+func collapseFile(ctx context.Context, name string, in StackInput, stdin io.Reader, diag *source.Diagnostics, p *flame.Profile) error {
+	var r io.Reader = stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r = f
+	} else if stdin == nil {
+		return errors.New("no standard input")
+	}
+	br := bufio.NewReaderSize(r, detectPrefix)
+	head, _ := br.Peek(len(perfDataMagic))
+	switch {
+	case bytes.Equal(head, perfDataMagic):
+		if name == "-" {
+			return errors.New("-: perf.data on standard input: give the file name (perf script needs to seek)")
+		}
+		return perfScript(ctx, name, in, diag, p)
+	case len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b:
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		defer zr.Close()
+		br = bufio.NewReaderSize(zr, detectPrefix)
+	}
+	f, err := stackFormat(name, in.Format, br)
+	if err != nil {
+		return err
+	}
+	return f.Collapse(collapse.Input{Name: name, Reader: br, Diag: diag}, in.Options, p)
+}
+
+// stackFormat returns the forced format or the one that recognises the
+// input's start.
+func stackFormat(name, forced string, br *bufio.Reader) (collapse.Format, error) {
+	formats := collapse.Formats()
+	if forced != "" {
+		for _, f := range formats {
+			if f.Name == forced {
+				return f, nil
+			}
+		}
+		return collapse.Format{}, fmt.Errorf("unknown stack format %q (want %s)", forced, formatNames(formats))
+	}
+	prefix, err := br.Peek(detectPrefix)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		return collapse.Format{}, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(bytes.TrimSpace(prefix)) == 0 {
+		return collapse.Format{}, fmt.Errorf("%s: empty input: no stacks", name)
+	}
+	f, v := collapse.Detect(formats, prefix)
+	if v != source.Yes {
+		return collapse.Format{}, fmt.Errorf("%s: not a stack format latscope knows (%s); force one with the format word, e.g. `latscope collapse perf %s`",
+			name, formatNames(formats), name)
+	}
+	return f, nil
+}
+
+func formatNames(formats []collapse.Format) string {
+	names := make([]string, len(formats))
+	for i, f := range formats {
+		names[i] = f.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// perfScript runs `perf script` on a perf.data file and collapses its
+// output as it streams (memory bounded by distinct stacks).
+func perfScript(ctx context.Context, file string, in StackInput, diag *source.Diagnostics, p *flame.Profile) error {
+	args := []string{"script", "-i", file}
+	if in.Options.PID || in.Options.TID {
+		args = append(args, "-F", "+pid")
+	}
+	cmd := exec.CommandContext(ctx, "perf", args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("%s is a perf.data file and reading it needs perf (linux-perf): %w", file, err)
+	}
+	f, _ := stackFormat(file, "perf", nil)
+	cerr := f.Collapse(collapse.Input{Name: file + " (perf script)", Reader: out, Diag: diag}, in.Options, p)
+	_, _ = io.Copy(io.Discard, out) // let perf finish if the collapser stopped early
+	werr := cmd.Wait()
+	if cerr != nil {
+		return cerr
+	}
+	if werr != nil {
+		return fmt.Errorf("perf script -i %s: %v: %s", file, werr, strings.TrimSpace(stderr.String()))
+	}
+	return nil
+}
+
+// recordLive runs `perf record` on a process or every CPU for the
+// duration, then collapses the recording; the temporary perf.data is
+// removed whatever happens.
+func recordLive(ctx context.Context, in StackInput, diag *source.Diagnostics, progress io.Writer, p *flame.Profile) error {
+	dir, err := os.MkdirTemp("", "latscope-flame-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	data := filepath.Join(dir, "perf.data")
+	args := recordArgs(in, data)
+	if progress != nil {
+		fmt.Fprintf(progress, "latscope: profiling %s for %s at %d Hz (perf %s)\n", target(in), in.Duration, in.Frequency, strings.Join(args, " "))
+	}
+	cmd := exec.CommandContext(ctx, "perf", args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("perf record: %v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return perfScript(ctx, data, in, diag, p)
+}
+
+func target(in StackInput) string {
+	if in.All {
+		return "every CPU"
+	}
+	return "PID " + strconv.Itoa(in.PID)
+}
+
+// recordArgs builds the perf record command line: sampling stacks at the
+// frequency for the duration (a `sleep` child bounds it).
+func recordArgs(in StackInput, out string) []string {
+	args := []string{"record", "-q", "-o", out, "-F", strconv.Itoa(in.Frequency), "-e", in.Event}
+	if in.CallGraph == "" || in.CallGraph == "fp" {
+		args = append(args, "-g")
+	} else {
+		args = append(args, "--call-graph", in.CallGraph)
+	}
+	if in.All {
+		args = append(args, "-a")
+	} else {
+		args = append(args, "-p", strconv.Itoa(in.PID))
+	}
+	secs := strconv.FormatFloat(in.Duration.Seconds(), 'f', -1, 64)
+	return append(args, "--", "sleep", secs)
+}

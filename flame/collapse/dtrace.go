@@ -1,0 +1,175 @@
+package collapse
+
+import (
+	"bytes"
+	"strings"
+
+	"github.com/latscope/latscope/flame"
+	"github.com/latscope/latscope/source"
+)
+
+// DTraceFormat collapses DTrace stack()/ustack() aggregation output as
+// FlameGraph's stackcollapse.pl and inferno-collapse-dtrace do: frames one
+// per line (leaf first), then the count on a line of its own. Offsets
+// ("+0x1c") are stripped, C++ argument lists and template arguments cut
+// after the last "::" part ("ns::C::f(int)" → "ns::C::f"), ';' in names
+// becomes ':', "a->b" inline chains become "a;b_[i]", empty frames "-".
+func DTraceFormat() Format {
+	return Format{
+		Name: "dtrace",
+		Description: "DTrace stack()/ustack() aggregation output (dtrace -n '... { @[ustack()] = count(); }'): " +
+			"frames leaf first, then a count line; recognised by the \"CPU ID FUNCTION:NAME\" header or " +
+			"module`function frames; counts are per-stack totals",
+		Detect:   detectDTrace,
+		Collapse: collapseDTrace,
+	}
+}
+
+// detectDTrace says Yes when the first lines (after dtrace's "CPU ID
+// FUNCTION:NAME" header and probe line, absent with dtrace -q) are an
+// indented stack: a module`function frame, or raw-address frames followed
+// by a count. A DTrace quantize() histogram or any text is refused.
+func detectDTrace(prefix []byte) source.Verdict {
+	lines := txtCompleteLines(prefix, txtDetectLines)
+	if len(lines) > 0 && isDTraceHeader(lines[0]) {
+		lines = lines[min(2, len(lines)):]
+	}
+	others, addrs := 0, 0
+	for _, line := range lines {
+		if txtIsBlank(line) {
+			continue
+		}
+		text := bytes.TrimSpace(line)
+		switch {
+		case !txtIsIndented(line) || bytes.Contains(line, []byte(" : ")) || bytes.IndexByte(line, '|') >= 0:
+			return source.No
+		case bytes.IndexByte(text, '`') > 0:
+			return source.Yes
+		case txtIsDigits(text) && addrs > 0:
+			return source.Yes
+		case bytes.HasPrefix(text, []byte("0x")) && bytes.IndexByte(text, ' ') < 0:
+			addrs++
+		default: // an aggregation key such as execname may precede a stack
+			if others++; others > 3 {
+				return source.No
+			}
+		}
+	}
+	return source.NeedMore
+}
+
+// isDTraceHeader matches dtrace's "CPU     ID    FUNCTION:NAME" line.
+func isDTraceHeader(line []byte) bool {
+	f := bytes.Fields(line)
+	return len(f) == 3 && string(f[0]) == "CPU" && string(f[1]) == "ID" && string(f[2]) == "FUNCTION:NAME"
+}
+
+func collapseDTrace(in Input, _ Options, p *flame.Profile) error {
+	c := stackCounter{in: in, p: p}
+	skip := 0 // header lines still to skip
+	err := txtEachLine(in, func(l txtLine) {
+		// stackcollapse.pl and inferno drop the first three lines
+		// unconditionally; we drop them only when they are dtrace's
+		// header, so the first stack of `dtrace -q` output is kept.
+		if l.n == 1 && isDTraceHeader(l.text) {
+			skip = 2
+			return
+		}
+		if skip > 0 && l.n <= 3 {
+			skip--
+			return
+		}
+		c.line(l, dtraceFrame)
+	})
+	c.finish()
+	return err
+}
+
+// dtraceFrame tidies one DTrace frame like stackcollapse.pl.
+func dtraceFrame(frame string) string {
+	if i := strings.LastIndexByte(frame, '+'); i >= 0 {
+		frame = frame[:i]
+	}
+	frame = stripCxxArgs(frame)
+	if frame == "" {
+		return "-"
+	}
+	if !strings.Contains(frame, "->") {
+		return strings.ReplaceAll(frame, ";", ":")
+	}
+	parts := strings.Split(frame, "->")
+	for i, part := range parts {
+		parts[i] = strings.ReplaceAll(part, ";", ":")
+		if i > 0 {
+			parts[i] += "_[i]"
+		}
+	}
+	return strings.Join(parts, ";")
+}
+
+// stripCxxArgs applies stackcollapse.pl's s/(::.*)[(<].*/$1/: after the
+// first "::", everything from the last '(' or '<' on is cut.
+func stripCxxArgs(frame string) string {
+	i := strings.Index(frame, "::")
+	if i < 0 {
+		return frame
+	}
+	if j := strings.LastIndexAny(frame[i+2:], "(<"); j >= 0 {
+		return frame[:i+2+j]
+	}
+	return frame
+}
+
+// stackCounter gathers "frames then a count line" stacks (DTrace and
+// SystemTap): non-blank lines are frames, leaf first, until a line holding
+// only digits gives the count.
+type stackCounter struct {
+	in     Input
+	p      *flame.Profile
+	frames []string // leaf first
+	first  int      // line of the first pending frame
+	join   strings.Builder
+}
+
+func (c *stackCounter) line(l txtLine, tidy func(string) string) {
+	text := bytes.TrimSpace(l.text)
+	if len(text) == 0 {
+		return
+	}
+	if !txtIsDigits(text) {
+		if len(c.frames) == 0 {
+			c.first = l.n
+		}
+		c.frames = append(c.frames, tidy(string(text)))
+		return
+	}
+	count, ok := txtParseCount(text)
+	switch {
+	case !ok:
+		c.in.Diag.Malformed(c.in.Name, l.n, "count "+string(text)+" too large: stack skipped")
+	case len(c.frames) == 0:
+		c.in.Diag.Malformed(c.in.Name, l.n, "count "+string(text)+" without a stack before it: skipped")
+	default:
+		c.p.Add(c.folded(), count)
+	}
+	c.frames = c.frames[:0]
+}
+
+// folded joins the pending frames root first.
+func (c *stackCounter) folded() string {
+	c.join.Reset()
+	for i := len(c.frames) - 1; i >= 0; i-- {
+		c.join.WriteString(c.frames[i])
+		if i > 0 {
+			c.join.WriteByte(';')
+		}
+	}
+	return c.join.String()
+}
+
+// finish reports a stack cut off before its count line.
+func (c *stackCounter) finish() {
+	if len(c.frames) > 0 {
+		c.in.Diag.Malformed(c.in.Name, c.first, "stack without a count line at the end of the input (truncated?): skipped")
+	}
+}

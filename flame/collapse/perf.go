@@ -1,0 +1,303 @@
+package collapse
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/latscope/latscope/flame"
+	"github.com/latscope/latscope/source"
+)
+
+// PerfFormat is `perf script` text, collapsed exactly as FlameGraph's
+// stackcollapse-perf.pl does (same options, same output), in parallel.
+func PerfFormat() Format {
+	return Format{
+		Name: "perf",
+		Description: "`perf script` text (perf record -g): sample header lines \"comm pid/tid [cpu] time: period event:\" " +
+			"each followed by tab-indented \"addr symbol+off (module)\" lines and a blank line; collapsed as " +
+			"FlameGraph's stackcollapse-perf.pl (first event only unless --event-filter, weighted by the period column " +
+			"when present, --pid/--tid/--kernel/--jit/--all/--addrs)",
+		Detect:   DetectPerf,
+		Collapse: CollapsePerf,
+	}
+}
+
+// perfDetectMax is the prefix length after which Detect stops waiting.
+const perfDetectMax = 64 << 10
+
+// DetectPerf recognises perf script text: after optional '#' header
+// comments and blank lines, a sample header line (stackcollapse-perf.pl's
+// /^(\S.+?)\s+(\d+)\/*(\d+)*\s+/ and a "time:" or "event:" field) followed
+// by a stack line "hexaddr symbol (module)".
+func DetectPerf(prefix []byte) source.Verdict {
+	data := prefix
+	var header []byte
+	for {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			if len(prefix) >= perfDetectMax {
+				return source.No
+			}
+			return source.NeedMore
+		}
+		line := bytes.TrimSuffix(data[:i], []byte{'\r'})
+		data = data[i+1:]
+		switch {
+		case header == nil && (len(line) == 0 || line[0] == '#'):
+			continue
+		case header == nil:
+			if _, ok := perfMatchHeader(line); !ok || bytes.IndexByte(line, ':') < 0 {
+				return source.No
+			}
+			header = line
+		default:
+			if len(line) == 0 { // a sample without frames: look at the next one
+				header = nil
+				continue
+			}
+			f, ok := perfMatchFrame(line)
+			if !ok || !perfHex(f.pc) {
+				return source.No
+			}
+			return source.Yes
+		}
+	}
+}
+
+func perfHex(b []byte) bool {
+	for _, c := range b {
+		if !perfDigit(c) && (c|0x20 < 'a' || c|0x20 > 'f') {
+			return false
+		}
+	}
+	return len(b) > 0
+}
+
+// CollapsePerf adds the stacks of perf script text to p, as
+// stackcollapse-perf.pl with opts would print them (p.WriteFolded gives
+// the script's exact output). The input is cut at blank lines into chunks
+// parsed on opts.Threads goroutines; the result does not depend on the
+// number of threads, and memory is bounded by the distinct stacks.
+func CollapsePerf(in Input, opts Options, p *flame.Profile) error {
+	threads := opts.Threads
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	r := &perfRun{in: in, opts: opts, set: newPerfSettings(opts), threads: threads}
+	if opts.EventFilter != "" {
+		r.filter, r.known = []byte(opts.EventFilter), true
+	}
+	err := r.run()
+	r.finish(p)
+	if err != nil {
+		return fmt.Errorf("%s: %w", in.Name, err)
+	}
+	return nil
+}
+
+// perfRun is one collapse: the chunk dispatcher, its workers and the
+// sequential parser for chunks that are not cut at blank lines.
+type perfRun struct {
+	in      Input
+	opts    Options
+	set     perfSettings
+	threads int
+
+	filter []byte // decided event filter (known)
+	known  bool
+
+	seq     *perfParser
+	workers []*perfParser
+	mu      sync.Mutex
+	reports []perfIndexedReport
+}
+
+type perfIndexedReport struct {
+	idx      int
+	last     bool
+	longLine int
+	perfChunkReport
+}
+
+func (r *perfRun) parser() *perfParser {
+	q := newPerfParser(r.set)
+	r.workers = append(r.workers, q)
+	return q
+}
+
+// run reads and parses the whole input.
+func (r *perfRun) run() error { return r.runWith(chunkBlock, chunkMax) }
+
+// runWith runs with the given chunk sizes (tests use small ones).
+func (r *perfRun) runWith(block, max int) error {
+	ck := newChunker(r.in.Reader, block, max, 2*r.threads+2)
+	r.seq = r.parser()
+	if r.threads == 1 {
+		for {
+			ch, err := ck.next()
+			if err != nil {
+				return perfEOF(err)
+			}
+			r.decideFilter(ch.data)
+			r.parse(r.seq, ch)
+			ck.recycle(ch.buf)
+		}
+	}
+	work := make(chan textChunk, r.threads)
+	var wg sync.WaitGroup
+	for range r.threads {
+		q := r.parser()
+		wg.Go(func() {
+			for ch := range work {
+				r.parse(q, ch)
+				ck.recycle(ch.buf)
+			}
+		})
+	}
+	var err error
+	for {
+		var ch textChunk
+		ch, err = ck.next()
+		if err != nil {
+			break
+		}
+		r.decideFilter(ch.data)
+		if ch.seq {
+			r.parse(r.seq, ch)
+			ck.recycle(ch.buf)
+			continue
+		}
+		work <- ch
+	}
+	close(work)
+	wg.Wait()
+	return perfEOF(err)
+}
+
+func perfEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// parse runs one parser over a chunk with the filter known at dispatch.
+func (r *perfRun) parse(q *perfParser, ch textChunk) {
+	q.filter, q.known = append(q.filter[:0], r.filter...), r.known
+	rep := q.parseChunk(ch.data, uint64(ch.idx), ch.line)
+	r.mu.Lock()
+	r.reports = append(r.reports, perfIndexedReport{idx: ch.idx, last: ch.last, longLine: ch.longLine, perfChunkReport: rep})
+	r.mu.Unlock()
+}
+
+// decideFilter finds, while it is not known, the first event of the input
+// (the script keeps only that event's samples). Chunks before the one
+// holding it name no event, so they parse the same whatever it is.
+func (r *perfRun) decideFilter(data []byte) {
+	if r.known {
+		return
+	}
+	if ev, ok := perfFirstEvent(data); ok {
+		r.filter, r.known = append([]byte(nil), ev...), true
+	}
+}
+
+// perfFirstEvent returns the event of the first sample header in data that
+// names one, classifying lines as the parser does.
+func perfFirstEvent(data []byte) ([]byte, bool) {
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if len(line) == 0 || line[0] == '#' || perfSpace(line[0]) {
+			continue
+		}
+		if _, ok := perfMatchHeader(line); !ok {
+			continue
+		}
+		if ev, _, ok := perfMatchEvent(line); ok {
+			return ev, true
+		}
+	}
+	return nil, false
+}
+
+// finish merges the workers' stacks into p in input order and reports
+// skipped lines and warnings.
+func (r *perfRun) finish(p *flame.Profile) {
+	type keyed struct {
+		key string
+		e   perfEntry
+	}
+	all := map[string]perfEntry{}
+	others := map[string]int64{}
+	for _, q := range r.workers {
+		for k, i := range q.stacks {
+			e := q.entries[i]
+			if old, ok := all[k]; ok {
+				e.count += old.count
+				e.first = min(e.first, old.first)
+			}
+			all[k] = e
+		}
+		for ev, n := range q.others {
+			others[ev] += n
+		}
+	}
+	list := make([]keyed, 0, len(all))
+	for k, e := range all {
+		list = append(list, keyed{k, e})
+	}
+	slices.SortFunc(list, func(a, b keyed) int { return cmp.Compare(a.e.first, b.e.first) })
+	for _, s := range list {
+		p.Add(s.key, s.e.count)
+	}
+	r.report(others, len(list))
+}
+
+// report sends skipped lines (in input order) and warnings to in.Diag.
+func (r *perfRun) report(others map[string]int64, stacks int) {
+	d, name := r.in.Diag, r.in.Name
+	sort.Slice(r.reports, func(i, j int) bool { return r.reports[i].idx < r.reports[j].idx })
+	lines := 0
+	for _, rep := range r.reports {
+		if rep.longLine > 0 {
+			d.Malformed(name, rep.longLine, fmt.Sprintf("line longer than %d MiB skipped", chunkMax>>20))
+		}
+		for _, pr := range rep.problems {
+			d.Malformed(name, pr.line, pr.reason)
+		}
+		lines += rep.lines
+		if rep.last && rep.openSample > 0 {
+			d.Warn(name, "the input ends inside the sample that starts at line %d (no blank line after its stack): "+
+				"not counted, as stackcollapse-perf.pl does", rep.openSample)
+		}
+	}
+	if len(others) > 0 {
+		evs := make([]string, 0, len(others))
+		for ev, n := range others {
+			evs = append(evs, fmt.Sprintf("%s (%d samples)", ev, n))
+		}
+		slices.Sort(evs)
+		how := "the first event in the input"
+		if r.opts.EventFilter != "" {
+			how = "--event-filter"
+		}
+		d.Warn(name, "kept only %q samples (%s); skipped other events: %s; choose one with --event-filter",
+			r.filter, how, strings.Join(evs, ", "))
+	}
+	if stacks == 0 && lines > 0 {
+		d.Warn(name, "no perf script stacks found (is this `perf script` output of a `perf record -g` recording?)")
+	}
+}
