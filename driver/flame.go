@@ -44,8 +44,8 @@ type FlameConfig struct {
 	Output string
 	// Format for stdout: folded, svg, html or json ("" : folded for
 	// collapse, svg for flame).
-	Format string
-	SVG    svg.Options
+	Format    string
+	SVG       svg.Options
 	Stdin     io.Reader
 	Stdout    io.Writer
 	Stderr    io.Writer
