@@ -202,13 +202,20 @@ func flameOutputFormat(output, format string) (string, error) {
 }
 
 func renderFlame(w io.Writer, p *flame.Profile, format string, fc FlameConfig) error {
+	var describe func(string) string
+	if db := fc.Filters.DB; db != "" {
+		describe = func(name string) string { return decode.Describe(db, name) }
+	}
 	switch format {
 	case "svg":
-		return svg.Write(w, p, fc.SVG)
+		o := fc.SVG
+		o.Describe = describe
+		return svg.Write(w, p, o)
 	case "html":
 		return flamehtml.Write(w, p, flamehtml.Options{
 			Title: fc.SVG.Title, Subtitle: fc.SVG.Subtitle, Inverted: fc.SVG.Inverted,
 			CountName: fc.SVG.CountName, NameType: fc.SVG.NameType, FlameChart: fc.SVG.FlameChart, Reverse: fc.SVG.Reverse,
+			Describe: describe,
 		})
 	case "json":
 		return writeFlameJSON(w, p)

@@ -35,6 +35,9 @@ type StackInput struct {
 	Frequency int
 	Event     string
 	CallGraph string
+	// TimeOrder keeps stacks in input order for flame charts (only
+	// adjacent repeats merge).
+	TimeOrder bool
 }
 
 // perfDataMagic starts every perf.data file (perf's header "PERFILE2").
@@ -46,6 +49,9 @@ const detectPrefix = 64 << 10
 // loadProfile collapses every input into one profile.
 func loadProfile(ctx context.Context, in StackInput, stdin io.Reader, diag *source.Diagnostics, progress io.Writer) (*flame.Profile, error) {
 	p := flame.New()
+	if in.TimeOrder {
+		p = flame.NewTimeOrdered()
+	}
 	if in.PID != 0 || in.All {
 		if len(in.Files) > 0 {
 			return nil, errors.New("give input files or --pid/--all, not both")

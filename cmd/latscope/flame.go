@@ -150,6 +150,7 @@ function's callers and callees, and --diff BASE NEW.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c := f.config(env, args)
 			c.SVG = f.svg
+			c.Input.TimeOrder = f.svg.FlameChart
 			c.Input.PID, c.Input.All = f.pidLive, f.allCPUs
 			c.Input.Duration, c.Input.Frequency, c.Input.Event, c.Input.CallGraph = f.duration, f.frequency, f.event, f.callGraph
 			if (f.pidLive != 0 || f.allCPUs) && len(args) > 0 {

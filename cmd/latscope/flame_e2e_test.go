@@ -168,3 +168,30 @@ func TestFlameLiveProfilesAProcess(t *testing.T) {
 		t.Errorf("temporary recordings left behind: %v", left)
 	}
 }
+
+// TestFlameDecodesOracleFromFolded: folded input has no module names, so
+// --db oracle decodes by name; kernel frames (_[k]) stay untouched.
+// Synthetic stacks built from the frame names in the seed's figures.
+func TestFlameDecodesOracleFromFolded(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "oracle.folded")
+	stacks := "oracle;opiodr;opifch2;qerhnFetch;qertbFetch;kdsttgr;kcbgtcr 10\n" +
+		"oracle;opiodr;opifch2;qerhnFetch;kghalf 3\noracle;ksys_read_[k] 2\n"
+	if err := os.WriteFile(in, []byte(stacks), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "", "flame", in, "--db", "oracle", "--view", "plan", "--format", "folded")
+	want := "FETCH (opifch2);HASH JOIN (qerhnFetch) 3\nFETCH (opifch2);HASH JOIN (qerhnFetch);TABLE ACCESS (qertbFetch) 10\n"
+	if r.code != 0 || r.stdout != want {
+		t.Errorf("--view plan: exit %d\n%s\ngot:\n%s\nwant:\n%s", r.code, r.stderr, r.stdout, want)
+	}
+	r = run(t, "", "flame", in, "--db", "oracle", "--format", "folded")
+	if r.code != 0 || !strings.Contains(r.stdout, "oracle;ksys_read_[k] 2") {
+		t.Errorf("kernel frame decoded or dropped: exit %d\n%s", r.code, r.stdout)
+	}
+	out := filepath.Join(t.TempDir(), "o.svg")
+	r = run(t, "", "flame", in, "--db", "oracle", "-o", out)
+	b, _ := os.ReadFile(out)
+	if r.code != 0 || !strings.Contains(string(b), "consistent-read") {
+		t.Errorf("SVG tooltips do not describe kcbgtcr: exit %d\n%s", r.code, r.stderr)
+	}
+}

@@ -50,6 +50,9 @@ type Options struct {
 	// MinWidth is the narrowest frame drawn, in CSS pixels (0.5 by default);
 	// narrower subtrees are culled, their samples still count everywhere.
 	MinWidth float64
+	// Describe, when set, explains a frame in its tooltip (database
+	// layers and plan operations: decode.Describe).
+	Describe func(name string) string
 }
 
 // pageData is the JSON the script reads. The tree is flattened in
@@ -65,6 +68,8 @@ type pageData struct {
 	Diff      bool     `json:"diff"`
 	MinWidth  float64  `json:"minWidth"`
 	Names     []string `json:"names"`
+	// Notes[k] describes Names[k] (database decoding), "" when unknown.
+	Notes []string `json:"notes,omitempty"`
 	N         []int32  `json:"n"`
 	D         []int32  `json:"d"`
 	T         []int64  `json:"t"`
@@ -125,14 +130,15 @@ func buildData(p *flame.Profile, opts Options) *pageData {
 	if opts.Reverse {
 		p = reversed(p)
 	}
-	f := flattener{d: d, index: map[string]int32{}}
+	f := flattener{d: d, index: map[string]int32{}, describe: opts.Describe}
 	f.walk(p.Tree(opts.FlameChart), 0)
 	return d
 }
 
 type flattener struct {
 	d     *pageData
-	index map[string]int32
+	index    map[string]int32
+	describe func(string) string
 }
 
 // walk appends n and its subtree in pre-order. It recurses once per depth
@@ -143,6 +149,9 @@ func (f *flattener) walk(n *flame.Node, depth int32) {
 		id = int32(len(f.d.Names))
 		f.index[n.Name] = id
 		f.d.Names = append(f.d.Names, n.Name)
+		if f.describe != nil {
+			f.d.Notes = append(f.d.Notes, f.describe(n.Name))
+		}
 	}
 	f.d.N = append(f.d.N, id)
 	f.d.D = append(f.d.D, depth)

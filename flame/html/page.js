@@ -203,6 +203,7 @@
   };
   View.prototype.tipText = function (i) {
     var tr = this.tree, s = data.nameType + " " + names[tr.name[i]] + "\n";
+    if (data.notes && data.notes[tr.name[i]]) s += data.notes[tr.name[i]] + "\n";
     if (!diff) {
       return s + fmtInt(tr.total[i]) + " " + unit + " (" + pct(tr.total[i], tr.total[0]) + "), self " +
         fmtInt(tr.self[i]) + " (" + pct(tr.self[i], tr.total[0]) + ")";

@@ -63,6 +63,9 @@ type Options struct {
 	FlameChart bool // no sort, no merge of non-adjacent stacks: time order
 	Negate     bool // swap the diff colours (blue = grew) and sign
 	Notes      string
+	// Describe, when set, explains a frame in its tooltip after the
+	// counts (database layers and plan operations: decode.Describe).
+	Describe func(name string) string
 }
 
 // minWidth is a parsed MinWidth.

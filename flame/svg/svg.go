@@ -224,6 +224,12 @@ func (s *writer) frame(f *frame) {
 			s.deltaText(f.delta)
 		}
 		s.str(")")
+		if o.Describe != nil {
+			if d := o.Describe(name); d != "" {
+				s.str(" — ")
+				s.esc(d)
+			}
+		}
 	}
 	s.str(`</title><rect x="`)
 	s.fixed(x1, 4)
