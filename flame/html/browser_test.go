@@ -21,18 +21,6 @@ import (
 	"github.com/latscope/latscope/internal/testenv"
 )
 
-// chromium finds Debian's Chromium (CI installs it; skip or fail without).
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	testenv.SkipOrFail(t, "chromium not installed (apt-get install -y chromium)")
-	return ""
-}
-
 var selftestResult = regexp.MustCompile(`(?s)<pre id="selftest-result"[^>]*>(.*?)</pre>`)
 var timingAttr = regexp.MustCompile(`data-timing="([^"]*)"`)
 
@@ -44,7 +32,7 @@ type step map[string]any
 // with the steps, and returns one raw JSON result per step.
 func drive(t *testing.T, p *flame.Profile, o Options, steps ...step) ([]json.RawMessage, time.Duration) {
 	t.Helper()
-	bin := chromium(t)
+	bin := testenv.Chromium(t)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "flame.html")
 	f, err := os.Create(page)

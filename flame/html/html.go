@@ -70,10 +70,10 @@ type pageData struct {
 	Names     []string `json:"names"`
 	// Notes[k] describes Names[k] (database decoding), "" when unknown.
 	Notes []string `json:"notes,omitempty"`
-	N         []int32  `json:"n"`
-	D         []int32  `json:"d"`
-	T         []int64  `json:"t"`
-	B         []int64  `json:"b,omitempty"`
+	N     []int32  `json:"n"`
+	D     []int32  `json:"d"`
+	T     []int64  `json:"t"`
+	B     []int64  `json:"b,omitempty"`
 }
 
 // Write writes p as a self-contained HTML flame graph viewer.
@@ -136,7 +136,7 @@ func buildData(p *flame.Profile, opts Options) *pageData {
 }
 
 type flattener struct {
-	d     *pageData
+	d        *pageData
 	index    map[string]int32
 	describe func(string) string
 }

@@ -18,16 +18,7 @@ import (
 // are faded, other frames hidden, matches recoloured and "Matched: 75.0%"
 // (b: 5 + 10 of 20 samples; SYNTHETIC four-stack profile).
 func TestScriptInChromium(t *testing.T) {
-	bin := ""
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			bin = p
-			break
-		}
-	}
-	if bin == "" {
-		testenv.SkipOrFail(t, "chromium not installed (apt-get install -y chromium)")
-	}
+	bin := testenv.Chromium(t)
 	p := readFolded(t, strings.NewReader("main;a;b 5\nmain;a;c 3\nmain;d 2\nother;b 10\n"))
 	path := filepath.Join(t.TempDir(), "f.svg")
 	if err := os.WriteFile(path, render(t, p, Options{}), 0o644); err != nil {

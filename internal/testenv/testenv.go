@@ -4,6 +4,7 @@ package testenv
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -74,4 +75,17 @@ func SharedFile(t testing.TB, rel string) string {
 		SkipOrFail(t, "real test file %s not found", p)
 	}
 	return p
+}
+
+// Chromium returns Debian's headless-capable Chromium for browser tests;
+// without it the test skips (fails under LATSCOPE_REQUIRE_INTEGRATION=1).
+func Chromium(t testing.TB) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	SkipOrFail(t, "chromium not installed (apt-get install -y chromium)")
+	return ""
 }

@@ -20,18 +20,6 @@ import (
 	"github.com/latscope/latscope/view/heatmap"
 )
 
-// chromium finds Debian's Chromium (CI installs it; skip or fail without).
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	testenv.SkipOrFail(t, "chromium not installed (apt-get install -y chromium)")
-	return ""
-}
-
 // runChromium runs headless Chromium on a local page with the flags that keep
 // it off the network, returning stdout.
 func runChromium(t *testing.T, bin, url string, extra ...string) string {
@@ -64,7 +52,7 @@ var selftestResult = regexp.MustCompile(`(?s)<pre id="selftest-result"([^>]*)>(.
 // event over known cells (the page's #selftest mode) and reads the tooltip
 // the script computed from the embedded data.
 func TestBrowserTooltip(t *testing.T) {
-	bin := chromium(t)
+	bin := testenv.Chromium(t)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "known.html")
 	// A second, busier series comes first (more time waited), so the
@@ -130,7 +118,7 @@ func TestBrowserTooltip(t *testing.T) {
 
 // TestBrowserRelativeTooltip checks relative time in the tooltip.
 func TestBrowserRelativeTooltip(t *testing.T) {
-	bin := chromium(t)
+	bin := testenv.Chromium(t)
 	page := filepath.Join(t.TempDir(), "rel.html")
 	ivs := knownRecording()
 	for i := range ivs {
@@ -154,7 +142,7 @@ func TestBrowserRelativeTooltip(t *testing.T) {
 // TestBrowserScreenshot renders the page and checks the picture shows the
 // maps: palette colours and the no-data hatching are on screen.
 func TestBrowserScreenshot(t *testing.T) {
-	bin := chromium(t)
+	bin := testenv.Chromium(t)
 	dir := t.TempDir()
 	page, shot := filepath.Join(dir, "p.html"), filepath.Join(dir, "shot.png")
 	if err := Write(page, knownRecording(), Options{}); err != nil {
@@ -190,7 +178,7 @@ func TestBrowserScreenshot(t *testing.T) {
 // Go ones (formatNumber, hist.FormatDuration) that the legends and footers
 // use, so the tooltip and the picture never disagree.
 func TestBrowserFormats(t *testing.T) {
-	bin := chromium(t)
+	bin := testenv.Chromium(t)
 	page := filepath.Join(t.TempDir(), "f.html")
 	if err := Write(page, knownRecording(), Options{}); err != nil {
 		t.Fatal(err)

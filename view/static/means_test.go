@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/source/pylatencymap"
 	"github.com/latscope/latscope/stream"
 )
@@ -166,7 +167,7 @@ func TestNoMeansNoChange(t *testing.T) {
 // Chromium: the script still runs (it finds the map and answers the
 // self-test) and the chart with its hover titles is in the DOM.
 func TestBrowserMeanChart(t *testing.T) {
-	bin := chromium(t)
+	bin := testenv.Chromium(t)
 	page := filepath.Join(t.TempDir(), "means.html")
 	ivs := knownRecording()
 	for i := range ivs {
