@@ -50,6 +50,7 @@ type FlameConfig struct {
 	Stdout    io.Writer
 	Stderr    io.Writer
 	StdoutTTY bool
+	StderrTTY bool
 }
 
 // Collapse writes the inputs' folded stacks.
@@ -79,8 +80,9 @@ func writeFlame(ctx context.Context, fc FlameConfig) error {
 	if err := checkStackFilters(fc.Filters); err != nil {
 		return err
 	}
-	diag := source.NewDiagnostics(fc.Stderr, source.DefaultReportLimit)
-	p, err := fc.profile(ctx, diag)
+	prog := newProgress(fc.Stderr, fc.StderrTTY)
+	diag := source.NewDiagnostics(prog.messages(), source.DefaultReportLimit)
+	p, err := fc.profile(ctx, diag, prog)
 	diag.PrintSummary(fc.Stderr)
 	if err != nil {
 		if p == nil || p.Len() == 0 {
@@ -105,13 +107,13 @@ func writeFlame(ctx context.Context, fc FlameConfig) error {
 }
 
 // profile loads the inputs, or BASE and NEW of a differential.
-func (fc FlameConfig) profile(ctx context.Context, diag *source.Diagnostics) (*flame.Profile, error) {
+func (fc FlameConfig) profile(ctx context.Context, diag *source.Diagnostics, prog *progress) (*flame.Profile, error) {
 	in := fc.Input
 	if fc.Filters.DB != "" {
 		in.Options.FrameHook = decode.MarkFrame(fc.Filters.DB)
 	}
 	if len(fc.Diff) == 0 {
-		return loadProfile(ctx, in, fc.Stdin, diag, fc.Stderr)
+		return loadProfile(ctx, in, fc.Stdin, diag, prog)
 	}
 	if len(fc.Diff) != 2 || len(in.Files) > 0 {
 		return nil, errors.New("--diff takes exactly two inputs: BASE NEW")
@@ -120,7 +122,7 @@ func (fc FlameConfig) profile(ctx context.Context, diag *source.Diagnostics) (*f
 	for i, name := range fc.Diff {
 		one := in
 		one.Files = []string{name}
-		p, err := loadProfile(ctx, one, fc.Stdin, diag, fc.Stderr)
+		p, err := loadProfile(ctx, one, fc.Stdin, diag, prog)
 		if err != nil {
 			return nil, err
 		}

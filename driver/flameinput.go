@@ -46,8 +46,9 @@ var perfDataMagic = []byte("PERFILE2")
 // detectPrefix is how much of an input stack-format detection reads.
 const detectPrefix = 64 << 10
 
-// loadProfile collapses every input into one profile.
-func loadProfile(ctx context.Context, in StackInput, stdin io.Reader, diag *source.Diagnostics, progress io.Writer) (*flame.Profile, error) {
+// loadProfile collapses every input into one profile, showing how far
+// big files have been read on a terminal.
+func loadProfile(ctx context.Context, in StackInput, stdin io.Reader, diag *source.Diagnostics, prog *progress) (*flame.Profile, error) {
 	p := flame.New()
 	if in.TimeOrder {
 		p = flame.NewTimeOrdered()
@@ -56,13 +57,14 @@ func loadProfile(ctx context.Context, in StackInput, stdin io.Reader, diag *sour
 		if len(in.Files) > 0 {
 			return nil, errors.New("give input files or --pid/--all, not both")
 		}
-		return p, recordLive(ctx, in, diag, progress, p)
+		return p, recordLive(ctx, in, diag, prog.messages(), p)
 	}
 	if len(in.Files) == 0 {
 		return nil, errors.New("no INPUT given (perf.data, perf script text, folded stacks, ... or - for stdin; or --pid PID / --all)")
 	}
+	defer prog.done()
 	for _, name := range in.Files {
-		if err := collapseFile(ctx, name, in, stdin, diag, p); err != nil {
+		if err := collapseFile(ctx, name, in, stdin, diag, prog, p); err != nil {
 			return p, err
 		}
 	}
@@ -71,7 +73,7 @@ func loadProfile(ctx context.Context, in StackInput, stdin io.Reader, diag *sour
 
 // collapseFile reads one input: perf.data through `perf script`, anything
 // else (gzip unwrapped) through the detected or forced collapser.
-func collapseFile(ctx context.Context, name string, in StackInput, stdin io.Reader, diag *source.Diagnostics, p *flame.Profile) error {
+func collapseFile(ctx context.Context, name string, in StackInput, stdin io.Reader, diag *source.Diagnostics, prog *progress, p *flame.Profile) error {
 	var r io.Reader = stdin
 	if name != "-" {
 		f, err := os.Open(name)
@@ -80,6 +82,9 @@ func collapseFile(ctx context.Context, name string, in StackInput, stdin io.Read
 		}
 		defer f.Close()
 		r = f
+		if st, err := f.Stat(); err == nil {
+			r = prog.wrap(name, st.Size(), f)
+		}
 	} else if stdin == nil {
 		return errors.New("no standard input")
 	}

@@ -55,7 +55,7 @@ func (f *stackFlags) config(env environment, args []string) driver.FlameConfig {
 		}},
 		Filters: driver.StackFilters{Include: f.include, Exclude: f.exclude, Focus: f.focus, SkipAfter: f.skipAfter, DB: f.db, View: f.view},
 		Output:  f.output, Format: f.format,
-		Stdin: env.stdin, Stdout: env.stdout, Stderr: env.stderr, StdoutTTY: env.stdoutTTY,
+		Stdin: env.stdin, Stdout: env.stdout, Stderr: env.stderr, StdoutTTY: env.stdoutTTY, StderrTTY: env.stderrTTY,
 	}
 	if f.diff {
 		c.Diff, c.Input.Files = args, nil
