@@ -127,7 +127,9 @@ func newRootCommand(env environment) *cobra.Command {
 		Short: "Latency heat maps and reports for databases and hosts",
 		Long: `latscope makes database and host latency visible: latency histograms over time
 (heat maps), per-event reports and recordings, from Oracle 10046 traces, PyLatencyMap
-records (Oracle event histograms, AWR extracts), latscope recordings and live probes.
+records (Oracle event histograms, AWR extracts), live PostgreSQL, MySQL/MariaDB and Oracle
+databases, tracing-tool histograms, latscope recordings and storage and network probes;
+and flame graphs from sampled stacks, with database-aware decoding.
 
 Frequency heat maps show events per second per latency bucket; intensity heat maps show
 time waited per second, which is where the time goes.`,
@@ -135,7 +137,9 @@ time waited per second, which is where the time goes.`,
   latscope heatmap trace.trc                           # replay a 10046 trace as heat maps
   latscope heatmap example_latency_data.txt -o map.html
   latscope report trace.trc --format json
-  latscope record iotest:. --duration 1m -o io.lsr && latscope heatmap io.lsr`,
+  latscope record iotest:. --duration 1m -o io.lsr && latscope heatmap io.lsr
+  latscope report postgres://app@db01/appdb --duration 1m
+  latscope flame --pid 4242 --duration 10s -o cpu.html`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version(),
