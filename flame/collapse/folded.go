@@ -74,13 +74,17 @@ func parseFoldedLine(line string) (foldedLine, bool) {
 	return fl, true
 }
 
-// cutFoldedNumber cuts a trailing " 12" or " 12.5" off s.
+// cutFoldedNumber cuts a trailing " 12" or " 12.5" off s. It walks back
+// over the number only: a stack without one is not scanned to its start.
 func cutFoldedNumber(s string) (rest, number string, ok bool) {
-	i := strings.LastIndexAny(s, " \t")
-	if i < 0 || !isFoldedNumber(s[i+1:]) {
+	i := len(s)
+	for i > 0 && (s[i-1] >= '0' && s[i-1] <= '9' || s[i-1] == '.') {
+		i--
+	}
+	if i == 0 || (s[i-1] != ' ' && s[i-1] != '\t') || !isFoldedNumber(s[i:]) {
 		return "", "", false
 	}
-	return s[:i], s[i+1:], true // \s+? is lazy: only one blank goes
+	return s[:i-1], s[i:], true // \s+? is lazy: only one blank goes
 }
 
 // isFoldedNumber matches \d+(\.\d*)?.

@@ -18,11 +18,13 @@ type frame struct {
 	delta      int64
 }
 
-// graph is the laid-out flame graph before pruning.
+// graph is the laid-out flame graph: the frames at least the minimum
+// width, and the deepest depth among them.
 type graph struct {
 	frames   []frame
 	total    int64
 	deltaMax int64
+	depthMax int
 	diff     bool
 }
 
@@ -53,15 +55,26 @@ func reverseFrames(s string) string {
 	return strings.Join(parts, ";")
 }
 
+// drawable says whether a stack is drawn; inferno ignores the others too.
+func drawable(s flame.Stack) bool { return s.Frames != "" && s.Count >= 0 && s.Base >= 0 }
+
 // layout merges consecutive stacks sharing a prefix, as flamegraph.pl's
-// flow(): a frame stays open while the following stacks keep it.
-func layout(stacks []flame.Stack, diff bool) graph {
+// flow(): a frame stays open while the following stacks keep it. Frames
+// narrower than minPct percent of the total are dropped as they close (as
+// inferno prunes), so a pruned overview of a big profile stays cheap.
+func layout(stacks []flame.Stack, diff bool, minPct float64) graph {
 	type open struct {
 		name  string
 		start int64
 		delta int64
 	}
 	g := graph{deltaMax: 1, diff: diff}
+	for _, s := range stacks {
+		if drawable(s) {
+			g.total += s.Count
+		}
+	}
+	minTime := minPct / (100 / float64(g.total))
 	stack := []open{{}} // the root, named "" like inferno's
 	var parts []string
 	var time int64
@@ -69,12 +82,16 @@ func layout(stacks []flame.Stack, diff bool) graph {
 		for len(stack) > depth {
 			f := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
+			if float64(time-f.start) < minTime {
+				continue
+			}
+			g.depthMax = max(g.depthMax, len(stack))
 			g.frames = append(g.frames, frame{name: f.name, depth: len(stack), start: f.start, end: time, delta: f.delta})
 		}
 	}
 	for _, s := range stacks {
-		if s.Frames == "" || s.Count < 0 || s.Base < 0 {
-			continue // nothing to draw; inferno ignores such lines too
+		if !drawable(s) {
+			continue
 		}
 		parts = splitFrames(parts[:0], s.Frames)
 		shared := 0
@@ -95,7 +112,6 @@ func layout(stacks []flame.Stack, diff bool) graph {
 		}
 		time += s.Count
 	}
-	g.total = time
 	closeTo(0)
 	return g
 }
@@ -111,21 +127,4 @@ func splitFrames(dst []string, s string) []string {
 		dst = append(dst, s[:i])
 		s = s[i+1:]
 	}
-}
-
-// prune drops frames narrower than minPct percent of the total, as
-// inferno does, and returns the deepest depth left.
-func (g *graph) prune(minPct float64) int {
-	minTime := minPct / (100 / float64(g.total))
-	kept := g.frames[:0]
-	depthMax := 0
-	for _, f := range g.frames {
-		if float64(f.end-f.start) < minTime {
-			continue
-		}
-		depthMax = max(depthMax, f.depth)
-		kept = append(kept, f)
-	}
-	g.frames = kept
-	return depthMax
 }

@@ -38,12 +38,11 @@ func Write(w io.Writer, p *flame.Profile, opts Options) error {
 	if err != nil {
 		return err
 	}
-	g := layout(order(p, &o), p.Diff)
+	g := layout(order(p, &o), p.Diff, o.minPct)
 	if g.total <= 0 {
 		return ErrEmpty
 	}
-	depthMax := g.prune(o.minPct)
-	imageHeight := (depthMax+1)*o.Height + o.ypad1() + o.ypad2()
+	imageHeight := (g.depthMax+1)*o.Height + o.ypad1() + o.ypad2()
 	bw := bufio.NewWriterSize(w, 256<<10)
 	sw := &writer{w: bw, o: &o, g: &g, height: imageHeight, buf: make([]byte, 0, 1024)}
 	sw.prelude()
