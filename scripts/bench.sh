@@ -141,3 +141,4 @@ else
 		-sizes 64,1024 -runs 5 -duration 4s ${NETBENCH_ARGS:-} | tee "$out/nettest-vs-sockperf.txt"
 fi
 echo; echo "== live database samplers under load: polls/s, events/s, capture, latscope CPU =="; go run ./scripts/dbbench -latscope "$bin" -out "$out/dbbench.json" | tee "$out/dbbench.txt"
+echo; echo "== flame graphs: latscope collapse and flame vs inferno on the same perf script text =="; go run ./scripts/flamebench -latscope "$bin" -out "$out/flamebench.json" | tee "$out/flamebench.txt"
