@@ -114,13 +114,12 @@ func newWaitParser(in source.Input, opts source.Options, emit func(stream.Interv
 	if opts.Unit != 0 {
 		p.unit = opts.Unit
 	}
-	p.bin = newBinner(in.Name, opts.Interval, false, opts.Loc(), emit)
-	p.bin.onBack = func() {
+	p.bin = newBinner(in.Name, opts.Interval, false, opts.Loc(), func() {
 		if !p.warned {
 			p.warned = true
 			p.diag.Warn(p.name, "time goes backwards at line %d; what follows starts a new run", p.lineNo)
 		}
-	}
+	}, emit)
 	return p
 }
 

@@ -140,10 +140,9 @@ func (p *pairsParser) row(n int, fields []string) error {
 		return nil
 	}
 	if p.bin == nil {
-		p.bin = newBinner(p.name, p.opts.Interval, t < epochFrom || t >= epochTo, p.opts.Loc(), p.emit)
-		p.bin.onBack = func() {
+		p.bin = newBinner(p.name, p.opts.Interval, t < epochFrom || t >= epochTo, p.opts.Loc(), func() {
 			p.warnOnce("back", "time goes backwards at line %d (a new run of the tool?); what follows starts a new run", p.lineNo)
-		}
+		}, p.emit)
 	}
 	p.lineNo = n
 	return p.bin.add(t, p.key, v, unit)

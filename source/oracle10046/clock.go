@@ -86,7 +86,7 @@ func (p *parser) startRelative(firstTim int64) error {
 		firstTim = p.held[0].tim
 	}
 	p.clock = clockRelative
-	p.bin.relative = true
+	p.bin.setRelative()
 	p.bin.setAnchor(anchor{wall: 0, tim: firstTim, loc: time.UTC})
 	return p.replayHeld()
 }

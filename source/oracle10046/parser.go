@@ -91,7 +91,7 @@ type parser struct {
 	pidAnchors map[string]anchor
 	zones      map[int]*time.Location
 
-	bin binner
+	bin *binner
 }
 
 func newParser(in source.Input, opts source.Options, emit func(stream.Interval) error) *parser {
