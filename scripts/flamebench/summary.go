@@ -261,6 +261,9 @@ type verdict struct {
 }
 
 func (v verdict) word() string {
+	if v.Pass == nil && strings.HasPrefix(v.Measured, "not judged") {
+		return "INFO"
+	}
 	if v.Pass == nil {
 		return "NOT MEASURED"
 	}
@@ -295,11 +298,18 @@ func verdicts(rep report) []verdict {
 			Want:  claimRenderRatio,
 		}
 		mine := r.Latscope.Stats
-		if r.Inferno != nil {
+		switch {
+		case r.Inferno != nil && r.Latscope.Frames != r.Inferno.Frames:
+			// Different default minimum widths (flamegraph.pl's 0.1 px vs
+			// inferno's 0.01 %) draw different graphs: not the same work.
+			v.Ratio = r.Ratio
+			v.Measured = fmt.Sprintf("not judged: different graphs (%d vs %d frames); best %.1f vs %.1f ms",
+				r.Latscope.Frames, r.Inferno.Frames, mine.BestWallS*1e3, r.Inferno.Stats.BestWallS*1e3)
+		case r.Inferno != nil:
 			v.Ratio, v.Pass = r.Ratio, judged(r.Ratio, claimRenderRatio)
 			v.Measured = fmt.Sprintf("best %.1f vs %.1f ms = %.2f× inferno's speed (medians %.2f×, CPU %.2f×)",
 				mine.BestWallS*1e3, r.Inferno.Stats.BestWallS*1e3, r.Ratio, r.MedianRatio, r.CPURatio)
-		} else {
+		default:
 			v.Measured = fmt.Sprintf("latscope %.1f ms; inferno missing", mine.BestWallS*1e3)
 		}
 		out = append(out, v)
