@@ -245,10 +245,19 @@ func TestLiveWarnsOnceWhatToEnable(t *testing.T) {
 	stop := make(chan struct{})
 	time.AfterFunc(1500*time.Millisecond, func() { close(stop) })
 	ivs := runLive(t, src, stop)
+	observed := 0
 	for _, iv := range ivs {
-		if len(iv.Means) != 0 || iv.Gap {
-			t.Errorf("%s: gap %v, means %v", iv.Start, iv.Gap, iv.Means)
+		if len(iv.Means) != 0 {
+			t.Errorf("%s: means %v", iv.Start, iv.Means)
 		}
+		// A window before the first connection completes is a gap; on a
+		// loaded machine (packages tested in parallel) that can be the first.
+		if !iv.Gap {
+			observed++
+		}
+	}
+	if observed == 0 {
+		t.Errorf("no observed window in %d intervals: sampling did not go on", len(ivs))
 	}
 	text := out.String()
 	for _, want := range []string{
