@@ -99,7 +99,7 @@ func writeFlame(ctx context.Context, fc FlameConfig) error {
 		return err
 	}
 	if p.Len() == 0 {
-		return errors.New("no stacks left to draw (empty input, or filters removed every stack)")
+		return errors.New("no stacks left to draw: the filters (--include, --exclude, --focus) or --view plan removed every stack (with --db, is this a profile of that database's processes?)")
 	}
 	if fc.Output == "" {
 		return renderFlame(fc.Stdout, p, format, fc)

@@ -98,9 +98,8 @@ Inputs may be gzip-compressed; - reads standard input.`,
   latscope collapse perf.data --pid --kernel -o out.folded
   latscope collapse dtrace out.stacks                      # DTrace ustack() aggregation
   latscope collapse perf.data --db oracle --view plan      # Oracle rowsources only (os_explain)`,
-		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, rest := formatWord(args)
+			format, rest := formatWord(args) // no INPUT: standard input
 			if len(rest) == 0 {
 				rest = []string{"-"}
 			}

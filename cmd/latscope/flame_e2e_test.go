@@ -24,9 +24,9 @@ func TestCollapseReproducesStackcollapsePerf(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The format word, detection, and stdin all give the golden.
-	for _, args := range [][]string{{"collapse", "perf", in, "--tid"}, {"collapse", in, "--tid"}, {"collapse", "-", "--tid"}} {
+	for _, args := range [][]string{{"collapse", "perf", in, "--tid"}, {"collapse", in, "--tid"}, {"collapse", "-", "--tid"}, {"collapse", "--tid"}} {
 		stdin := ""
-		if args[1] == "-" {
+		if args[1] == "-" || args[1] == "--tid" {
 			b, _ := os.ReadFile(in)
 			stdin = string(b)
 		}
