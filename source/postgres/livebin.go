@@ -103,6 +103,10 @@ type liveWindows struct {
 	open  map[int64]*liveWindow
 	keys  []string
 	known map[string]bool
+	// seen is set by the first observation: until then nothing has been
+	// emitted (see observed).
+	seen    bool
+	emitted bool
 }
 
 type liveWindow struct {
@@ -159,10 +163,23 @@ func (w *liveWindows) mean(t time.Time, means []stream.SeriesMean) {
 	}
 }
 
-// observed says the sampler saw the server at t.
+// observed says the sampler saw the server at t. The first observation,
+// when nothing has been emitted yet, drops the empty windows before it:
+// they lie before sampling began (the first window is aligned down and the
+// first connection takes time), not in a time the server could not be
+// seen; calling them gaps would report an outage that never was.
 func (w *liveWindows) observed(t time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if !w.seen && !w.emitted {
+		for idx := floorDiv(t.UnixNano(), w.width); w.next < idx; w.next++ {
+			if lw := w.open[w.next]; lw != nil && (len(lw.hists) > 0 || len(lw.means) > 0) {
+				break // another reader (the probe) saw events there
+			}
+			delete(w.open, w.next)
+		}
+	}
+	w.seen = true
 	w.window(t).observed = true
 }
 
@@ -180,6 +197,7 @@ func (w *liveWindows) flush(upTo time.Time, final bool, emit func(stream.Interva
 		lw := w.open[w.next]
 		delete(w.open, w.next)
 		w.next++
+		w.emitted = true
 		iv := stream.Interval{Source: w.src, Start: start.UTC(), Duration: time.Duration(w.width)}
 		if end.After(upTo) {
 			iv.Duration = upTo.Sub(start)
