@@ -202,7 +202,15 @@ func (w *liveWindows) flush(upTo time.Time, final bool, emit func(stream.Interva
 		if end.After(upTo) {
 			iv.Duration = upTo.Sub(start)
 		}
-		if lw == nil || (!lw.observed && len(lw.hists) == 0 && len(lw.means) == 0) {
+		empty := lw == nil || (!lw.observed && len(lw.hists) == 0 && len(lw.means) == 0)
+		if empty && end.After(upTo) {
+			// The last, partial window of a stopped source that had no poll
+			// in it yet (stopped a few ms after a window began): nothing
+			// was missed, so it is left out rather than shown as a gap.
+			w.mu.Unlock()
+			return nil
+		}
+		if empty {
 			iv.Gap = true
 		} else {
 			iv.Means = lw.means

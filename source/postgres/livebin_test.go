@@ -24,3 +24,17 @@ func TestFirstObservationDropsWindowsBeforeSampling(t *testing.T) {
 		t.Fatalf("want windows 01, 02 observed and 03 a gap")
 	}
 }
+
+// TestStoppedSourceLeavesOutAnEmptyLastWindow: stopping a few ms into a
+// window that no poll has reached yet is not an outage. Synthetic times.
+func TestStoppedSourceLeavesOutAnEmptyLastWindow(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	w := newLiveWindows("pg", time.Second, t0)
+	w.observed(t0.Add(10 * time.Millisecond))
+	w.observed(t0.Add(990 * time.Millisecond))
+	var got []stream.Interval
+	_ = w.flush(t0.Add(1005*time.Millisecond), true, func(iv stream.Interval) error { got = append(got, iv); return nil })
+	if len(got) != 1 || got[0].Gap {
+		t.Fatalf("got %d intervals (%+v), want the one observed window", len(got), got)
+	}
+}
