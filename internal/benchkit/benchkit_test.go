@@ -1,12 +1,14 @@
 package benchkit
 
 import (
+	"context"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestMedian(t *testing.T) {
@@ -95,4 +97,36 @@ func TestGatherMachine(t *testing.T) {
 	if _, err := os.Stat("/proc/sys/kernel/osrelease"); err == nil && m.Kernel == "" {
 		t.Errorf("no kernel: %+v", m)
 	}
+}
+
+func TestParsePeakRSS(t *testing.T) {
+	if kb, err := ParsePeakRSS([]byte("26524\n")); kb != 26524 || err != nil {
+		t.Errorf("%d, %v", kb, err)
+	}
+	// GNU time's note before the figure when the command fails.
+	if kb, err := ParsePeakRSS([]byte("Command exited with non-zero status 1\n1234\n")); kb != 1234 || err != nil {
+		t.Errorf("%d, %v", kb, err)
+	}
+	for _, bad := range []string{"", "x", "-1"} {
+		if _, err := ParsePeakRSS([]byte(bad)); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestRunMeasuresTheChildsOwnPeakRSS: a child that touches little memory
+// must not inherit the harness's peak (the CLONE_VM floor).
+func TestRunMeasuresTheChildsOwnPeakRSS(t *testing.T) {
+	if !PeakRSSMeasured() {
+		t.Skip("GNU time not installed")
+	}
+	ballast := make([]byte, 64<<20) // raise the harness's own peak RSS
+	for i := range ballast {
+		ballast[i] = 1
+	}
+	p, err := Run(context.Background(), []string{"true"}, 10*time.Second)
+	if err != nil || p.MaxRSSKB <= 0 || p.MaxRSSKB > 32<<10 {
+		t.Errorf("true: peak RSS %d KiB, %v (the harness holds 64 MiB)", p.MaxRSSKB, err)
+	}
+	_ = ballast[len(ballast)-1]
 }

@@ -6,14 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"sync"
 	"time"
 )
 
-// Process is what a finished child left: its output, and its CPU time and
-// peak memory from the rusage wait4 returned (the whole process, every
-// thread), the same method for every tool measured.
+// Process is what a finished child left: its output, its CPU time from
+// the rusage wait4 returned (the whole process, every thread) and its peak
+// memory from GNU time (see WithPeakRSS), the same method for every tool
+// measured.
 type Process struct {
 	Stdout, Stderr []byte
 	Wall           time.Duration
@@ -41,6 +43,13 @@ func Run(ctx context.Context, argv []string, timeout time.Duration) (Process, er
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	rss, err := os.CreateTemp("", "benchkit-rss-")
+	if err != nil {
+		return Process{}, err
+	}
+	rss.Close()
+	defer os.Remove(rss.Name())
+	argv, rssFile := WithPeakRSS(argv, rss.Name())
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -52,7 +61,6 @@ func Run(ctx context.Context, argv []string, timeout time.Duration) (Process, er
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	var err error
 	select {
 	case err = <-done:
 	case <-ctx.Done():
@@ -60,6 +68,11 @@ func Run(ctx context.Context, argv []string, timeout time.Duration) (Process, er
 	}
 	killGroup(cmd) // anything the child forked and left behind
 	p := finished(cmd, start, stdout.Bytes(), stderr.Bytes())
+	if rssFile != "" {
+		if kb, rerr := ReadPeakRSS(rssFile); rerr == nil {
+			p.MaxRSSKB = kb
+		}
+	}
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return p, fmt.Errorf("still running after %s: killed", timeout)

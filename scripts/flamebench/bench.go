@@ -92,7 +92,7 @@ func bench(ctx context.Context, c config, stdout, stderr io.Writer) (report, err
 		return rep, err
 	}
 	m := newMeter(scratch)
-	if m.time == "" {
+	if !benchkit.PeakRSSMeasured() {
 		fmt.Fprintf(stderr, "flamebench: /usr/bin/time missing (apt-get install time): peak RSS from rusage, which includes the harness's own\n")
 	}
 	t, err := findTools(ctx, c, scratch, stderr)

@@ -111,21 +111,6 @@ func TestCopiesAndRepeat(t *testing.T) {
 	}
 }
 
-func TestParseTimeRSS(t *testing.T) {
-	if kb, err := parseTimeRSS([]byte("26524\n")); kb != 26524 || err != nil {
-		t.Errorf("%d, %v", kb, err)
-	}
-	// GNU time's note before the figure when the command fails.
-	if kb, err := parseTimeRSS([]byte("Command exited with non-zero status 1\n1234\n")); kb != 1234 || err != nil {
-		t.Errorf("%d, %v", kb, err)
-	}
-	for _, bad := range []string{"", "x", "-1"} {
-		if _, err := parseTimeRSS([]byte(bad)); err == nil {
-			t.Errorf("%q accepted", bad)
-		}
-	}
-}
-
 func TestInfernoFromList(t *testing.T) {
 	list := "bat v0.24.0:\n    bat\ninferno v0.12.8:\n    inferno-collapse-dtrace\n    inferno-collapse-perf\n"
 	if got := infernoFromList(list); got != "inferno v0.12.8" {

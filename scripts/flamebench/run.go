@@ -7,8 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/latscope/latscope/internal/benchkit"
@@ -26,21 +24,14 @@ type usage struct {
 	MaxRSSKB int64
 }
 
-// meter runs the measured children. Peak RSS comes from GNU time's %M
-// when /usr/bin/time exists: the rusage Go's wait4 returns cannot be used
-// for it, because Go starts children with vfork semantics (CLONE_VM) and
-// Linux carries the parent's high-water RSS into the child at exec, so
-// every child would show at least the harness's own peak RSS (32 MiB
-// here). GNU time forks from a small process. CPU time comes from the
+// meter runs the measured children with their standard output in a file.
+// Peak RSS comes from GNU time (benchkit.WithPeakRSS); CPU time from the
 // rusage (time's own share is a millisecond).
 type meter struct {
-	time    string // /usr/bin/time, or "" (RSS then from rusage, a floor of the harness's)
 	scratch string
 }
 
-func newMeter(scratch string) meter {
-	return meter{time: executable("/usr/bin/time"), scratch: scratch}
-}
+func newMeter(scratch string) meter { return meter{scratch: scratch} }
 
 // measure runs argv with its standard output going to the file stdoutPath
 // (a file, not a pipe: nothing is read while timing) and returns its
@@ -53,11 +44,7 @@ func (m meter) measure(ctx context.Context, argv []string, stdoutPath string) (u
 		return usage{}, err
 	}
 	defer out.Close()
-	full, rssFile := argv, ""
-	if m.time != "" {
-		rssFile = filepath.Join(m.scratch, "rss.txt")
-		full = append([]string{m.time, "-f", "%M", "-o", rssFile}, argv...)
-	}
+	full, rssFile := benchkit.WithPeakRSS(argv, filepath.Join(m.scratch, "rss.txt"))
 	var errOut bytes.Buffer
 	cmd := exec.CommandContext(ctx, full[0], full[1:]...)
 	cmd.Stdout, cmd.Stderr = out, &errOut
@@ -70,25 +57,9 @@ func (m meter) measure(ctx context.Context, argv []string, stdoutPath string) (u
 	u := childUsage(cmd.ProcessState)
 	u.Wall = wall
 	if rssFile != "" {
-		b, err := os.ReadFile(rssFile)
-		if err != nil {
-			return u, fmt.Errorf("%s: %w", m.time, err)
-		}
-		if u.MaxRSSKB, err = parseTimeRSS(b); err != nil {
-			return u, fmt.Errorf("%s -o %s: %w", m.time, rssFile, err)
+		if u.MaxRSSKB, err = benchkit.ReadPeakRSS(rssFile); err != nil {
+			return u, err
 		}
 	}
 	return u, nil
-}
-
-// parseTimeRSS reads GNU time's -f %M output: the peak RSS in KiB on the
-// last line (earlier lines would be time's notes).
-func parseTimeRSS(b []byte) (int64, error) {
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	last := strings.TrimSpace(lines[len(lines)-1])
-	kb, err := strconv.ParseInt(last, 10, 64)
-	if err != nil || kb < 0 {
-		return 0, fmt.Errorf("peak RSS %q: not a number of KiB", last)
-	}
-	return kb, nil
 }
