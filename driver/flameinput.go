@@ -3,7 +3,6 @@ package driver
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -89,20 +88,15 @@ func collapseFile(ctx context.Context, name string, in StackInput, stdin io.Read
 		return errors.New("no standard input")
 	}
 	br := bufio.NewReaderSize(r, detectPrefix)
-	head, _ := br.Peek(len(perfDataMagic))
-	switch {
-	case bytes.Equal(head, perfDataMagic):
+	if head, _ := br.Peek(len(perfDataMagic)); bytes.Equal(head, perfDataMagic) {
 		if name == "-" {
 			return errors.New("-: perf.data on standard input: give the file name (perf script needs to seek)")
 		}
 		return perfScript(ctx, name, in, diag, p)
-	case len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b:
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		defer zr.Close()
-		br = bufio.NewReaderSize(zr, detectPrefix)
+	}
+	br, err := source.Decompressed(name, br, detectPrefix)
+	if err != nil {
+		return err
 	}
 	f, err := stackFormat(name, in.Format, br)
 	if err != nil {

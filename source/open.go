@@ -94,20 +94,27 @@ func (o *Opener) Open(ctx context.Context, spec string) (Source, error) {
 	return &closingSource{Source: src, c: closer, follow: follow}, nil
 }
 
-// openReader detects the format (or takes --input-format) and opens it.
-func (o *Opener) openReader(name string, r io.Reader, modTime time.Time) (Source, error) {
-	br := bufio.NewReaderSize(r, detectLimit)
-	prefix, _ := br.Peek(2)
-	var in io.Reader = br
-	if len(prefix) == 2 && prefix[0] == 0x1f && prefix[1] == 0x8b {
+// Decompressed returns r buffered with size bytes for format detection,
+// gunzipped when it starts with gzip's magic.
+func Decompressed(name string, r io.Reader, size int) (*bufio.Reader, error) {
+	br := bufio.NewReaderSize(r, size)
+	if prefix, _ := br.Peek(2); len(prefix) == 2 && prefix[0] == 0x1f && prefix[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		br = bufio.NewReaderSize(zr, detectLimit)
-		in = br
+		br = bufio.NewReaderSize(zr, size)
 	}
-	input := Input{Name: name, Reader: in, Diag: o.Diag, ModTime: modTime}
+	return br, nil
+}
+
+// openReader detects the format (or takes --input-format) and opens it.
+func (o *Opener) openReader(name string, r io.Reader, modTime time.Time) (Source, error) {
+	br, err := Decompressed(name, r, detectLimit)
+	if err != nil {
+		return nil, err
+	}
+	input := Input{Name: name, Reader: br, Diag: o.Diag, ModTime: modTime}
 	if o.Options.Format != "" {
 		for _, f := range o.Formats {
 			if f.Name == o.Options.Format {

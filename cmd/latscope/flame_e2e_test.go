@@ -5,6 +5,8 @@ package main
 // processes (perf record as root with the cpu-clock event), and bad input.
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -34,6 +36,19 @@ func TestCollapseReproducesStackcollapsePerf(t *testing.T) {
 		if r.code != 0 || r.stdout != string(want) {
 			t.Errorf("latscope %v: exit %d, %d bytes (want %d)\n%s", args, r.code, len(r.stdout), len(want), r.stderr)
 		}
+	}
+	// gzip is unwrapped as for latency inputs.
+	raw, _ := os.ReadFile(in)
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	_, _ = zw.Write(raw)
+	_ = zw.Close()
+	gz := filepath.Join(t.TempDir(), "iperf.txt.gz")
+	if err := os.WriteFile(gz, z.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t, "", "collapse", gz, "--tid"); r.code != 0 || r.stdout != string(want) {
+		t.Errorf("collapse of the gzipped input: exit %d\n%s", r.code, r.stderr)
 	}
 }
 
