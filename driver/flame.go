@@ -95,9 +95,7 @@ func writeFlame(ctx context.Context, fc FlameConfig) error {
 		}
 		fmt.Fprintf(fc.Stderr, "latscope: %v (writing the %d stacks read before)\n", err, p.Len())
 	}
-	if p, err = applyStackFilters(p, fc.Filters); err != nil {
-		return err
-	}
+	p = applyStackFilters(p, fc.Filters)
 	if p.Len() == 0 {
 		return errors.New("no stacks left to draw: the filters (--include, --exclude, --focus) or --view plan removed every stack (with --db, is this a profile of that database's processes?)")
 	}
@@ -153,7 +151,7 @@ func checkStackFilters(f StackFilters) error {
 }
 
 // applyStackFilters decodes database frames, then filters.
-func applyStackFilters(p *flame.Profile, f StackFilters) (*flame.Profile, error) {
+func applyStackFilters(p *flame.Profile, f StackFilters) *flame.Profile {
 	if f.DB != "" {
 		// Frames from perf input carry the database binary's marker; other
 		// inputs have no module names and are decoded by name (--db).
@@ -171,7 +169,7 @@ func applyStackFilters(p *flame.Profile, f StackFilters) (*flame.Profile, error)
 	if len(f.SkipAfter) > 0 {
 		p = filter.SkipAfter(p, f.SkipAfter...)
 	}
-	return p, nil
+	return p
 }
 
 func hasMarker(p *flame.Profile) bool {

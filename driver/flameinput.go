@@ -173,7 +173,7 @@ func perfScript(ctx context.Context, file string, in StackInput, diag *source.Di
 // recordLive runs `perf record` on a process or every CPU for the
 // duration, then collapses the recording; the temporary perf.data is
 // removed whatever happens.
-func recordLive(ctx context.Context, in StackInput, diag *source.Diagnostics, progress io.Writer, p *flame.Profile) error {
+func recordLive(ctx context.Context, in StackInput, diag *source.Diagnostics, status io.Writer, p *flame.Profile) error {
 	dir, err := os.MkdirTemp("", "latscope-flame-")
 	if err != nil {
 		return err
@@ -181,8 +181,8 @@ func recordLive(ctx context.Context, in StackInput, diag *source.Diagnostics, pr
 	defer os.RemoveAll(dir)
 	data := filepath.Join(dir, "perf.data")
 	args := recordArgs(in, data)
-	if progress != nil {
-		fmt.Fprintf(progress, "latscope: profiling %s for %s at %d Hz (perf %s)\n", target(in), in.Duration, in.Frequency, strings.Join(args, " "))
+	if status != nil {
+		fmt.Fprintf(status, "latscope: profiling %s for %s at %d Hz (perf %s)\n", target(in), in.Duration, in.Frequency, strings.Join(args, " "))
 	}
 	cmd := exec.CommandContext(ctx, "perf", args...)
 	var stderr bytes.Buffer
