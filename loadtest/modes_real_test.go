@@ -32,7 +32,7 @@ func traceHist(t *testing.T, event string) (*hist.Histogram, []float64) {
 	t.Helper()
 	ivs := sourcetest.ReadShared(t, oracle10046.Format(), traceDBM11106, source.Options{Events: []string{event}})
 	h := mergeAll(t, ivs)
-	data, err := os.ReadFile(testenv.SharedFile(t, traceDBM11106))
+	data, err := os.ReadFile(testenv.DataFile(t, traceDBM11106))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestFindModesIgnoresThinStretch(t *testing.T) {
 func TestFindModesOnEventHistogram(t *testing.T) {
 	const rel = "pylatencymap/example_latency_data.txt"
 	h := mergeAll(t, sourcetest.ReadShared(t, pylatencymap.Format(), rel, source.Options{}))
-	data, err := os.ReadFile(testenv.SharedFile(t, rel))
+	data, err := os.ReadFile(testenv.DataFile(t, rel))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -334,7 +334,7 @@ func TestWriterRefusesTooManyEdges(t *testing.T) {
 // independently of the interval helpers: by splitting lines, not by regexp.
 func countWaits(t testing.TB, rel string) (count, sum float64) {
 	t.Helper()
-	data, err := os.ReadFile(testenv.SharedFile(t, rel))
+	data, err := os.ReadFile(testenv.DataFile(t, rel))
 	if err != nil {
 		t.Fatal(err)
 	}

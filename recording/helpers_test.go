@@ -30,7 +30,7 @@ const exampleData = "pylatencymap/example_latency_data.txt"
 // as PyLatencyMap does.
 func exampleIntervals(t testing.TB, perInstance bool) []stream.Interval {
 	t.Helper()
-	path := testenv.SharedFile(t, exampleData)
+	path := testenv.DataFile(t, exampleData)
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +122,7 @@ func traceIntervals(t testing.TB, rel string, window time.Duration) []stream.Int
 // returns (an exact grid, or custom edges in µs).
 func traceIntervalsInto(t testing.TB, rel string, window time.Duration, newHist func() *hist.Histogram) []stream.Interval {
 	t.Helper()
-	path := testenv.SharedFile(t, rel)
+	path := testenv.DataFile(t, rel)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

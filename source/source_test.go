@@ -51,7 +51,7 @@ func TestOpenerDetectsEveryRealFile(t *testing.T) {
 		"trc10046/priitp2-trctools_19.x/lobs.trc":                         0,
 	}
 	for rel, minIntervals := range cases {
-		src, err := opener(nil).Open(context.Background(), testenv.SharedFile(t, rel))
+		src, err := opener(nil).Open(context.Background(), testenv.DataFile(t, rel))
 		if err != nil {
 			t.Errorf("%s: %v", rel, err)
 			continue
@@ -63,7 +63,7 @@ func TestOpenerDetectsEveryRealFile(t *testing.T) {
 }
 
 func TestOpenerUnwrapsGzip(t *testing.T) {
-	data, err := os.ReadFile(testenv.SharedFile(t, "pylatencymap/example_latency_data.txt"))
+	data, err := os.ReadFile(testenv.DataFile(t, "pylatencymap/example_latency_data.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestOpenerRejectsDirectoriesAndMissingFiles(t *testing.T) {
 func TestOpenerDetectsASlowPipeFromItsFirstLines(t *testing.T) {
 	// A live pipe (sqlplus | latscope) must be recognised as soon as its
 	// first record arrives, not after 64 KiB or EOF.
-	data, err := os.ReadFile(testenv.SharedFile(t, "pylatencymap/example_latency_data.txt"))
+	data, err := os.ReadFile(testenv.DataFile(t, "pylatencymap/example_latency_data.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestOpenerDetectsASlowPipeFromItsFirstLines(t *testing.T) {
 }
 
 func TestFollowReaderRestartsAfterTruncation(t *testing.T) {
-	data, err := os.ReadFile(testenv.SharedFile(t, "pylatencymap/example_latency_data.txt"))
+	data, err := os.ReadFile(testenv.DataFile(t, "pylatencymap/example_latency_data.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 package main
 
-// End-to-end tests: the real binary, built once, run on the real files in
-// ../shared/testdata as a user would run it.
+// End-to-end tests: the real binary, built once, run on the real files of
+// testdata/ as a user would run it.
 
 import (
 	"bytes"
@@ -106,7 +106,7 @@ func reportJSON(t *testing.T, args ...string) jsonReport {
 }
 
 func TestReportOracleEventHistogramRecords(t *testing.T) {
-	f := testenv.SharedFile(t, "pylatencymap/example_latency_data.txt")
+	f := testenv.DataFile(t, "pylatencymap/example_latency_data.txt")
 	rep := reportJSON(t, f)
 	if len(rep.Series) != 1 {
 		t.Fatalf("%d series, want 1", len(rep.Series))
@@ -138,7 +138,7 @@ func TestReportCalibrationFactors(t *testing.T) {
 		file   string
 		factor float64
 	}{{"calibration_data.txt", 1.5}, {"calibration_data_oracle.txt", 0.75}} {
-		rep := reportJSON(t, testenv.SharedFile(t, "pylatencymap/"+c.file))
+		rep := reportJSON(t, testenv.DataFile(t, "pylatencymap/"+c.file))
 		s := rep.Series[0]
 		want := 0.0
 		for n := 64.0; n <= 32768; n *= 2 {
@@ -156,7 +156,7 @@ func TestReportCalibrationFactors(t *testing.T) {
 }
 
 func TestReportTraceMatchesTKPROFCounts(t *testing.T) {
-	f := testenv.SharedFile(t, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc")
+	f := testenv.DataFile(t, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc")
 	rep := reportJSON(t, f)
 	want := map[string]float64{"db file sequential read": 176, "db file scattered read": 225, "direct path write temp": 941,
 		"direct path read temp": 941, "log file sync": 2, "SQL*Net message to client": 2, "SQL*Net message from client": 2}
@@ -179,8 +179,8 @@ func TestReportTraceMatchesTKPROFCounts(t *testing.T) {
 
 func TestTrcsessMergeEqualsItsParts(t *testing.T) {
 	dir := "trc10046/jkstill-trace-combine_12.2.0.1/"
-	merged := reportJSON(t, testenv.SharedFile(t, dir+"main_trcsess_output.trc"))
-	parts := reportJSON(t, testenv.SharedFile(t, dir+"js122a1_ora_9850.trc"), testenv.SharedFile(t, dir+"js122a1_ora_9854.trc"))
+	merged := reportJSON(t, testenv.DataFile(t, dir+"main_trcsess_output.trc"))
+	parts := reportJSON(t, testenv.DataFile(t, dir+"js122a1_ora_9850.trc"), testenv.DataFile(t, dir+"js122a1_ora_9854.trc"))
 	type tot struct{ n, sum float64 }
 	sums := func(r jsonReport) map[string]tot {
 		m := map[string]tot{}
@@ -202,7 +202,7 @@ func TestTrcsessMergeEqualsItsParts(t *testing.T) {
 
 func TestByFileKeepsSourcesApart(t *testing.T) {
 	dir := "trc10046/jkstill-trace-combine_12.2.0.1/"
-	rep := reportJSON(t, "--by", "file", testenv.SharedFile(t, dir+"js122a1_ora_9850.trc"), testenv.SharedFile(t, dir+"js122a1_ora_9854.trc"))
+	rep := reportJSON(t, "--by", "file", testenv.DataFile(t, dir+"js122a1_ora_9850.trc"), testenv.DataFile(t, dir+"js122a1_ora_9854.trc"))
 	sources := map[string]bool{}
 	for _, s := range rep.Series {
 		sources[filepath.Base(s.Source)] = true
@@ -213,7 +213,10 @@ func TestByFileKeepsSourcesApart(t *testing.T) {
 }
 
 func TestEveryTraceFileReads(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(testenv.SharedDataDir(t), "trc10046", "*", "*.trc"))
+	var files []string
+	for _, rel := range testenv.DataFiles(t, "trc10046/*/*.trc") {
+		files = append(files, testenv.DataFile(t, rel))
+	}
 	if len(files) < 10 {
 		t.Fatalf("found %d trace files", len(files))
 	}
@@ -246,7 +249,7 @@ func TestEveryTraceFileReads(t *testing.T) {
 }
 
 func TestHeatmapOncePlain(t *testing.T) {
-	f := testenv.SharedFile(t, "pylatencymap/example_latency_data.txt")
+	f := testenv.DataFile(t, "pylatencymap/example_latency_data.txt")
 	r := run(t, "", "heatmap", "--once", "--plain", f)
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
@@ -262,7 +265,7 @@ func TestHeatmapOncePlain(t *testing.T) {
 }
 
 func TestHeatmapPipeWithoutTerminalPrintsPlainFrames(t *testing.T) {
-	f := testenv.SharedFile(t, "trc10046/carymillsap-tracing-oracle_23.2/FREE_ora_39079.trc")
+	f := testenv.DataFile(t, "trc10046/carymillsap-tracing-oracle_23.2/FREE_ora_39079.trc")
 	r := run(t, "", "heatmap", "--speed", "1000", f)
 	if r.code != 0 || strings.Contains(r.stdout, "\x1b") || r.stdout == "" {
 		t.Errorf("exit %d, escapes %v, %d bytes", r.code, strings.Contains(r.stdout, "\x1b"), len(r.stdout))
@@ -270,7 +273,7 @@ func TestHeatmapPipeWithoutTerminalPrintsPlainFrames(t *testing.T) {
 }
 
 func TestHeatmapImages(t *testing.T) {
-	f := testenv.SharedFile(t, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc")
+	f := testenv.DataFile(t, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc")
 	dir := t.TempDir()
 	for _, ext := range []string{".html", ".svg", ".png"} {
 		out := filepath.Join(dir, "waits"+ext)
@@ -300,7 +303,7 @@ func TestHeatmapImages(t *testing.T) {
 
 func TestRecordReplayGivesTheSameReport(t *testing.T) {
 	for _, rel := range []string{"pylatencymap/example_latency_data.txt", "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc"} {
-		f := testenv.SharedFile(t, rel)
+		f := testenv.DataFile(t, rel)
 		rec := filepath.Join(t.TempDir(), "x.lsr")
 		if r := run(t, "", "record", f, "-o", rec); r.code != 0 {
 			t.Fatalf("record: exit %d: %s", r.code, r.stderr)
@@ -317,7 +320,7 @@ func TestRecordReplayGivesTheSameReport(t *testing.T) {
 }
 
 func TestStdinSource(t *testing.T) {
-	data, err := os.ReadFile(testenv.SharedFile(t, "pylatencymap/example_latency_data.txt"))
+	data, err := os.ReadFile(testenv.DataFile(t, "pylatencymap/example_latency_data.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +370,7 @@ func TestBadInputs(t *testing.T) {
 }
 
 func TestMalformedLinesAreReportedAndSkipped(t *testing.T) {
-	data, err := os.ReadFile(testenv.SharedFile(t, "pylatencymap/example_latency_data.txt"))
+	data, err := os.ReadFile(testenv.DataFile(t, "pylatencymap/example_latency_data.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,7 +424,7 @@ func TestIOTestProbeEndToEnd(t *testing.T) {
 }
 
 func TestFollowReadsAGrowingFile(t *testing.T) {
-	data, err := os.ReadFile(testenv.SharedFile(t, "pylatencymap/example_latency_data.txt"))
+	data, err := os.ReadFile(testenv.DataFile(t, "pylatencymap/example_latency_data.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,7 +453,7 @@ func TestFollowReadsAGrowingFile(t *testing.T) {
 // TestInteractiveTerminal drives the full-screen view in a real terminal
 // (tmux): keys switch series and maps, q quits with exit code 0.
 func TestInteractiveTerminal(t *testing.T) {
-	f := testenv.SharedFile(t, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc")
+	f := testenv.DataFile(t, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc")
 	statusFile := filepath.Join(t.TempDir(), "status")
 	term := startTerminal(t, binary+" heatmap "+f+"; echo $? > "+statusFile)
 	tm, waitFor := term.tmux, term.waitFor
@@ -479,7 +482,7 @@ func TestHeatmapMatrixJSONShowsTheCalibrationRates(t *testing.T) {
 		file   string
 		factor float64 // time waited per event, relative to the bucket value
 	}{{"calibration_data.txt", 1.5}, {"calibration_data_oracle.txt", 0.75}} {
-		r := run(t, "", "heatmap", "--format", "json", testenv.SharedFile(t, "pylatencymap/"+c.file))
+		r := run(t, "", "heatmap", "--format", "json", testenv.DataFile(t, "pylatencymap/"+c.file))
 		if r.code != 0 {
 			t.Fatalf("%s: exit %d %s", c.file, r.code, r.stderr)
 		}
@@ -522,7 +525,7 @@ func TestHeatmapMatrixJSONShowsTheCalibrationRates(t *testing.T) {
 }
 
 func TestConvertToARecordingAndBack(t *testing.T) {
-	f := testenv.SharedFile(t, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc")
+	f := testenv.DataFile(t, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc")
 	out := filepath.Join(t.TempDir(), "waits.lsr")
 	if r := run(t, "", "convert", f, "-o", out); r.code != 0 || !strings.Contains(r.stderr, "(latscope)") {
 		t.Fatalf("convert by extension: exit %d %s", r.code, r.stderr)
@@ -547,7 +550,7 @@ func TestPyLatencyMapRecordsOfRawDTraceAndSystemTap(t *testing.T) {
 	// from the raw text.
 	row := regexp.MustCompile(`^\s*(\d+)\s+\|[@ ]*\s+(\d+)\s*$`)
 	for _, c := range []struct{ file, unit string }{{"test_DTrace_data.txt", "ns"}, {"test_SystemTap_data.txt", "us"}} {
-		path := testenv.SharedFile(t, "pylatencymap/"+c.file)
+		path := testenv.DataFile(t, "pylatencymap/"+c.file)
 		data, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -593,7 +596,7 @@ var formatSamples = []struct{ format, path string }{
 
 func samplePath(t *testing.T, p string) string {
 	if rel, ok := strings.CutPrefix(p, "shared:"); ok {
-		return testenv.SharedFile(t, rel)
+		return testenv.DataFile(t, rel)
 	}
 	return filepath.Join(testenv.RepoRoot(t), p)
 }

@@ -20,8 +20,8 @@ import (
 )
 
 func TestCollapseReproducesStackcollapsePerf(t *testing.T) {
-	in := testenv.SharedFile(t, "flamegraph/FlameGraph-test/perf-iperf-stacks-pidtid-01.txt")
-	want, err := os.ReadFile(testenv.SharedFile(t, "flamegraph/FlameGraph-test/results/perf-iperf-stacks-pidtid-01-collapsed-tid.txt"))
+	in := testenv.DataFile(t, "flamegraph/FlameGraph-test/perf-iperf-stacks-pidtid-01.txt")
+	want, err := os.ReadFile(testenv.DataFile(t, "flamegraph/FlameGraph-test/results/perf-iperf-stacks-pidtid-01-collapsed-tid.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,8 +54,8 @@ func TestCollapseReproducesStackcollapsePerf(t *testing.T) {
 
 func TestFlameFromFoldedAndDiff(t *testing.T) {
 	dir := t.TempDir()
-	base := testenv.SharedFile(t, "flamegraph/FlameGraph-test/results/perf-vertx-stacks-01-collapsed-all.txt")
-	next := testenv.SharedFile(t, "flamegraph/FlameGraph-test/results/perf-vertx-stacks-01-collapsed-kernel.txt")
+	base := testenv.DataFile(t, "flamegraph/FlameGraph-test/results/perf-vertx-stacks-01-collapsed-all.txt")
+	next := testenv.DataFile(t, "flamegraph/FlameGraph-test/results/perf-vertx-stacks-01-collapsed-kernel.txt")
 	svgOut, htmlOut := filepath.Join(dir, "v.svg"), filepath.Join(dir, "d.html")
 	if r := run(t, "", "flame", base, "-o", svgOut, "--title", "vertx"); r.code != 0 || !strings.Contains(r.stderr, "wrote "+svgOut) {
 		t.Fatalf("flame -o svg: exit %d\n%s", r.code, r.stderr)

@@ -86,7 +86,7 @@ func TestOtherFormatsOrderAndNames(t *testing.T) {
 // fixtures) to all formats: each of ours is recognised as exactly its own
 // format, the 13 perf script inputs are claimed by none.
 func TestDetectRealInputs(t *testing.T) {
-	dtrace := testenv.SharedFile(t, "flamegraph/example-dtrace-stacks.txt")
+	dtrace := testenv.DataFile(t, "flamegraph/example-dtrace-stacks.txt")
 	cases := map[string]string{dtrace: "dtrace"}
 	for _, f := range []string{"bpftrace-kstack.txt", "bpftrace-comm-kstack-ustack.txt"} {
 		cases[filepath.Join("testdata", "others", f)] = "bpftrace"
@@ -94,22 +94,21 @@ func TestDetectRealInputs(t *testing.T) {
 	cases[filepath.Join("testdata", "others", "gdb-python-threads.txt")] = "gdb"
 	cases[filepath.Join("testdata", "others", "pstack-oracle-synthetic.txt")] = "gdb"
 	cases[filepath.Join("testdata", "others", "stap-synthetic.txt")] = "stap"
-	perfDir := filepath.Join(filepath.Dir(dtrace), "FlameGraph-test")
-	perf, _ := filepath.Glob(filepath.Join(perfDir, "*.txt"))
+	perf := testenv.DataFiles(t, "flamegraph/FlameGraph-test/*.txt")
 	if len(perf) != 13 {
-		t.Fatalf("%d perf inputs in %s, want 13", len(perf), perfDir)
+		t.Fatalf("%d perf inputs, want 13", len(perf))
 	}
 	for _, p := range perf {
-		cases[p] = ""
+		cases[testenv.DataFile(t, p)] = ""
 	}
 	// Folded: the expected outputs of stackcollapse-perf.pl, and our own
 	// collapse of the DTrace example.
-	results, _ := filepath.Glob(filepath.Join(perfDir, "results", "*.txt"))
+	results := testenv.DataFiles(t, "flamegraph/FlameGraph-test/results/*.txt")
 	if len(results) != 78 {
 		t.Fatalf("%d folded results, want 78", len(results))
 	}
 	for _, p := range results {
-		cases[p] = "folded"
+		cases[testenv.DataFile(t, p)] = "folded"
 	}
 	for path, want := range cases {
 		data, err := os.ReadFile(path)
@@ -144,11 +143,11 @@ func TestDetectRealInputs(t *testing.T) {
 // first lines.
 func TestDetectGrowingPrefix(t *testing.T) {
 	inputs := map[string]string{
-		testenv.SharedFile(t, "flamegraph/example-dtrace-stacks.txt"):             "dtrace",
-		testenv.SharedFile(t, "flamegraph/FlameGraph-test/perf-dd-stacks-01.txt"): "",
-		filepath.Join("testdata", "others", "gdb-python-threads.txt"):             "gdb",
-		filepath.Join("testdata", "others", "bpftrace-kstack.txt"):                "bpftrace",
-		filepath.Join("testdata", "others", "stap-synthetic.txt"):                 "stap",
+		testenv.DataFile(t, "flamegraph/example-dtrace-stacks.txt"):             "dtrace",
+		testenv.DataFile(t, "flamegraph/FlameGraph-test/perf-dd-stacks-01.txt"): "",
+		filepath.Join("testdata", "others", "gdb-python-threads.txt"):           "gdb",
+		filepath.Join("testdata", "others", "bpftrace-kstack.txt"):              "bpftrace",
+		filepath.Join("testdata", "others", "stap-synthetic.txt"):               "stap",
 	}
 	for path, want := range inputs {
 		data, err := os.ReadFile(path)
@@ -182,7 +181,7 @@ func TestDetectOtherInputs(t *testing.T) {
 		"pylatencymap/test_SystemTap_data.txt",
 		"trc10046/carymillsap-tracing-oracle_23.2",
 	} {
-		path := testenv.SharedFile(t, rel)
+		path := testenv.DataFile(t, rel)
 		if st, err := os.Stat(path); err == nil && st.IsDir() {
 			files, _ := filepath.Glob(filepath.Join(path, "*.trc"))
 			if len(files) == 0 {

@@ -15,7 +15,7 @@ import (
 // TestDTraceExample collapses FlameGraph's example-dtrace-stacks.txt (a
 // real ustack/stack aggregation from illumos) and pins its numbers.
 func TestDTraceExample(t *testing.T) {
-	data, err := os.ReadFile(testenv.SharedFile(t, "flamegraph/example-dtrace-stacks.txt"))
+	data, err := os.ReadFile(testenv.DataFile(t, "flamegraph/example-dtrace-stacks.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestDTraceExample(t *testing.T) {
 	if _, err := os.Stat(inferno); err != nil {
 		testenv.SkipOrFail(t, "inferno-collapse-dtrace not installed (cargo install inferno)")
 	}
-	want, err := exec.Command(inferno, testenv.SharedFile(t, "flamegraph/example-dtrace-stacks.txt")).Output()
+	want, err := exec.Command(inferno, testenv.DataFile(t, "flamegraph/example-dtrace-stacks.txt")).Output()
 	if err != nil {
 		t.Fatalf("inferno-collapse-dtrace: %v", err)
 	}
@@ -139,7 +139,7 @@ func TestDTraceBadInput(t *testing.T) {
 }
 
 func FuzzDTrace(f *testing.F) {
-	data, err := os.ReadFile(testenv.SharedFile(f, "flamegraph/example-dtrace-stacks.txt"))
+	data, err := os.ReadFile(testenv.DataFile(f, "flamegraph/example-dtrace-stacks.txt"))
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -13,12 +13,12 @@ import (
 // TestFoldedGoldens reads the 78 expected outputs of stackcollapse-perf.pl
 // (real folded text) and writes each back byte for byte.
 func TestFoldedGoldens(t *testing.T) {
-	dir := filepath.Join(filepath.Dir(testenv.SharedFile(t, "flamegraph/example-dtrace-stacks.txt")), "FlameGraph-test", "results")
-	files, _ := filepath.Glob(filepath.Join(dir, "*.txt"))
+	files := testenv.DataFiles(t, "flamegraph/FlameGraph-test/results/*.txt")
 	if len(files) != 78 {
 		t.Fatalf("%d goldens", len(files))
 	}
-	for _, path := range files {
+	for _, rel := range files {
+		path := testenv.DataFile(t, rel)
 		data, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)

@@ -36,7 +36,7 @@ var perfStale = map[string]bool{
 }
 
 func perfTestFile(t testing.TB, name string) string {
-	return testenv.SharedFile(t, filepath.Join("flamegraph", "FlameGraph-test", name))
+	return testenv.DataFile(t, filepath.Join("flamegraph", "FlameGraph-test", name))
 }
 
 // collapsePerfBytes collapses data and returns the folded output.

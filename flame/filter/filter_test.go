@@ -52,7 +52,7 @@ const iperfGolden = "flamegraph/FlameGraph-test/results/perf-iperf-stacks-pidtid
 func frameSet(frames string) []string { return strings.Split(frames, ";") }
 
 func TestIncludeExcludeOnRealGolden(t *testing.T) {
-	p := loadFolded(t, testenv.SharedFile(t, iperfGolden))
+	p := loadFolded(t, testenv.DataFile(t, iperfGolden))
 	if p.Len() != 106 || p.Total() != 200 {
 		t.Fatalf("golden: %d stacks, %d samples; want 106, 200", p.Len(), p.Total())
 	}
@@ -103,7 +103,7 @@ func TestIncludeExcludeOnRealGolden(t *testing.T) {
 }
 
 func TestFocusReRootsAtOutermostFrame(t *testing.T) {
-	p := loadFolded(t, testenv.SharedFile(t, iperfGolden))
+	p := loadFolded(t, testenv.DataFile(t, iperfGolden))
 	got := Focus(p, "entry_SYSCALL_64_fastpath")
 	want := flame.New()
 	for _, s := range p.InOrder() {

@@ -131,7 +131,7 @@ type frameResult struct {
 // search reports Go's Matched %, next/previous match zoom to matches, the
 // table's top self function and the sandwich's callers equal Go's.
 func TestBrowserVertx(t *testing.T) {
-	stacks := readFolded(t, testenv.SharedFile(t, vertxGolden))
+	stacks := readFolded(t, testenv.DataFile(t, vertxGolden))
 	p := profileOf(stacks, false)
 	const search = "netty.*flush"
 	re := regexp.MustCompile("(?i)" + search)

@@ -146,7 +146,7 @@ func compareMaps(t *testing.T, what string, got, want map[string]int64) {
 // stackcollapse-perf.pl golden: every frame's total and self, summed per
 // path, equal the folded file's.
 func TestEmbeddedDataVertx(t *testing.T) {
-	stacks := readFolded(t, testenv.SharedFile(t, vertxGolden))
+	stacks := readFolded(t, testenv.DataFile(t, vertxGolden))
 	page, d := pageOf(t, profileOf(stacks, false), Options{Subtitle: "vertx"})
 	wantT, wantS, _ := expectedPaths(stacks)
 	gotT, gotS, _ := pathTotals(t, d)

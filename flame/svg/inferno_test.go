@@ -65,13 +65,13 @@ func geometryInputs(t *testing.T) map[string][]byte {
 		"perf-numa-stacks-01-collapsed-pid.txt", "perf-js-stacks-01-collapsed-all.txt",
 		"perf-rust-Yamakaky-dcpu-collapsed-addrs.txt", "perf-mirageos-stacks-01-collapsed-all.txt",
 	} {
-		b, err := os.ReadFile(testenv.SharedFile(t, "flamegraph/FlameGraph-test/results/"+name))
+		b, err := os.ReadFile(testenv.DataFile(t, "flamegraph/FlameGraph-test/results/"+name))
 		if err != nil {
 			t.Fatal(err)
 		}
 		inputs[name] = b
 	}
-	dtrace := testenv.SharedFile(t, "flamegraph/example-dtrace-stacks.txt")
+	dtrace := testenv.DataFile(t, "flamegraph/example-dtrace-stacks.txt")
 	out, err := exec.Command(inferno(t, "inferno-collapse-dtrace"), dtrace).Output()
 	if err != nil {
 		t.Fatalf("inferno-collapse-dtrace: %v", err)
@@ -190,7 +190,7 @@ func compareSVG(t *testing.T, label string, got, want parsed) int {
 // stack doubled, every fifth removed, one added).
 func TestDiffEqualsInferno(t *testing.T) {
 	bin := inferno(t, "inferno-flamegraph")
-	base := readFoldedFile(t, testenv.SharedFile(t, "flamegraph/FlameGraph-test/results/perf-vertx-stacks-01-collapsed-all.txt"))
+	base := readFoldedFile(t, testenv.DataFile(t, "flamegraph/FlameGraph-test/results/perf-vertx-stacks-01-collapsed-all.txt"))
 	var in strings.Builder
 	for i, s := range base.Sorted() {
 		n := s.Count

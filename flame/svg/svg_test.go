@@ -65,7 +65,7 @@ func TestBadOptions(t *testing.T) {
 // tooltip against an independent sum of the file's counts, the titles
 // and that every palette gives well-formed XML.
 func TestRealProfile(t *testing.T) {
-	path := testenv.SharedFile(t, "flamegraph/FlameGraph-test/results/perf-vertx-stacks-01-collapsed-all.txt")
+	path := testenv.DataFile(t, "flamegraph/FlameGraph-test/results/perf-vertx-stacks-01-collapsed-all.txt")
 	p := readFoldedFile(t, path)
 	var sum int64
 	for _, line := range strings.Split(strings.TrimSpace(string(mustRead(t, path))), "\n") {

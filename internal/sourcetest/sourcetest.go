@@ -88,7 +88,7 @@ func CheckInterval(t testing.TB, iv stream.Interval) {
 // file must read without errors or malformed lines.
 func ReadShared(t testing.TB, f source.Format, rel string, opts source.Options) []stream.Interval {
 	t.Helper()
-	data, err := os.ReadFile(testenv.SharedFile(t, rel))
+	data, err := os.ReadFile(testenv.DataFile(t, rel))
 	if err != nil {
 		t.Fatal(err)
 	}

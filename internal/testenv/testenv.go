@@ -40,41 +40,25 @@ func RepoRoot(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	root, ok := findRoot(dir)
+	if !ok {
+		t.Fatal("go.mod not found above the test's directory")
+	}
+	return root
+}
+
+// findRoot returns the nearest directory at or above dir holding go.mod.
+func findRoot(dir string) (string, bool) {
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
+			return dir, true
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Fatal("go.mod not found above the test's directory")
+			return "", false
 		}
 		dir = parent
 	}
-}
-
-// SharedDataDir returns the shared real-data directory: $LATSCOPE_TESTDATA,
-// else ../shared/testdata beside the repository.
-func SharedDataDir(t testing.TB) string {
-	t.Helper()
-	dir := os.Getenv("LATSCOPE_TESTDATA")
-	if dir == "" {
-		dir = filepath.Join(RepoRoot(t), "..", "shared", "testdata")
-	}
-	if _, err := os.Stat(dir); err != nil {
-		SkipOrFail(t, "real test data not found at %s (set LATSCOPE_TESTDATA)", dir)
-	}
-	return dir
-}
-
-// SharedFile returns the path of a file in the shared real-data directory,
-// e.g. SharedFile(t, "pylatencymap/example_latency_data.txt").
-func SharedFile(t testing.TB, rel string) string {
-	t.Helper()
-	p := filepath.Join(SharedDataDir(t), rel)
-	if _, err := os.Stat(p); err != nil {
-		SkipOrFail(t, "real test file %s not found", p)
-	}
-	return p
 }
 
 // Chromium returns Debian's headless-capable Chromium for browser tests;

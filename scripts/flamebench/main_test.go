@@ -39,12 +39,12 @@ func TestParseFlags(t *testing.T) {
 // holding a line that is not a '#' header comment (the header comments are
 // followed by the first sample without a blank line).
 func TestCountSamples(t *testing.T) {
-	dir := filepath.Dir(testenv.SharedFile(t, "flamegraph/FlameGraph-test/perf-dd-stacks-01.txt"))
-	files, err := filepath.Glob(filepath.Join(dir, "perf-*.txt"))
-	if err != nil || len(files) != 13 {
-		t.Fatalf("%d perf script inputs in %s (%v), want 13", len(files), dir, err)
+	files := testenv.DataFiles(t, "flamegraph/FlameGraph-test/perf-*.txt")
+	if len(files) != 13 {
+		t.Fatalf("%d perf script inputs, want 13", len(files))
 	}
-	for _, f := range files {
+	for _, rel := range files {
+		f := testenv.DataFile(t, rel)
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -70,7 +70,7 @@ func TestCountSamples(t *testing.T) {
 	// perf-java-stacks-02.txt, from an old perf that did not indent the
 	// frames, 2 samples (2 "cycles:" headers).
 	for name, want := range map[string]int64{"perf-dd-stacks-01.txt": 11, "perf-java-stacks-02.txt": 2} {
-		if n, err := countSamplesFile(filepath.Join(dir, name)); n != want || err != nil {
+		if n, err := countSamplesFile(testenv.DataFile(t, "flamegraph/FlameGraph-test/"+name)); n != want || err != nil {
 			t.Errorf("%s: %d samples, %v; want %d", name, n, err, want)
 		}
 	}

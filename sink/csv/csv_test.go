@@ -221,7 +221,7 @@ func TestTraceTotalsEqualTheTrace(t *testing.T) {
 
 func waitTotals(t testing.TB, rel string) (count, sum map[string]float64) {
 	t.Helper()
-	data, err := os.ReadFile(testenv.SharedFile(t, rel))
+	data, err := os.ReadFile(testenv.DataFile(t, rel))
 	if err != nil {
 		t.Fatal(err)
 	}

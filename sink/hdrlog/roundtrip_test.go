@@ -163,7 +163,7 @@ func totalCount(ivs []stream.Interval) float64 {
 // clock): latscope → hdrlog → latscope gives back every interval, bucket
 // count and sum; the total is the trace's WAIT line count.
 func TestRoundTripOracle10046(t *testing.T) {
-	path := testenv.SharedFile(t, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc")
+	path := testenv.DataFile(t, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc")
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -192,7 +192,7 @@ func TestRoundTripOracle10046(t *testing.T) {
 // the total is 1,237,243 waits (pylatencymap's own test derives it from the
 // file's first and last records).
 func TestRoundTripPyLatencyMap(t *testing.T) {
-	path := testenv.SharedFile(t, "pylatencymap/example_latency_data.txt")
+	path := testenv.DataFile(t, "pylatencymap/example_latency_data.txt")
 	ivs := readThrough(t, pylatencymap.Format(), path, source.Options{})
 	if totalCount(ivs) != 1237243 {
 		t.Fatalf("source read %g waits", totalCount(ivs))
@@ -271,7 +271,7 @@ func TestRoundTripEdgeCases(t *testing.T) {
 // written 10046 log line by line, with our tags, every event, and every
 // HDR bucket inside the latscope bucket it stands for.
 func TestLibraryReadsOurLog(t *testing.T) {
-	path := testenv.SharedFile(t, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc")
+	path := testenv.DataFile(t, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc")
 	ivs := readThrough(t, oracle10046.Format(), path, source.Options{Location: time.UTC, Interval: time.Second})
 	log, _ := writeLog(t, ivs)
 	lr := hdr.NewHistogramLogReader(bytes.NewReader(log))

@@ -316,7 +316,7 @@ func TestTraceTotalsEqualTheTrace(t *testing.T) {
 // waitTotals counts WAIT lines and their ela per event by splitting lines.
 func waitTotals(t testing.TB, rel string) (count, sum map[string]float64) {
 	t.Helper()
-	data, err := os.ReadFile(testenv.SharedFile(t, rel))
+	data, err := os.ReadFile(testenv.DataFile(t, rel))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -194,7 +194,7 @@ func findSeries(iv stream.Interval, k stream.Key) *hist.Histogram {
 
 func readShared(t *testing.T, f source.Format, rel string, opts source.Options) []stream.Interval {
 	t.Helper()
-	fh, err := os.Open(testenv.SharedFile(t, rel))
+	fh, err := os.Open(testenv.DataFile(t, rel))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,15 +78,11 @@ func TestDetectPrefixes(t *testing.T) {
 // TestDetectRealFilesOfOtherFormats: no real file of the shared test data
 // (PyLatencyMap records, 10046 traces, DTrace stacks, ...) is claimed.
 func TestDetectRealFilesOfOtherFormats(t *testing.T) {
-	dir := testenv.SharedDataDir(t)
 	n := 0
-	err := filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
-		if err != nil || info.IsDir() {
-			return err
-		}
+	testenv.WalkData(t, func(path string) {
 		f, err := os.Open(path)
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
 		defer f.Close()
 		prefix := make([]byte, 64<<10)
@@ -97,11 +93,7 @@ func TestDetectRealFilesOfOtherFormats(t *testing.T) {
 		if v == source.Yes || (k >= detectGiveUp && v != source.No) {
 			t.Errorf("%s: Detect %v, want No", path, v)
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if n < 10 {
 		t.Errorf("only %d shared files checked", n)
 	}
@@ -132,7 +124,7 @@ func TestOpenerPicksAWR(t *testing.T) {
 			t.Errorf("%s: %d intervals, err %v", file, n, err)
 		}
 	}
-	src, err := op.Open(context.Background(), testenv.SharedFile(t, "pylatencymap/example_latency_data.txt"))
+	src, err := op.Open(context.Background(), testenv.DataFile(t, "pylatencymap/example_latency_data.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

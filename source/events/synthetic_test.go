@@ -1,9 +1,7 @@
 package events
 
 import (
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -202,16 +200,13 @@ func TestOraWaitDay(t *testing.T) {
 // TestDetectOthers: real files of other formats are not claimed.
 func TestDetectOthers(t *testing.T) {
 	var paths []string
-	for _, dir := range []string{"pylatencymap", "trc10046"} {
-		_ = filepath.WalkDir(filepath.Join(testenv.SharedDataDir(t), dir), func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() {
-				paths = append(paths, p)
-			}
-			return nil
-		})
+	for _, pattern := range []string{"pylatencymap/*", "trc10046/*/*"} {
+		for _, rel := range testenv.DataFiles(t, pattern) {
+			paths = append(paths, testenv.DataFile(t, rel))
+		}
 	}
-	if len(paths) == 0 {
-		testenv.SkipOrFail(t, "no shared test data")
+	if len(paths) < 10 {
+		t.Fatalf("only %d real files", len(paths))
 	}
 	for _, p := range paths {
 		data, err := os.ReadFile(p)

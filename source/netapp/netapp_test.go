@@ -3,7 +3,6 @@ package netapp
 import (
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -320,7 +319,7 @@ func TestDetect(t *testing.T) {
 		"pylatencymap/example_latency_data.txt", "pylatencymap/test_DTrace_data.txt",
 		"pylatencymap/test_SystemTap_data.txt", "pylatencymap/calibration_data.txt",
 	} {
-		data, err := os.ReadFile(testenv.SharedFile(t, rel))
+		data, err := os.ReadFile(testenv.DataFile(t, rel))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -328,8 +327,8 @@ func TestDetect(t *testing.T) {
 			t.Errorf("Detect(%s) = Yes", rel)
 		}
 	}
-	traces, _ := filepath.Glob(filepath.Join(testenv.SharedDataDir(t), "trc10046", "*.trc"))
-	for _, p := range traces {
+	for _, rel := range testenv.DataFiles(t, "trc10046/*/*.trc") {
+		p := testenv.DataFile(t, rel)
 		data, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)

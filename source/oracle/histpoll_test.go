@@ -32,7 +32,7 @@ type realPoll struct {
 
 func readRealPolls(t *testing.T) []realPoll {
 	t.Helper()
-	f, err := os.Open(testenv.SharedFile(t, "pylatencymap/example_latency_data.txt"))
+	f, err := os.Open(testenv.DataFile(t, "pylatencymap/example_latency_data.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

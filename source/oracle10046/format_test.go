@@ -74,7 +74,7 @@ func TestOpenerRecognisesTraces(t *testing.T) {
 	if err == nil {
 		t.Fatalf("opened a missing file: %v", src)
 	}
-	path := testenv.SharedFile(t, fileS000)
+	path := testenv.DataFile(t, fileS000)
 	src, err = o.Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)

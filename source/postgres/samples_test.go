@@ -92,12 +92,10 @@ func TestEventFilterKeepsOnlyTheTotal(t *testing.T) {
 }
 
 func TestOtherFormatsAreNotClaimed(t *testing.T) {
-	shared := testenv.SharedDataDir(t)
-	files, _ := filepath.Glob(filepath.Join(shared, "*", "*"))
-	traces, _ := filepath.Glob(filepath.Join(shared, "trc10046", "*", "*"))
-	files = append(files, traces...)
+	var files []string
+	testenv.WalkData(t, func(p string) { files = append(files, p) })
 	if len(files) < 10 {
-		t.Fatalf("only %d shared files", len(files))
+		t.Fatalf("only %d real files", len(files))
 	}
 	for _, p := range files {
 		b, err := os.ReadFile(p)

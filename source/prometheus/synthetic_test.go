@@ -2,9 +2,7 @@ package prometheus
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -191,10 +189,7 @@ func TestDetect(t *testing.T) {
 	if got := Detect([]byte("# TYPE x_seconds nonsense\n" + strings.Repeat("x 1\n", 1100))); got != source.No {
 		t.Errorf("Detect(4 KiB without a real TYPE line) = %v", got)
 	}
-	_ = filepath.WalkDir(testenv.SharedDataDir(t), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil
-		}
+	testenv.WalkData(t, func(p string) {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
@@ -202,7 +197,6 @@ func TestDetect(t *testing.T) {
 		if Detect(data[:min(len(data), 64<<10)]) == source.Yes {
 			t.Errorf("Detect(%s) = Yes", p)
 		}
-		return nil
 	})
 }
 

@@ -26,7 +26,7 @@ var realFiles = []string{
 // without overlap on one kind of clock.
 func FuzzParse(f *testing.F) {
 	for _, rel := range realFiles {
-		data, err := os.ReadFile(testenv.SharedFile(f, rel))
+		data, err := os.ReadFile(testenv.DataFile(f, rel))
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -64,7 +64,7 @@ func FuzzParse(f *testing.F) {
 }
 
 func BenchmarkParse(b *testing.B) {
-	data, err := os.ReadFile(testenv.SharedFile(b, "pylatencymap/example_latency_data.txt"))
+	data, err := os.ReadFile(testenv.DataFile(b, "pylatencymap/example_latency_data.txt"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -50,7 +50,7 @@ func runString(t testing.TB, input string, opts source.Options) result {
 // runShared reads a real file from the shared test data.
 func runShared(t testing.TB, rel string, opts source.Options) result {
 	t.Helper()
-	f, err := os.Open(testenv.SharedFile(t, rel))
+	f, err := os.Open(testenv.DataFile(t, rel))
 	if err != nil {
 		t.Fatal(err)
 	}

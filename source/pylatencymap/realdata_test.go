@@ -230,7 +230,7 @@ func TestDetect(t *testing.T) {
 		"pylatencymap/test_DTrace_data.txt",
 		"pylatencymap/test_SystemTap_data.txt",
 	} {
-		data, err := os.ReadFile(testenv.SharedFile(t, rel))
+		data, err := os.ReadFile(testenv.DataFile(t, rel))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -243,7 +243,7 @@ func TestDetect(t *testing.T) {
 			t.Errorf("%s cut inside <begin record>: %v, want NeedMore", rel, v)
 		}
 	}
-	trace, err := os.ReadFile(testenv.SharedFile(t, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc"))
+	trace, err := os.ReadFile(testenv.DataFile(t, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func TestDetect(t *testing.T) {
 
 // The format is found by detection through the core Opener, as the CLI does.
 func TestOpenerDetectsRealFile(t *testing.T) {
-	path := testenv.SharedFile(t, "pylatencymap/calibration_data_oracle.txt")
+	path := testenv.DataFile(t, "pylatencymap/calibration_data_oracle.txt")
 	diag := source.NewDiagnostics(nil, 5)
 	o := &source.Opener{Formats: []source.Format{Format()}, Diag: diag}
 	src, err := o.Open(context.Background(), path)

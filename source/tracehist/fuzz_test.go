@@ -25,7 +25,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(data[:min(len(data), 3000)], uint8(0))
 	}
 	for _, rel := range []string{"pylatencymap/test_DTrace_data.txt", "pylatencymap/test_SystemTap_data.txt"} {
-		data, err := os.ReadFile(testenv.SharedFile(f, rel))
+		data, err := os.ReadFile(testenv.DataFile(f, rel))
 		if err != nil {
 			f.Fatal(err)
 		}

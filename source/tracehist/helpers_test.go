@@ -109,7 +109,7 @@ func readTestdata(t testing.TB, name string) string {
 // readShared returns a file of the shared real test data.
 func readShared(t testing.TB, rel string) string {
 	t.Helper()
-	data, err := os.ReadFile(testenv.SharedFile(t, rel))
+	data, err := os.ReadFile(testenv.DataFile(t, rel))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func traceRecording(t *testing.T, rel string) (*stream.Recording, *source.Diagno
 	diag := source.NewDiagnostics(nil, 5)
 	op := &source.Opener{Formats: []source.Format{oracle10046.Format()}, Diag: diag,
 		Options: source.Options{Location: time.FixedZone("CET", 3600)}}
-	src, err := op.Open(context.Background(), testenv.SharedFile(t, rel))
+	src, err := op.Open(context.Background(), testenv.DataFile(t, rel))
 	if err != nil {
 		t.Fatal(err)
 	}

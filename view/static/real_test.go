@@ -19,7 +19,7 @@ import (
 // ordered by time as the driver hands intervals to Write.
 func readReal(t *testing.T, open func(source.Input, source.Options) (source.Source, error), rel string) []stream.Interval {
 	t.Helper()
-	path := testenv.SharedFile(t, rel)
+	path := testenv.DataFile(t, rel)
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)

@@ -11,8 +11,7 @@ import (
 
 // The tests here use SYNTHETIC intervals built in code, with known events,
 // so that every cell, label and footer number can be checked by hand;
-// end-to-end tests on the real files of /work/shared/testdata live with the
-// driver.
+// end-to-end tests on the real files of testdata/ live with cmd/latscope.
 
 // cest is a fixed zone so that dates print with an offset.
 var cest = time.FixedZone("CEST", 2*3600)
