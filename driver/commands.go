@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/recording"
-	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 	"github.com/latscope/latscope/view/heatmap"
 	"github.com/latscope/latscope/view/report"
@@ -42,7 +41,7 @@ func Report(ctx context.Context, rc ReportConfig) error {
 	o.finish(rc.Stderr)
 	r := report.Build(rec, o.diag)
 	for _, src := range o.sources {
-		if s, ok := src.(source.Sampler); ok {
+		if s, ok := src.(stream.Sampler); ok {
 			r.AddSampler(src.Name(), o.stats.Fill(s.SamplerStats()))
 		}
 	}

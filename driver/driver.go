@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/recording"
 	"github.com/latscope/latscope/sink"
 	csvsink "github.com/latscope/latscope/sink/csv"
@@ -79,7 +80,7 @@ func Probes() []source.Probe {
 type opened struct {
 	sources []source.Source
 	live    bool
-	diag    *source.Diagnostics
+	diag    *input.Diagnostics
 	prog    *progress
 	stats   *StatsReporter // --stats; nil when off
 }
@@ -90,7 +91,7 @@ func (c *Config) open(ctx context.Context) (*opened, error) {
 		return nil, errors.New("no SOURCE given (a file, - for stdin, or a probe such as iotest:DIR)")
 	}
 	prog := newProgress(c.Stderr, c.StderrTTY)
-	diag := source.NewDiagnostics(prog.messages(), source.DefaultReportLimit)
+	diag := input.NewDiagnostics(prog.messages(), input.DefaultReportLimit)
 	o := &opened{diag: diag, prog: prog}
 	opts := c.Read
 	if opts.Progress == nil {

@@ -17,7 +17,7 @@ import (
 	"github.com/latscope/latscope/flame/filter"
 	flamehtml "github.com/latscope/latscope/flame/html"
 	"github.com/latscope/latscope/flame/svg"
-	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/input"
 )
 
 // StackFilters are the in-tool replacements for grep and sed in stack
@@ -86,7 +86,7 @@ func writeFlame(ctx context.Context, fc FlameConfig) error {
 		return err
 	}
 	prog := newProgress(fc.Stderr, fc.StderrTTY)
-	diag := source.NewDiagnostics(prog.messages(), source.DefaultReportLimit)
+	diag := input.NewDiagnostics(prog.messages(), input.DefaultReportLimit)
 	p, err := fc.profile(ctx, diag, prog)
 	diag.PrintSummary(fc.Stderr)
 	if err != nil {
@@ -110,7 +110,7 @@ func writeFlame(ctx context.Context, fc FlameConfig) error {
 }
 
 // profile loads the inputs, or BASE and NEW of a differential.
-func (fc FlameConfig) profile(ctx context.Context, diag *source.Diagnostics, prog *progress) (*flame.Profile, error) {
+func (fc FlameConfig) profile(ctx context.Context, diag *input.Diagnostics, prog *progress) (*flame.Profile, error) {
 	in := fc.Input
 	if fc.Filters.DB != "" {
 		in.Options.FrameHook = decode.MarkFrame(fc.Filters.DB)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/latscope/latscope/flame"
 	"github.com/latscope/latscope/flame/collapse"
-	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/input"
 )
 
 // StackInput says where sampled stacks come from: files (perf.data, perf
@@ -47,7 +47,7 @@ const detectPrefix = 64 << 10
 
 // loadProfile collapses every input into one profile, showing how far
 // big files have been read on a terminal.
-func loadProfile(ctx context.Context, in StackInput, stdin io.Reader, diag *source.Diagnostics, prog *progress) (*flame.Profile, error) {
+func loadProfile(ctx context.Context, in StackInput, stdin io.Reader, diag *input.Diagnostics, prog *progress) (*flame.Profile, error) {
 	p := flame.New()
 	if in.TimeOrder {
 		p = flame.NewTimeOrdered()
@@ -72,7 +72,7 @@ func loadProfile(ctx context.Context, in StackInput, stdin io.Reader, diag *sour
 
 // collapseFile reads one input: perf.data through `perf script`, anything
 // else (gzip unwrapped) through the detected or forced collapser.
-func collapseFile(ctx context.Context, name string, in StackInput, stdin io.Reader, diag *source.Diagnostics, prog *progress, p *flame.Profile) error {
+func collapseFile(ctx context.Context, name string, in StackInput, stdin io.Reader, diag *input.Diagnostics, prog *progress, p *flame.Profile) error {
 	var r io.Reader = stdin
 	if name != "-" {
 		f, err := os.Open(name)
@@ -94,7 +94,7 @@ func collapseFile(ctx context.Context, name string, in StackInput, stdin io.Read
 		}
 		return perfScript(ctx, name, in, diag, p)
 	}
-	br, err := source.Decompressed(name, br, detectPrefix)
+	br, err := input.Decompressed(name, br, detectPrefix)
 	if err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func stackFormat(name, forced string, br *bufio.Reader) (collapse.Format, error)
 		return collapse.Format{}, fmt.Errorf("%s: empty input: no stacks", name)
 	}
 	f, v := collapse.Detect(formats, prefix)
-	if v != source.Yes {
+	if v != input.Yes {
 		return collapse.Format{}, fmt.Errorf("%s: not a stack format latscope knows (%s); force one with the format word, e.g. `latscope collapse perf %s`",
 			name, formatNames(formats), name)
 	}
@@ -142,7 +142,7 @@ func formatNames(formats []collapse.Format) string {
 
 // perfScript runs `perf script` on a perf.data file and collapses its
 // output as it streams (memory bounded by distinct stacks).
-func perfScript(ctx context.Context, file string, in StackInput, diag *source.Diagnostics, p *flame.Profile) error {
+func perfScript(ctx context.Context, file string, in StackInput, diag *input.Diagnostics, p *flame.Profile) error {
 	args := []string{"script", "-i", file}
 	if in.Options.PID || in.Options.TID {
 		args = append(args, "-F", "+pid")
@@ -173,7 +173,7 @@ func perfScript(ctx context.Context, file string, in StackInput, diag *source.Di
 // recordLive runs `perf record` on a process or every CPU for the
 // duration, then collapses the recording; the temporary perf.data is
 // removed whatever happens.
-func recordLive(ctx context.Context, in StackInput, diag *source.Diagnostics, status io.Writer, p *flame.Profile) error {
+func recordLive(ctx context.Context, in StackInput, diag *input.Diagnostics, status io.Writer, p *flame.Profile) error {
 	dir, err := os.MkdirTemp("", "latscope-flame-")
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/recording"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/source/iotest"
@@ -40,7 +41,7 @@ func IOTest(ctx context.Context, c IOTestConfig) error {
 	}
 	defer holdProcessors(iotest.ProcsNeeded(c.Test))()
 	prog := newProgress(c.Stderr, c.StderrTTY)
-	diag := source.NewDiagnostics(prog.messages(), source.DefaultReportLimit)
+	diag := input.NewDiagnostics(prog.messages(), input.DefaultReportLimit)
 	opts := c.Read
 	opts.Progress = prog.statusLines()
 	test := iotest.New(c.Test, opts, diag)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/loadtest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/source/nettest"
@@ -66,7 +67,7 @@ type NetClientConfig struct {
 func NetClient(ctx context.Context, c NetClientConfig) error {
 	defer holdProcessors(max(c.Test.Connections, 1) + 1)()
 	prog := newProgress(c.Stderr, c.StderrTTY)
-	diag := source.NewDiagnostics(prog.messages(), source.DefaultReportLimit)
+	diag := input.NewDiagnostics(prog.messages(), input.DefaultReportLimit)
 	test := nettest.New(c.Test, diag)
 	o := &opened{sources: []source.Source{test}, live: true, diag: diag, prog: prog}
 	tee, closeRecord, err := openRecorder(c.Record, c.Stderr)

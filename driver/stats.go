@@ -40,7 +40,7 @@ type StatsReporter struct {
 
 type namedSampler struct {
 	name string
-	s    source.Sampler
+	s    stream.Sampler
 }
 
 // statsClock is where the reporter reads time, CPU and memory (fixed in
@@ -55,7 +55,7 @@ type statsClock struct {
 var processClock = statsClock{now: time.Now, cpu: pace.ProcessCPU, rss: residentBytes}
 
 // NewStatsReporter starts counting from now for srcs; those implementing
-// source.Sampler contribute their polling rate and capture ratio.
+// stream.Sampler contribute their polling rate and capture ratio.
 func NewStatsReporter(srcs []source.Source) *StatsReporter {
 	return newStatsReporter(srcs, processClock)
 }
@@ -63,7 +63,7 @@ func NewStatsReporter(srcs []source.Source) *StatsReporter {
 func newStatsReporter(srcs []source.Source, clock statsClock) *StatsReporter {
 	r := &StatsReporter{clock: clock, start: clock.now(), cpuStart: clock.cpu()}
 	for _, src := range srcs {
-		if s, ok := src.(source.Sampler); ok {
+		if s, ok := src.(stream.Sampler); ok {
 			r.samplers = append(r.samplers, namedSampler{name: src.Name(), s: s})
 		}
 	}
@@ -97,7 +97,7 @@ func (r *StatsReporter) CPUSeconds() float64 {
 
 // Fill returns st with CPUSeconds set, for the report JSON's "source"
 // object (st unchanged when --stats is off).
-func (r *StatsReporter) Fill(st source.SamplerStats) source.SamplerStats {
+func (r *StatsReporter) Fill(st stream.SamplerStats) stream.SamplerStats {
 	if r == nil {
 		return st
 	}

@@ -18,14 +18,14 @@ import (
 // packages).
 type fakeSampler struct {
 	name  string
-	stats source.SamplerStats
+	stats stream.SamplerStats
 }
 
 func (f *fakeSampler) Name() string { return f.name }
 func (f *fakeSampler) Run(ctx context.Context, emit func(stream.Interval) error) error {
 	return nil
 }
-func (f *fakeSampler) SamplerStats() source.SamplerStats { return f.stats }
+func (f *fakeSampler) SamplerStats() stream.SamplerStats { return f.stats }
 
 // plainSource is a live source that is not a sampler (like iotest:).
 type plainSource struct{}
@@ -75,7 +75,7 @@ func intervalWith(t *testing.T, n, m int) stream.Interval {
 
 func TestStatsReporterLine(t *testing.T) {
 	ratio := 0.9944
-	s := &fakeSampler{name: "mysql://u@h:3306/", stats: source.SamplerStats{Kind: "k", PollsPerSecond: 99.84, CaptureRatio: &ratio}}
+	s := &fakeSampler{name: "mysql://u@h:3306/", stats: stream.SamplerStats{Kind: "k", PollsPerSecond: 99.84, CaptureRatio: &ratio}}
 	c := &fixedClock{now: time.Unix(1700000000, 0), cpu: 3 * time.Second, rss: 24<<20 + 100}
 	r := newStatsReporter([]source.Source{s, plainSource{}}, c.clock())
 	// CPU before the reporter started (3 s) is not counted.
@@ -97,8 +97,8 @@ func TestStatsReporterLine(t *testing.T) {
 }
 
 func TestStatsReporterSeveralSamplersAndUnknowns(t *testing.T) {
-	one := &fakeSampler{name: "postgres://a", stats: source.SamplerStats{PollsPerSecond: 50}}
-	two := &fakeSampler{name: "mysql://b", stats: source.SamplerStats{PollsPerSecond: 200, Missed: 7}}
+	one := &fakeSampler{name: "postgres://a", stats: stream.SamplerStats{PollsPerSecond: 50}}
+	two := &fakeSampler{name: "mysql://b", stats: stream.SamplerStats{PollsPerSecond: 200, Missed: 7}}
 	c := &fixedClock{now: time.Unix(0, 0), rss: -1}
 	r := newStatsReporter([]source.Source{one, two}, c.clock())
 	if got, want := r.Line(), "latscope stats: 0.0 s, CPU 0.00 s, postgres://a 50.0 polls/s, mysql://b 200.0 polls/s, mysql://b missed 7"; got != want {
@@ -114,7 +114,7 @@ func TestStatsReporterSeveralSamplersAndUnknowns(t *testing.T) {
 func TestStatsReporterNilIsOff(t *testing.T) {
 	var r *StatsReporter
 	r.Observe(intervalWith(t, 1, 1))
-	st := source.SamplerStats{PollsPerSecond: 3}
+	st := stream.SamplerStats{PollsPerSecond: 3}
 	if r.Fill(st) != st || r.Line() != "" || r.CPUSeconds() != 0 {
 		t.Errorf("nil reporter did something")
 	}

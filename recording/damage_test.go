@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -24,9 +25,9 @@ func smallRecording(t testing.TB) ([]stream.Interval, []byte) {
 
 // replayBytes replays a recording through the Format's source, as latscope
 // would, and returns the intervals and the problems reported.
-func replayBytes(t testing.TB, data []byte, opts source.Options) ([]stream.Interval, []source.Problem, error) {
+func replayBytes(t testing.TB, data []byte, opts source.Options) ([]stream.Interval, []input.Problem, error) {
 	t.Helper()
-	diag := source.NewDiagnostics(nil, 10)
+	diag := input.NewDiagnostics(nil, 10)
 	src, err := Format().Open(source.Input{Name: "rec.lsr", Reader: bytes.NewReader(data), Diag: diag}, opts)
 	if err != nil {
 		return nil, nil, err
@@ -36,7 +37,7 @@ func replayBytes(t testing.TB, data []byte, opts source.Options) ([]stream.Inter
 		got = append(got, iv)
 		return nil
 	})
-	var problems []source.Problem
+	var problems []input.Problem
 	for _, p := range diag.Problems() {
 		problems = append(problems, p.First...)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -23,15 +24,15 @@ func Format() source.Format {
 	}
 }
 
-func detect(prefix []byte) source.Verdict {
+func detect(prefix []byte) input.Verdict {
 	n := min(len(prefix), len(Magic))
 	switch {
 	case string(prefix[:n]) != Magic[:n]:
-		return source.No
+		return input.No
 	case n < len(Magic):
-		return source.NeedMore
+		return input.NeedMore
 	}
-	return source.Yes
+	return input.Yes
 }
 
 // open reads the header at once, so that a recording from a newer major
@@ -54,7 +55,7 @@ func open(in source.Input, opts source.Options) (source.Source, error) {
 type replay struct {
 	name string
 	opts source.Options
-	diag *source.Diagnostics
+	diag *input.Diagnostics
 	rd   *Reader // nil when the header was damaged
 }
 

@@ -12,11 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
 
-func opener(opts source.Options, diag *source.Diagnostics) *source.Opener {
+func opener(opts source.Options, diag *input.Diagnostics) *source.Opener {
 	return &source.Opener{Formats: []source.Format{Format()}, Options: opts, Diag: diag}
 }
 
@@ -34,14 +35,14 @@ func runAll(t *testing.T, src source.Source) []stream.Interval {
 }
 
 func TestDetect(t *testing.T) {
-	cases := map[string]source.Verdict{
-		"":                      source.NeedMore,
-		"\x89LS":                source.NeedMore,
-		Magic:                   source.Yes,
-		Magic + "\x01\x00":      source.Yes,
-		"<begin record>\n":      source.No,
-		"\x89PNG\r\n\x1a\n":     source.No,
-		"WAIT #1: nam='x' ela=": source.No,
+	cases := map[string]input.Verdict{
+		"":                      input.NeedMore,
+		"\x89LS":                input.NeedMore,
+		Magic:                   input.Yes,
+		Magic + "\x01\x00":      input.Yes,
+		"<begin record>\n":      input.No,
+		"\x89PNG\r\n\x1a\n":     input.No,
+		"WAIT #1: nam='x' ela=": input.No,
 	}
 	for prefix, want := range cases {
 		if got := detect([]byte(prefix)); got != want {
@@ -64,7 +65,7 @@ func TestOpenerDetectsFilesAndGzip(t *testing.T) {
 		if err := os.WriteFile(path, content, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		diag := source.NewDiagnostics(nil, 5)
+		diag := input.NewDiagnostics(nil, 5)
 		src, err := opener(source.Options{}, diag).Open(context.Background(), path)
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
@@ -116,7 +117,7 @@ func TestOpenerReadsAPipe(t *testing.T) {
 			}
 		}
 	}()
-	op := opener(source.Options{}, source.NewDiagnostics(nil, 5))
+	op := opener(source.Options{}, input.NewDiagnostics(nil, 5))
 	op.Stdin = r
 	src, err := op.Open(context.Background(), "-")
 	if err != nil {
@@ -152,7 +153,7 @@ func TestFollowReceivesEachIntervalAsWritten(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	diag := source.NewDiagnostics(nil, 5)
+	diag := input.NewDiagnostics(nil, 5)
 	src, err := opener(source.Options{Follow: true}, diag).Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
@@ -241,7 +242,7 @@ func TestReplayGivesTheSameSeries(t *testing.T) {
 			}
 			want.Add(iv)
 		}
-		diag := source.NewDiagnostics(nil, 5)
+		diag := input.NewDiagnostics(nil, 5)
 		src, err := opener(source.Options{}, diag).Open(context.Background(), path)
 		if err != nil {
 			t.Fatal(err)

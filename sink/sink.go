@@ -6,7 +6,7 @@ package sink
 import (
 	"io"
 
-	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -24,7 +24,7 @@ type Options struct {
 	Name string
 	// Diag receives a warning, once per kind, when the target cannot hold
 	// the data exactly (rebinning into power-of-two buckets, lost sums...).
-	Diag *source.Diagnostics
+	Diag *input.Diagnostics
 }
 
 // Format is one output format.

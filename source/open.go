@@ -3,7 +3,6 @@ package source
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -20,7 +20,7 @@ import (
 type Probe struct {
 	Scheme      string
 	Description string
-	Open        func(arg string, opts Options, diag *Diagnostics) (Source, error)
+	Open        func(arg string, opts Options, diag *input.Diagnostics) (Source, error)
 }
 
 // Opener turns command-line SOURCE arguments into Sources.
@@ -28,7 +28,7 @@ type Opener struct {
 	Formats []Format
 	Probes  []Probe
 	Options Options
-	Diag    *Diagnostics
+	Diag    *input.Diagnostics
 	// Stdin is read for the SOURCE "-".
 	Stdin io.Reader
 	// WrapFile, when set, wraps every opened file before reading (the
@@ -94,23 +94,9 @@ func (o *Opener) Open(ctx context.Context, spec string) (Source, error) {
 	return &closingSource{Source: src, c: closer, follow: follow}, nil
 }
 
-// Decompressed returns r buffered with size bytes for format detection,
-// gunzipped when it starts with gzip's magic.
-func Decompressed(name string, r io.Reader, size int) (*bufio.Reader, error) {
-	br := bufio.NewReaderSize(r, size)
-	if prefix, _ := br.Peek(2); len(prefix) == 2 && prefix[0] == 0x1f && prefix[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		br = bufio.NewReaderSize(zr, size)
-	}
-	return br, nil
-}
-
 // openReader detects the format (or takes --input-format) and opens it.
 func (o *Opener) openReader(name string, r io.Reader, modTime time.Time) (Source, error) {
-	br, err := Decompressed(name, r, detectLimit)
+	br, err := input.Decompressed(name, r, detectLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -146,9 +132,9 @@ func (o *Opener) detect(br *bufio.Reader) (f Format, empty bool, err error) {
 			undecided := false
 			for _, f := range o.Formats {
 				switch f.Detect(prefix) {
-				case Yes:
+				case input.Yes:
 					return f, false, nil
-				case NeedMore:
+				case input.NeedMore:
 					undecided = true
 				}
 			}

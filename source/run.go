@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -16,7 +17,7 @@ import (
 // different sources are later summed. Invalid intervals are reported to diag
 // and dropped. It returns the sources' errors joined; a failing source does
 // not stop the others.
-func RunAll(ctx context.Context, srcs []Source, byFile bool, diag *Diagnostics, emit func(stream.Interval) error) error {
+func RunAll(ctx context.Context, srcs []Source, byFile bool, diag *input.Diagnostics, emit func(stream.Interval) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ch := make(chan stream.Interval, 64)

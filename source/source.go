@@ -1,7 +1,8 @@
 // Package source defines how latscope reads latency data: a Source emits
 // stream.Intervals; file formats are recognised by sniffing the start of the
-// input; Diagnostics counts and reports malformed input without losing the
-// good part.
+// input; probes (scheme:ARG) are opened by name; RunAll runs them all.
+// Malformed input is counted and reported through input.Diagnostics
+// without losing the good part.
 package source
 
 import (
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -155,19 +157,6 @@ func (o Options) KeepEvent(name string) bool {
 	return false
 }
 
-// Verdict is a format detector's answer about an input prefix.
-type Verdict int
-
-// Detector answers.
-const (
-	// No: the input is not in this format.
-	No Verdict = iota
-	// NeedMore: the prefix is too short to tell.
-	NeedMore
-	// Yes: the input is in this format.
-	Yes
-)
-
 // Input is an opened input handed to a format.
 type Input struct {
 	// Name is the path (or "-") used in messages.
@@ -175,7 +164,7 @@ type Input struct {
 	// Reader yields the whole input, including the prefix detection read.
 	Reader io.Reader
 	// Diag receives malformed-line reports and warnings.
-	Diag *Diagnostics
+	Diag *input.Diagnostics
 	// ModTime is the file's modification time (zero for stdin).
 	ModTime time.Time
 }
@@ -189,30 +178,7 @@ type Format struct {
 	// Example is a command line reading the format.
 	Example string
 	// Detect looks at the start of the input.
-	Detect func(prefix []byte) Verdict
+	Detect func(prefix []byte) input.Verdict
 	// Open returns a Source that reads the input.
 	Open func(in Input, opts Options) (Source, error)
-}
-
-// SamplerStats describes a sampling source for reports (the report JSON's
-// "source" object).
-type SamplerStats struct {
-	// Kind names the technique, e.g. "mysql events_waits_history_long
-	// sampler" or "postgres pg_stat_activity sampler".
-	Kind string `json:"kind"`
-	// PollsPerSecond is the achieved polling rate.
-	PollsPerSecond float64 `json:"polls_per_s"`
-	// CaptureRatio is the events seen over the events the database
-	// counted in the same time, where it counts them (nil: unknown).
-	CaptureRatio *float64 `json:"capture_ratio,omitempty"`
-	// Missed estimates events lost between polls (ring buffers overrun).
-	Missed int64 `json:"missed,omitempty"`
-	// CPUSeconds is the sampler's own client-side CPU time (--stats).
-	CPUSeconds float64 `json:"cpu_s,omitempty"`
-}
-
-// Sampler is implemented by sources that sample a live database; reports
-// include its SamplerStats.
-type Sampler interface {
-	SamplerStats() SamplerStats
 }

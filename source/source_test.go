@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/recording"
 	"github.com/latscope/latscope/source"
@@ -21,7 +22,7 @@ import (
 	"github.com/latscope/latscope/stream"
 )
 
-func opener(diag *source.Diagnostics) *source.Opener {
+func opener(diag *input.Diagnostics) *source.Opener {
 	return &source.Opener{
 		Formats: []source.Format{recording.Format(), pylatencymap.Format(), oracle10046.Format()},
 		Diag:    diag,
@@ -194,7 +195,7 @@ func TestFollowReaderRestartsAfterTruncation(t *testing.T) {
 
 func TestDiagnosticsPrintsTheFirstProblemsAndCountsAll(t *testing.T) {
 	var out bytes.Buffer
-	d := source.NewDiagnostics(&out, 2)
+	d := input.NewDiagnostics(&out, 2)
 	for i := 1; i <= 5; i++ {
 		d.Malformed("a.trc", i*10, "bad ela")
 	}
@@ -251,7 +252,7 @@ func TestRunAllMergesValidatesAndKeepsFilesApart(t *testing.T) {
 		fakeSource{name: "b", ivs: []stream.Interval{mk("b", time.Second)}, err: errors.New("b:12: broken")},
 	}
 	var warn bytes.Buffer
-	diag := source.NewDiagnostics(&warn, 5)
+	diag := input.NewDiagnostics(&warn, 5)
 	var got []stream.Interval
 	err := source.RunAll(context.Background(), srcs, true, diag, func(iv stream.Interval) error {
 		got = append(got, iv)

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/latscope/latscope/flame"
-	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/input"
 )
 
 // BpftraceFormat collapses bpftrace maps keyed by kstack/ustack, as
@@ -31,20 +31,20 @@ func BpftraceFormat() Format {
 
 // detectBpftrace says Yes when the first line after bpftrace's "Attaching
 // N probes..." opens a stack-keyed map.
-func detectBpftrace(prefix []byte) source.Verdict {
+func detectBpftrace(prefix []byte) input.Verdict {
 	for _, line := range txtCompleteLines(prefix, txtDetectLines) {
 		if txtIsBlank(line) || bytes.HasPrefix(line, []byte("Attaching ")) {
 			continue
 		}
 		if _, ok := bpftraceOpen(string(line)); ok {
-			return source.Yes
+			return input.Yes
 		}
 		if _, _, ok := bpftraceOneLine(string(line)); ok {
-			return source.Yes
+			return input.Yes
 		}
-		return source.No
+		return input.No
 	}
-	return source.NeedMore
+	return input.NeedMore
 }
 
 // bpftraceMapKey returns what follows "@name[" on a line, if it starts so.

@@ -8,7 +8,7 @@ import (
 	"io"
 
 	"github.com/latscope/latscope/flame"
-	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/input"
 )
 
 // Options are stackcollapse-perf.pl's choices (most apply to perf input
@@ -40,7 +40,7 @@ type Input struct {
 	Name   string
 	Reader io.Reader
 	// Diag receives malformed-line reports and warnings.
-	Diag *source.Diagnostics
+	Diag *input.Diagnostics
 }
 
 // Format is one stack format latscope collapses.
@@ -48,7 +48,7 @@ type Format struct {
 	Name        string
 	Description string
 	// Detect looks at the start of the input.
-	Detect func(prefix []byte) source.Verdict
+	Detect func(prefix []byte) input.Verdict
 	// Collapse adds the input's stacks to p. Malformed lines are counted
 	// in in.Diag and skipped; an error means the input could not be read
 	// on (what was collapsed before stays in p).

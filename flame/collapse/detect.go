@@ -8,7 +8,7 @@ import (
 	"io"
 	"unicode/utf8"
 
-	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/input"
 )
 
 // OtherFormats returns the collapsers of everything but perf script text,
@@ -25,14 +25,14 @@ func OtherFormats() []Format {
 // Detect offers prefix to each format in order and returns the first that
 // says Yes. The verdict is NeedMore when none said Yes but one wants a
 // longer prefix, No when all refused.
-func Detect(formats []Format, prefix []byte) (Format, source.Verdict) {
-	verdict := source.No
+func Detect(formats []Format, prefix []byte) (Format, input.Verdict) {
+	verdict := input.No
 	for _, f := range formats {
 		switch f.Detect(prefix) {
-		case source.Yes:
-			return f, source.Yes
-		case source.NeedMore:
-			verdict = source.NeedMore
+		case input.Yes:
+			return f, input.Yes
+		case input.NeedMore:
+			verdict = input.NeedMore
 		}
 	}
 	return Format{}, verdict

@@ -11,15 +11,15 @@ import (
 	"testing"
 
 	"github.com/latscope/latscope/flame"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/testenv"
-	"github.com/latscope/latscope/source"
 )
 
 // otherCollapse runs one collapser over data and returns the profile, the
 // diagnostics and the folded text (sorted, as the peers print it).
-func otherCollapse(t testing.TB, f Format, name string, data []byte) (*flame.Profile, *source.Diagnostics, string) {
+func otherCollapse(t testing.TB, f Format, name string, data []byte) (*flame.Profile, *input.Diagnostics, string) {
 	t.Helper()
-	diag := source.NewDiagnostics(nil, 100)
+	diag := input.NewDiagnostics(nil, 100)
 	p := flame.New()
 	if err := f.Collapse(Input{Name: name, Reader: bytes.NewReader(data), Diag: diag}, Options{}, p); err != nil {
 		t.Fatalf("%s: %v", name, err)
@@ -42,7 +42,7 @@ func otherRead(t testing.TB, name string) []byte {
 }
 
 // otherProblems lists the reported problems as "line: reason".
-func otherProblems(diag *source.Diagnostics) []string {
+func otherProblems(diag *input.Diagnostics) []string {
 	var out []string
 	for _, sp := range diag.Problems() {
 		for _, p := range sp.First {
@@ -120,7 +120,7 @@ func TestDetectRealInputs(t *testing.T) {
 		}
 		var yes []string
 		for _, f := range OtherFormats() {
-			if f.Detect(data) == source.Yes {
+			if f.Detect(data) == input.Yes {
 				yes = append(yes, f.Name)
 			}
 		}
@@ -129,10 +129,10 @@ func TestDetectRealInputs(t *testing.T) {
 			t.Errorf("%s: claimed by %q, want %q", filepath.Base(path), got, want)
 		}
 		f, v := Detect(OtherFormats(), data)
-		if want != "" && (v != source.Yes || f.Name != want) {
+		if want != "" && (v != input.Yes || f.Name != want) {
 			t.Errorf("%s: Detect = %s/%v, want %s", filepath.Base(path), f.Name, v, want)
 		}
-		if want == "" && v != source.No {
+		if want == "" && v != input.No {
 			t.Errorf("%s: Detect = %v, want No", filepath.Base(path), v)
 		}
 	}
@@ -156,11 +156,11 @@ func TestDetectGrowingPrefix(t *testing.T) {
 		}
 		for n := 1; n <= len(data) && n <= 4096; n++ {
 			f, v := Detect(OtherFormats(), data[:n])
-			if v == source.Yes && f.Name != want {
+			if v == input.Yes && f.Name != want {
 				t.Fatalf("%s: prefix of %d bytes claimed by %s", filepath.Base(path), n, f.Name)
 			}
-			if v == source.Yes || v == source.No {
-				if want != "" && v == source.No {
+			if v == input.Yes || v == input.No {
+				if want != "" && v == input.No {
 					t.Fatalf("%s: prefix of %d bytes refused", filepath.Base(path), n)
 				}
 				break
@@ -193,12 +193,12 @@ func TestDetectOtherInputs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, v := Detect(OtherFormats(), data[:min(len(data), 64<<10)]); v == source.Yes {
+		if _, v := Detect(OtherFormats(), data[:min(len(data), 64<<10)]); v == input.Yes {
 			t.Errorf("%s claimed", rel)
 		}
 	}
 	for _, text := range []string{"\x00\x01binary\xff\n", "hello world\n", "{\"json\": 1}\n", "@usecs:\n[1, 2) 3 |@@|\n"} {
-		if f, v := Detect(OtherFormats(), []byte(text)); v == source.Yes {
+		if f, v := Detect(OtherFormats(), []byte(text)); v == input.Yes {
 			t.Errorf("%q claimed by %s", text, f.Name)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/latscope/latscope/flame"
-	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/input"
 )
 
 // DTraceFormat collapses DTrace stack()/ustack() aggregation output as
@@ -29,7 +29,7 @@ func DTraceFormat() Format {
 // FUNCTION:NAME" header and probe line, absent with dtrace -q) are an
 // indented stack: a module`function frame, or raw-address frames followed
 // by a count. A DTrace quantize() histogram or any text is refused.
-func detectDTrace(prefix []byte) source.Verdict {
+func detectDTrace(prefix []byte) input.Verdict {
 	lines := txtCompleteLines(prefix, txtDetectLines)
 	if len(lines) > 0 && isDTraceHeader(lines[0]) {
 		lines = lines[min(2, len(lines)):]
@@ -42,20 +42,20 @@ func detectDTrace(prefix []byte) source.Verdict {
 		text := bytes.TrimSpace(line)
 		switch {
 		case !txtIsIndented(line) || bytes.Contains(line, []byte(" : ")) || bytes.IndexByte(line, '|') >= 0:
-			return source.No
+			return input.No
 		case bytes.IndexByte(text, '`') > 0:
-			return source.Yes
+			return input.Yes
 		case txtIsDigits(text) && addrs > 0:
-			return source.Yes
+			return input.Yes
 		case bytes.HasPrefix(text, []byte("0x")) && bytes.IndexByte(text, ' ') < 0:
 			addrs++
 		default: // an aggregation key such as execname may precede a stack
 			if others++; others > 3 {
-				return source.No
+				return input.No
 			}
 		}
 	}
-	return source.NeedMore
+	return input.NeedMore
 }
 
 // isDTraceHeader matches dtrace's "CPU     ID    FUNCTION:NAME" line.

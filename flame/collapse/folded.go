@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/latscope/latscope/flame"
-	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/input"
 )
 
 // FoldedFormat reads stacks that are already folded: "root;...;leaf count"
@@ -30,24 +30,24 @@ func FoldedFormat() Format {
 // detectFolded says Yes when the first stack line has the folded shape
 // and either holds a ';' or the next line is folded too (a perf script
 // line such as "dd 1234 250000" must not pass for a one-frame stack).
-func detectFolded(prefix []byte) source.Verdict {
+func detectFolded(prefix []byte) input.Verdict {
 	good := 0
 	for _, line := range txtCompleteLines(prefix, txtDetectLines) {
 		if txtIsBlank(line) {
 			continue
 		}
 		if line[0] == ' ' || line[0] == '\t' || line[0] == '#' || line[0] == '@' {
-			return source.No
+			return input.No
 		}
 		fl, ok := parseFoldedLine(string(line))
 		if !ok {
-			return source.No
+			return input.No
 		}
 		if good++; strings.IndexByte(fl.stack, ';') >= 0 || good == 2 {
-			return source.Yes
+			return input.Yes
 		}
 	}
-	return source.NeedMore
+	return input.NeedMore
 }
 
 // foldedLine is one parsed line.

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/latscope/latscope/flame"
-	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/input"
 )
 
 // GdbFormat collapses gdb backtraces as the poor man's profiler gathers
@@ -29,25 +29,25 @@ func GdbFormat() Format {
 
 // detectGdb skips the messages gdb prints on attaching, then wants a
 // "Thread N (" header or a "#0 " frame.
-func detectGdb(prefix []byte) source.Verdict {
+func detectGdb(prefix []byte) input.Verdict {
 	// Not txtDetectLines: gdb says "[New LWP n]" once per thread.
 	for _, line := range txtCompleteLines(prefix, len(prefix)) {
 		switch {
 		case isGdbChatter(line):
 			continue
 		case isGdbThread(line):
-			return source.Yes
+			return input.Yes
 		case bytes.HasPrefix(line, []byte("#0 ")):
 			if _, ok := gdbFunction(string(line)); ok {
-				return source.Yes
+				return input.Yes
 			}
 		}
-		return source.No
+		return input.No
 	}
 	if len(prefix) > 64<<10 {
-		return source.No
+		return input.No
 	}
-	return source.NeedMore
+	return input.NeedMore
 }
 
 // isGdbChatter matches what gdb prints before the first backtrace.

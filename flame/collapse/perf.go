@@ -13,7 +13,7 @@ import (
 	"sync"
 
 	"github.com/latscope/latscope/flame"
-	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/input"
 )
 
 // PerfFormat is `perf script` text, collapsed exactly as FlameGraph's
@@ -37,16 +37,16 @@ const perfDetectMax = 64 << 10
 // comments and blank lines, a sample header line (stackcollapse-perf.pl's
 // /^(\S.+?)\s+(\d+)\/*(\d+)*\s+/ and a "time:" or "event:" field) followed
 // by a stack line "hexaddr symbol (module)".
-func DetectPerf(prefix []byte) source.Verdict {
+func DetectPerf(prefix []byte) input.Verdict {
 	data := prefix
 	var header []byte
 	for {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
 			if len(prefix) >= perfDetectMax {
-				return source.No
+				return input.No
 			}
-			return source.NeedMore
+			return input.NeedMore
 		}
 		line := bytes.TrimSuffix(data[:i], []byte{'\r'})
 		data = data[i+1:]
@@ -55,7 +55,7 @@ func DetectPerf(prefix []byte) source.Verdict {
 			continue
 		case header == nil:
 			if _, ok := perfMatchHeader(line); !ok || bytes.IndexByte(line, ':') < 0 {
-				return source.No
+				return input.No
 			}
 			header = line
 		default:
@@ -65,9 +65,9 @@ func DetectPerf(prefix []byte) source.Verdict {
 			}
 			f, ok := perfMatchFrame(line)
 			if !ok || !perfHex(f.pc) {
-				return source.No
+				return input.No
 			}
-			return source.Yes
+			return input.Yes
 		}
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/latscope/latscope/flame"
-	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/input"
 )
 
 func TestDetectPerf(t *testing.T) {
@@ -17,10 +17,10 @@ func TestDetectPerf(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v := DetectPerf(data[:min(len(data), 4096)]); v != source.Yes {
+		if v := DetectPerf(data[:min(len(data), 4096)]); v != input.Yes {
 			t.Errorf("%s: Detect = %v, want Yes", in, v)
 		}
-		if v := DetectPerf(data[:20]); v != source.NeedMore {
+		if v := DetectPerf(data[:20]); v != input.NeedMore {
 			t.Errorf("%s: Detect of 20 bytes = %v, want NeedMore", in, v)
 		}
 	}
@@ -33,7 +33,7 @@ func TestDetectPerf(t *testing.T) {
 		"gdb":     []byte("Thread 2 (Thread 0x7f3c1f7fe700 (LWP 4242)):\n#0  0x00007f3c2e1d3d3d in poll () from /lib64/libc.so.6\n#1  0x000000000040123b in main ()\n\n"),
 		"garbage": bytes.Repeat([]byte{0, 1, 2, 0xff, '\n'}, 100),
 	} {
-		if v := DetectPerf(data[:min(len(data), 8192)]); v != source.No {
+		if v := DetectPerf(data[:min(len(data), 8192)]); v != input.No {
 			t.Errorf("%s: Detect = %v, want No", name, v)
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/latscope/latscope/flame"
-	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/input"
 )
 
 // FuzzCollapsePerf: any input collapses without panic, and 1 thread with
@@ -24,7 +24,7 @@ func FuzzCollapsePerf(f *testing.F) {
 		opts := Options{PID: mode&1 != 0, TID: mode&2 != 0, Kernel: mode&4 != 0, JIT: mode&8 != 0, Addrs: mode&16 != 0}
 		run := func(threads, block int) string {
 			p := flame.New()
-			r := &perfRun{in: Input{Name: "f", Reader: bytes.NewReader(data), Diag: source.NewDiagnostics(nil, 5)},
+			r := &perfRun{in: Input{Name: "f", Reader: bytes.NewReader(data), Diag: input.NewDiagnostics(nil, 5)},
 				opts: opts, set: newPerfSettings(opts), threads: threads}
 			if err := r.runWith(block, 4*block); err != nil {
 				t.Fatal(err)

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/latscope/latscope/flame"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/testenv"
-	"github.com/latscope/latscope/source"
 )
 
 // perfInputs are FlameGraph's 13 real perf script test inputs.
@@ -40,9 +40,9 @@ func perfTestFile(t testing.TB, name string) string {
 }
 
 // collapsePerfBytes collapses data and returns the folded output.
-func collapsePerfBytes(t testing.TB, data []byte, opts Options) (string, *source.Diagnostics) {
+func collapsePerfBytes(t testing.TB, data []byte, opts Options) (string, *input.Diagnostics) {
 	t.Helper()
-	d := source.NewDiagnostics(nil, 5)
+	d := input.NewDiagnostics(nil, 5)
 	p := flame.New()
 	if err := CollapsePerf(Input{Name: "in.txt", Reader: bytes.NewReader(data), Diag: d}, opts, p); err != nil {
 		t.Fatal(err)

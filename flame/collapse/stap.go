@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/latscope/latscope/flame"
-	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/input"
 )
 
 // StapFormat collapses SystemTap print_backtrace()/print_ubacktrace() (or
@@ -25,17 +25,17 @@ func StapFormat() Format {
 }
 
 // detectStap says Yes when the first non-blank line is a SystemTap frame.
-func detectStap(prefix []byte) source.Verdict {
+func detectStap(prefix []byte) input.Verdict {
 	for _, line := range txtCompleteLines(prefix, txtDetectLines) {
 		if txtIsBlank(line) {
 			continue
 		}
 		if isStapFrame(bytes.TrimSpace(line)) {
-			return source.Yes
+			return input.Yes
 		}
-		return source.No
+		return input.No
 	}
-	return source.NeedMore
+	return input.NeedMore
 }
 
 // isStapFrame matches "0x<hex> : <something>".

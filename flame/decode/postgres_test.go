@@ -13,9 +13,9 @@ import (
 
 	"github.com/latscope/latscope/flame"
 	"github.com/latscope/latscope/flame/collapse"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/dbtest"
 	"github.com/latscope/latscope/internal/testenv"
-	"github.com/latscope/latscope/source"
 )
 
 // TestPostgresPlanFromRealPerf profiles a real PostgreSQL backend running
@@ -124,7 +124,7 @@ func walk(n *flame.Node, share map[string]int64) {
 func foldPerfScript(t *testing.T, script []byte) *flame.Profile {
 	t.Helper()
 	p := flame.New()
-	in := collapse.Input{Name: "perf script", Reader: bytes.NewReader(script), Diag: source.NewDiagnostics(nil, 0)}
+	in := collapse.Input{Name: "perf script", Reader: bytes.NewReader(script), Diag: input.NewDiagnostics(nil, 0)}
 	if err := collapse.PerfFormat().Collapse(in, collapse.Options{FrameHook: MarkFrame(Postgres)}, p); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/sink"
 	"github.com/latscope/latscope/source"
@@ -21,7 +22,7 @@ import (
 // Result is what one Run produced.
 type Result struct {
 	Intervals []stream.Interval
-	Diag      *source.Diagnostics
+	Diag      *input.Diagnostics
 	// Log holds what the diagnostics printed (first problems, warnings).
 	Log *bytes.Buffer
 	// Err is what the source's Run returned.
@@ -44,7 +45,7 @@ func (r Result) Malformed() []string {
 func Run(t testing.TB, f source.Format, in source.Input, opts source.Options) Result {
 	t.Helper()
 	log := &bytes.Buffer{}
-	in.Diag = source.NewDiagnostics(log, 1000)
+	in.Diag = input.NewDiagnostics(log, 1000)
 	src, err := f.Open(in, opts)
 	if err != nil {
 		t.Fatalf("Open: %v", err)

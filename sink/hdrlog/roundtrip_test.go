@@ -14,6 +14,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/sink"
 	"github.com/latscope/latscope/source"
@@ -33,7 +34,7 @@ func readThrough(t *testing.T, f source.Format, path string, opts source.Options
 		t.Fatal(err)
 	}
 	st, _ := os.Stat(path)
-	diag := source.NewDiagnostics(nil, 5)
+	diag := input.NewDiagnostics(nil, 5)
 	src, err := f.Open(source.Input{Name: filepath.Base(path), Reader: bytes.NewReader(data), Diag: diag, ModTime: st.ModTime()}, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +57,7 @@ func readThrough(t *testing.T, f source.Format, path string, opts source.Options
 func writeLog(t *testing.T, ivs []stream.Interval) ([]byte, []string) {
 	t.Helper()
 	var buf bytes.Buffer
-	diag := source.NewDiagnostics(nil, 5)
+	diag := input.NewDiagnostics(nil, 5)
 	w, err := Format().New(&buf, sink.Options{Name: "out.hlog", Diag: diag})
 	if err != nil {
 		t.Fatal(err)
@@ -73,12 +74,12 @@ func writeLog(t *testing.T, ivs []stream.Interval) ([]byte, []string) {
 }
 
 // readLog reads an hdrlog back through the hdrlog source.
-func readLog(t *testing.T, data []byte, opts source.Options) ([]stream.Interval, *source.Diagnostics) {
+func readLog(t *testing.T, data []byte, opts source.Options) ([]stream.Interval, *input.Diagnostics) {
 	t.Helper()
-	if v := reader.Detect(data); v != source.Yes {
+	if v := reader.Detect(data); v != input.Yes {
 		t.Fatalf("Detect = %v on the written log", v)
 	}
-	diag := source.NewDiagnostics(nil, 5)
+	diag := input.NewDiagnostics(nil, 5)
 	src, err := reader.Format().Open(source.Input{Name: "out.hlog", Reader: bytes.NewReader(data), Diag: diag}, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/sink"
 	"github.com/latscope/latscope/source"
@@ -26,9 +27,9 @@ import (
 )
 
 // readAll runs a source format over r and returns its intervals.
-func readAll(t testing.TB, f source.Format, name string, r io.Reader, opts source.Options) ([]stream.Interval, *source.Diagnostics) {
+func readAll(t testing.TB, f source.Format, name string, r io.Reader, opts source.Options) ([]stream.Interval, *input.Diagnostics) {
 	t.Helper()
-	diag := source.NewDiagnostics(nil, 100)
+	diag := input.NewDiagnostics(nil, 100)
 	src, err := f.Open(source.Input{Name: name, Reader: r, Diag: diag}, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +48,7 @@ func readAll(t testing.TB, f source.Format, name string, r io.Reader, opts sourc
 func convert(t testing.TB, ivs []stream.Interval) (string, []string) {
 	t.Helper()
 	var out bytes.Buffer
-	diag := source.NewDiagnostics(nil, 100)
+	diag := input.NewDiagnostics(nil, 100)
 	w, err := Format().New(&out, sink.Options{Name: "out.prom", Diag: diag})
 	if err != nil {
 		t.Fatal(err)

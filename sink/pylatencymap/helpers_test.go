@@ -11,15 +11,16 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/sink"
 	"github.com/latscope/latscope/source"
 	plmsource "github.com/latscope/latscope/source/pylatencymap"
 	"github.com/latscope/latscope/stream"
 )
 
-func runFormat(t testing.TB, f source.Format, name string, data []byte, opts source.Options) ([]stream.Interval, *source.Diagnostics) {
+func runFormat(t testing.TB, f source.Format, name string, data []byte, opts source.Options) ([]stream.Interval, *input.Diagnostics) {
 	t.Helper()
-	diag := source.NewDiagnostics(nil, 100)
+	diag := input.NewDiagnostics(nil, 100)
 	src, err := f.Open(source.Input{Name: name, Reader: bytes.NewReader(data), Diag: diag}, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +44,7 @@ func runFormat(t testing.TB, f source.Format, name string, data []byte, opts sou
 func convert(t testing.TB, ivs []stream.Interval) ([]byte, []string) {
 	t.Helper()
 	var buf bytes.Buffer
-	diag := source.NewDiagnostics(nil, 100)
+	diag := input.NewDiagnostics(nil, 100)
 	w, err := Format().New(&buf, sink.Options{Name: "out.txt", Diag: diag})
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +64,7 @@ func convert(t testing.TB, ivs []stream.Interval) ([]byte, []string) {
 // find nothing malformed and say nothing.
 func readBack(t testing.TB, out []byte) []stream.Interval {
 	t.Helper()
-	if v := plmsource.Detect(out); v != source.Yes && len(out) > 0 {
+	if v := plmsource.Detect(out); v != input.Yes && len(out) > 0 {
 		t.Fatalf("latscope's reader does not detect the output (%v)", v)
 	}
 	ivs, diag := runFormat(t, plmsource.Format(), "out.txt", out, source.Options{})

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/recording"
 	"github.com/latscope/latscope/source"
@@ -32,10 +33,10 @@ func TestDetectFixtures(t *testing.T) {
 			t.Fatal(err)
 		}
 		awr, poll := Format().Detect(data), PollFormat().Detect(data)
-		if (kind == AWRFormatName) != (awr == source.Yes) || (kind == PollFormatName) != (poll == source.Yes) {
+		if (kind == AWRFormatName) != (awr == input.Yes) || (kind == PollFormatName) != (poll == input.Yes) {
 			t.Errorf("%s: awr %v, poll %v; want only %s to say Yes", file, awr, poll, kind)
 		}
-		if Detect(data) != source.Yes {
+		if Detect(data) != input.Yes {
 			t.Errorf("%s: Detect %v", file, Detect(data))
 		}
 	}
@@ -51,22 +52,22 @@ func TestDetectPrefixes(t *testing.T) {
 	lines := strings.SplitAfter(string(spool), "\n")
 	cases := []struct {
 		prefix string
-		want   source.Verdict
+		want   input.Verdict
 	}{
-		{"", source.NeedMore},
-		{"\n", source.NeedMore},
-		{lines[0] + lines[1], source.NeedMore}, // the spool heading without its underline
-		{lines[0] + lines[1] + lines[2], source.Yes},
-		{"\ufeff\"SAMPLE_TIME\",\"EVENT\",\"WAIT_TIME_MICRO\",\"WAIT_COUNT\"\r\n", source.Yes},
-		{"Connected.\nsample_time;inst_id;event;wait_time_milli;wait_count\n", source.Yes},
+		{"", input.NeedMore},
+		{"\n", input.NeedMore},
+		{lines[0] + lines[1], input.NeedMore}, // the spool heading without its underline
+		{lines[0] + lines[1] + lines[2], input.Yes},
+		{"\ufeff\"SAMPLE_TIME\",\"EVENT\",\"WAIT_TIME_MICRO\",\"WAIT_COUNT\"\r\n", input.Yes},
+		{"Connected.\nsample_time;inst_id;event;wait_time_milli;wait_count\n", input.Yes},
 		// echoed SQL is not a heading
-		{"SQL> select snap_id, event_name, wait_time_milli, wait_count\n  2  from dba_hist_event_histogram;\n", source.NeedMore},
-		{"select end_interval_time,event_name,wait_time_milli,wait_count from x\n", source.NeedMore},
+		{"SQL> select snap_id, event_name, wait_time_milli, wait_count\n  2  from dba_hist_event_histogram;\n", input.NeedMore},
+		{"select end_interval_time,event_name,wait_time_milli,wait_count from x\n", input.NeedMore},
 		// other formats
-		{"<begin record>\ntimestamp, microsec, 1\n", source.No},
-		{"Trace file /u01/orcl_ora_1.trc\nWAIT #1: nam='log file sync' ela= 5\n", source.No},
-		{strings.Repeat("value  ------------- Distribution ------------- count\n", 400), source.No},
-		{strings.Repeat("x", detectGiveUp) + "\n", source.No},
+		{"<begin record>\ntimestamp, microsec, 1\n", input.No},
+		{"Trace file /u01/orcl_ora_1.trc\nWAIT #1: nam='log file sync' ela= 5\n", input.No},
+		{strings.Repeat("value  ------------- Distribution ------------- count\n", 400), input.No},
+		{strings.Repeat("x", detectGiveUp) + "\n", input.No},
 	}
 	for _, c := range cases {
 		if got := Detect([]byte(c.prefix)); got != c.want {
@@ -90,7 +91,7 @@ func TestDetectRealFilesOfOtherFormats(t *testing.T) {
 		prefix = prefix[:k]
 		n++
 		v := Detect(prefix)
-		if v == source.Yes || (k >= detectGiveUp && v != source.No) {
+		if v == input.Yes || (k >= detectGiveUp && v != input.No) {
 			t.Errorf("%s: Detect %v, want No", path, v)
 		}
 	})
@@ -105,7 +106,7 @@ func TestDetectRealFilesOfOtherFormats(t *testing.T) {
 func TestOpenerPicksAWR(t *testing.T) {
 	op := &source.Opener{
 		Formats: []source.Format{recording.Format(), pylatencymap.Format(), oracle10046.Format(), Format(), PollFormat()},
-		Diag:    source.NewDiagnostics(nil, 5),
+		Diag:    input.NewDiagnostics(nil, 5),
 	}
 	for file := range fixtureKinds {
 		src, err := op.Open(context.Background(), filepath.Join("testdata", file))

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -391,7 +392,7 @@ func TestStreamEmitsEachPollOnItsHeading(t *testing.T) {
 		}
 	}
 	pr, pw := io.Pipe()
-	src, err := Open(source.Input{Name: "pipe", Reader: pr, Diag: source.NewDiagnostics(nil, 5)}, source.Options{})
+	src, err := Open(source.Input{Name: "pipe", Reader: pr, Diag: input.NewDiagnostics(nil, 5)}, source.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

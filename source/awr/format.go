@@ -52,8 +52,7 @@ import (
 	"bytes"
 	"strings"
 
-	"github.com/latscope/latscope/source/lines"
-
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -84,7 +83,7 @@ func Format() source.Format {
 		Detection: "a CSV or spool heading line with END_INTERVAL_TIME, EVENT_NAME, WAIT_TIME_MILLI and WAIT_COUNT " +
 			"(any case and order; a spool heading needs its underline of dashes); counts cumulative",
 		Example: "latscope heatmap awr.csv --event 'db file sequential read'",
-		Detect:  func(prefix []byte) source.Verdict { return detectKind(prefix, true) },
+		Detect:  func(prefix []byte) input.Verdict { return detectKind(prefix, true) },
 		Open:    Open,
 	}
 }
@@ -99,7 +98,7 @@ func PollFormat() source.Format {
 		Detection: "a CSV or spool heading line with a time column (SAMPLE_TIME, SYSTIMESTAMP, ...), EVENT, " +
 			"WAIT_TIME_MICRO or WAIT_TIME_MILLI and WAIT_COUNT; counts cumulative",
 		Example: "sqlplus -s -L user@db @sql/gv_event_histogram_micro_poll.sql 'log file sync' 10 | latscope heatmap -",
-		Detect:  func(prefix []byte) source.Verdict { return detectKind(prefix, false) },
+		Detect:  func(prefix []byte) input.Verdict { return detectKind(prefix, false) },
 		Open:    Open,
 	}
 }
@@ -109,16 +108,16 @@ func PollFormat() source.Format {
 var otherFormatMarkers = []string{"<begin record>", "WAIT #", "PARSING IN CURSOR #", "Trace file "}
 
 // Detect says Yes when the prefix holds a heading line of either format.
-func Detect(prefix []byte) source.Verdict {
+func Detect(prefix []byte) input.Verdict {
 	v, _ := detect(prefix)
 	return v
 }
 
 // detectKind says Yes only for the format of the given kind.
-func detectKind(prefix []byte, awr bool) source.Verdict {
+func detectKind(prefix []byte, awr bool) input.Verdict {
 	v, isAWR := detect(prefix)
-	if v == source.Yes && isAWR != awr {
-		return source.No
+	if v == input.Yes && isAWR != awr {
+		return input.No
 	}
 	return v
 }
@@ -126,7 +125,7 @@ func detectKind(prefix []byte, awr bool) source.Verdict {
 // detect looks for a heading line (CSV, or spool with its underline) before
 // any line of another format; isAWR says it names END_INTERVAL_TIME (or no
 // time column but AWR's INSTANCE_NUMBER or DBID, which Run then explains).
-func detect(prefix []byte) (v source.Verdict, isAWR bool) {
+func detect(prefix []byte) (v input.Verdict, isAWR bool) {
 	rest := bytes.TrimPrefix(prefix, []byte("\ufeff"))
 	pending := ""
 	lines := 0
@@ -141,10 +140,10 @@ func detect(prefix []byte) (v source.Verdict, isAWR bool) {
 		text := strings.TrimSuffix(string(raw), "\r")
 		if pending != "" {
 			if h, ok := parseSpoolHeader(pending, text); ok {
-				return source.Yes, kindOf(h)
+				return input.Yes, kindOf(h)
 			}
 			if !complete {
-				return source.NeedMore, false
+				return input.NeedMore, false
 			}
 			pending = ""
 		}
@@ -154,12 +153,12 @@ func detect(prefix []byte) (v source.Verdict, isAWR bool) {
 		}
 		for _, m := range otherFormatMarkers {
 			if strings.HasPrefix(t, m) {
-				return source.No, false
+				return input.No, false
 			}
 		}
 		if hasFold(t, "wait_count") {
 			if h, ok := parseCSVHeader(t); ok {
-				return source.Yes, kindOf(h)
+				return input.Yes, kindOf(h)
 			}
 			if spoolHeaderCandidate(t) {
 				pending = text
@@ -167,13 +166,13 @@ func detect(prefix []byte) (v source.Verdict, isAWR bool) {
 			}
 		}
 		if lines++; lines >= detectMaxLines {
-			return source.No, false
+			return input.No, false
 		}
 	}
 	if pending == "" && len(prefix) >= detectGiveUp {
-		return source.No, false
+		return input.No, false
 	}
-	return source.NeedMore, false
+	return input.NeedMore, false
 }
 
 func kindOf(h header) bool {
@@ -187,7 +186,7 @@ func kindOf(h header) bool {
 // instance snapshot after that instance's first. The intervals of instance
 // I carry the source name "NAME@I" (see sourceName).
 func Open(in source.Input, opts source.Options) (source.Source, error) {
-	return lines.NewSource(in, maxLineLen, func(emit func(stream.Interval) error) lines.Parser {
+	return source.NewLineSource(in, maxLineLen, func(emit func(stream.Interval) error) input.LineParser {
 		return newParser(in, opts, emit)
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/sourcetest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
@@ -39,7 +40,7 @@ func FuzzParse(f *testing.F) {
 		if len(data)%3 == 1 {
 			opts.Counts = source.CountsInterval
 		}
-		in := source.Input{Name: "fuzz", Reader: bytes.NewReader(data), Diag: source.NewDiagnostics(nil, 5)}
+		in := source.Input{Name: "fuzz", Reader: bytes.NewReader(data), Diag: input.NewDiagnostics(nil, 5)}
 		if len(data)%2 == 1 {
 			in.ModTime = time.Unix(1e9, 0)
 		}

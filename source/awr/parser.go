@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -38,7 +39,7 @@ type row struct {
 // are reported.
 type parser struct {
 	name  string
-	diag  *source.Diagnostics
+	diag  *input.Diagnostics
 	opts  source.Options
 	batch bool
 	m     *Mapper
@@ -250,5 +251,5 @@ func (p *parser) finish() error {
 	return p.m.Finish()
 }
 
-// End finishes the input (see lines.Parser).
+// End finishes the input (see input.LineParser).
 func (p *parser) End(bool) error { return p.finish() }

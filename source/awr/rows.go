@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
-	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -52,7 +52,7 @@ type MapperConfig struct {
 	// Name is the source name: an instance's intervals carry "NAME@INST".
 	Name string
 	// Diag receives malformed rows and warnings (nil: dropped).
-	Diag *source.Diagnostics
+	Diag *input.Diagnostics
 	// Cumulative says counts are cumulative since startup (Oracle's), so
 	// intervals are deltas between snapshots; false: every snapshot holds
 	// its own window's counts (--counts interval).

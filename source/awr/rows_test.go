@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
-	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -14,7 +14,7 @@ import (
 // poller does (SYNTHETIC rows): two polls closed by ClosePoll, rows of an
 // unwanted event left out by Keep, and rows wrong on their own reported.
 func TestMapperStreamRows(t *testing.T) {
-	diag := source.NewDiagnostics(nil, 10)
+	diag := input.NewDiagnostics(nil, 10)
 	var got []stream.Interval
 	m := NewMapper(MapperConfig{Name: "live", Diag: diag, Cumulative: true,
 		Keep: func(ev string) bool { return ev == lfs },

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 )
 
@@ -75,7 +76,7 @@ func TestNoTimeColumn(t *testing.T) {
 	in := "SQL> select * from dba_hist_event_histogram;\n\n" +
 		`"SNAP_ID","DBID","INSTANCE_NUMBER","EVENT_ID","EVENT_NAME","WAIT_CLASS_ID","WAIT_CLASS","WAIT_TIME_MILLI","WAIT_COUNT"` + "\n" +
 		`200,1,1,2652584166,"db file sequential read",1740759767,"User I/O",1,10` + "\n"
-	if v, awr := detect([]byte(in)); v != source.Yes || !awr {
+	if v, awr := detect([]byte(in)); v != input.Yes || !awr {
 		t.Errorf("detect: %v (awr %v), want Yes for the awr format, so that Run explains", v, awr)
 	}
 	res := runString(t, in, batch, utc)

@@ -13,8 +13,7 @@ package events
 import (
 	"bytes"
 
-	"github.com/latscope/latscope/source/lines"
-
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -79,8 +78,8 @@ func completeLines(prefix []byte, f func(line []byte) (stop bool)) {
 // Detect says Yes once a header of a latency table is followed by a row
 // that fits it, or the input starts with two number pairs; No after 4 KiB
 // without either.
-func Detect(prefix []byte) source.Verdict {
-	verdict := source.NeedMore
+func Detect(prefix []byte) input.Verdict {
+	verdict := input.NeedMore
 	var table *layout
 	pairs, lines := 0, 0
 	pairsPossible := true
@@ -96,7 +95,7 @@ func Detect(prefix []byte) source.Verdict {
 		}
 		if table != nil {
 			if rowFits(table, fields) {
-				verdict = source.Yes
+				verdict = input.Yes
 				return true
 			}
 			return false
@@ -107,13 +106,13 @@ func Detect(prefix []byte) source.Verdict {
 			pairsPossible = false // pairs count only at the very start (a first header aside)
 		}
 		if pairsPossible && pairs >= 2 {
-			verdict = source.Yes
+			verdict = input.Yes
 			return true
 		}
 		return false
 	})
-	if verdict == source.NeedMore && len(prefix) >= detectGiveUp {
-		return source.No
+	if verdict == input.NeedMore && len(prefix) >= detectGiveUp {
+		return input.No
 	}
 	return verdict
 }
@@ -152,17 +151,17 @@ func fieldsOf(b []byte) []string {
 
 // DetectWait says Yes once a complete line is an ora_wait_trace.py line, No
 // after 4 KiB without one.
-func DetectWait(prefix []byte) source.Verdict {
-	verdict := source.NeedMore
+func DetectWait(prefix []byte) input.Verdict {
+	verdict := input.NeedMore
 	completeLines(prefix, func(b []byte) bool {
 		if _, reason := parseWaitLine(string(b)); reason == "" {
-			verdict = source.Yes
+			verdict = input.Yes
 			return true
 		}
 		return false
 	})
-	if verdict == source.NeedMore && len(prefix) >= detectGiveUp {
-		return source.No
+	if verdict == input.NeedMore && len(prefix) >= detectGiveUp {
+		return input.No
 	}
 	return verdict
 }
@@ -170,14 +169,14 @@ func DetectWait(prefix []byte) source.Verdict {
 // Open returns a streaming Source of the events format: each interval is
 // emitted once later events close it, the open ones at the end.
 func Open(in source.Input, opts source.Options) (source.Source, error) {
-	return lines.NewSource(in, maxLineLen, func(emit func(stream.Interval) error) lines.Parser {
+	return source.NewLineSource(in, maxLineLen, func(emit func(stream.Interval) error) input.LineParser {
 		return newPairsParser(in, opts, emit)
 	})
 }
 
 // OpenWait returns a streaming Source of ora_wait_trace.py lines.
 func OpenWait(in source.Input, opts source.Options) (source.Source, error) {
-	return lines.NewSource(in, maxLineLen, func(emit func(stream.Interval) error) lines.Parser {
+	return source.NewLineSource(in, maxLineLen, func(emit func(stream.Interval) error) input.LineParser {
 		return newWaitParser(in, opts, emit)
 	})
 }

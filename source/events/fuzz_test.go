@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/sourcetest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
@@ -22,7 +23,7 @@ var realSamples = []string{
 // fuzzRun runs a format over data: no panic, no error, every interval valid
 // and, on a relative clock, after the previous one.
 func fuzzRun(t *testing.T, f source.Format, data []byte, opts source.Options) {
-	src, err := f.Open(source.Input{Name: "fuzz", Reader: bytes.NewReader(data), Diag: source.NewDiagnostics(nil, 5)}, opts)
+	src, err := f.Open(source.Input{Name: "fuzz", Reader: bytes.NewReader(data), Diag: input.NewDiagnostics(nil, 5)}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/source"
 	"golang.org/x/sys/unix"
@@ -94,7 +95,7 @@ func TestBpftraceEvents(t *testing.T) {
 	if n != sleeps {
 		t.Fatalf("bpftrace printed %d sleeps, want %d:\n%s", n, sleeps, data)
 	}
-	if got := Detect(data); got != source.Yes {
+	if got := Detect(data); got != input.Yes {
 		t.Fatalf("Detect = %v", got)
 	}
 	res := runFile(t, Format(), out, source.Options{})

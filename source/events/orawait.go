@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -93,7 +94,7 @@ func parseWaitLine(line string) (w waitLine, reason string) {
 // waitParser turns wait lines into per-event intervals on the wall clock.
 type waitParser struct {
 	name string
-	diag *source.Diagnostics
+	diag *input.Diagnostics
 	opts source.Options
 	emit func(stream.Interval) error
 	unit hist.Unit
@@ -157,5 +158,5 @@ func (p *waitParser) Line(n int, text string, tooLong bool) error {
 
 func (p *waitParser) finish() error { return p.bin.endRun() }
 
-// End finishes the input (see lines.Parser).
+// End finishes the input (see input.LineParser).
 func (p *waitParser) End(bool) error { return p.finish() }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -27,7 +28,7 @@ const (
 // pairsParser reads per-event tables and time-latency pairs.
 type pairsParser struct {
 	name string
-	diag *source.Diagnostics
+	diag *input.Diagnostics
 	opts source.Options
 	emit func(stream.Interval) error
 
@@ -167,5 +168,5 @@ func (p *pairsParser) finish() error {
 	return p.bin.endRun()
 }
 
-// End finishes the input (see lines.Parser).
+// End finishes the input (see input.LineParser).
 func (p *pairsParser) End(bool) error { return p.finish() }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 )
 
@@ -71,7 +72,7 @@ func TestIosnoopExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := Detect(data); got != source.Yes {
+	if got := Detect(data); got != input.Yes {
 		t.Fatalf("Detect = %v, want Yes", got)
 	}
 	res := runFile(t, Format(), path, source.Options{})
@@ -157,7 +158,7 @@ func TestBiosnoopBpftrace(t *testing.T) {
 // example-trace.txt quoted in the domain notes (iosnoop -Dt, µs).
 func TestHeatMapExample(t *testing.T) {
 	in := "TIMEus DELTAus\n9339835017 15133\n9339835827 712\n"
-	if got := Detect([]byte(in)); got != source.Yes {
+	if got := Detect([]byte(in)); got != input.Yes {
 		t.Fatalf("Detect = %v", got)
 	}
 	res := runString(t, Format(), in, source.Options{})

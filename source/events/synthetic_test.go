@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/sourcetest"
 	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/source"
@@ -145,10 +146,10 @@ const oraWaitLines = `Start tracing oracle wait events... Hit Ctrl-C to end.
 `
 
 func TestOraWaitLines(t *testing.T) {
-	if got := DetectWait([]byte(oraWaitLines)); got != source.Yes {
+	if got := DetectWait([]byte(oraWaitLines)); got != input.Yes {
 		t.Fatalf("DetectWait = %v", got)
 	}
-	if got := Detect([]byte(oraWaitLines)); got == source.Yes {
+	if got := Detect([]byte(oraWaitLines)); got == input.Yes {
 		t.Fatalf("Detect (events) claims wait lines")
 	}
 	day := time.Date(2024, 3, 14, 0, 0, 0, 0, time.UTC)
@@ -214,19 +215,19 @@ func TestDetectOthers(t *testing.T) {
 			t.Fatal(err)
 		}
 		data = data[:min(len(data), 64<<10)]
-		if Detect(data) == source.Yes || DetectWait(data) == source.Yes {
+		if Detect(data) == input.Yes || DetectWait(data) == input.Yes {
 			t.Errorf("%s claimed (events %v, wait lines %v)", p, Detect(data), DetectWait(data))
 		}
 	}
 	// A SQL*Plus spool of two number columns is not HeatMap pairs.
 	spool := "WAIT_TIME_MILLI WAIT_COUNT\n--------------- ----------\n              1    4129312\n              2    4875183\n"
-	if got := Detect([]byte(spool)); got == source.Yes {
+	if got := Detect([]byte(spool)); got == input.Yes {
 		t.Errorf("Detect(SQL*Plus spool) = Yes")
 	}
-	if got := Detect([]byte("TIMEus DELTAus\n93398")); got != source.NeedMore {
+	if got := Detect([]byte("TIMEus DELTAus\n93398")); got != input.NeedMore {
 		t.Errorf("Detect(header and a cut row) = %v, want NeedMore", got)
 	}
-	if got := Detect([]byte(strings.Repeat("prose line\n", 400))); got != source.No {
+	if got := Detect([]byte(strings.Repeat("prose line\n", 400))); got != input.No {
 		t.Errorf("Detect(4 KiB of prose) = %v, want No", got)
 	}
 }

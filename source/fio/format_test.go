@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/source"
 )
@@ -125,12 +126,12 @@ func TestShippedClientServer(t *testing.T) {
 func TestDetect(t *testing.T) {
 	for _, tc := range []struct {
 		file      string
-		json, log source.Verdict
+		json, log input.Verdict
 	}{
-		{"randread.json", source.Yes, source.No},
-		{"client.json", source.Yes, source.No},
-		{"randread_clat_hist.1.log", source.No, source.Yes},
-		{"randrw-coarse6_clat_hist.1.log", source.No, source.Yes},
+		{"randread.json", input.Yes, input.No},
+		{"client.json", input.Yes, input.No},
+		{"randread_clat_hist.1.log", input.No, input.Yes},
+		{"randrw-coarse6_clat_hist.1.log", input.No, input.Yes},
 	} {
 		data, err := os.ReadFile(testdata(tc.file))
 		if err != nil {
@@ -144,10 +145,10 @@ func TestDetect(t *testing.T) {
 		}
 		// A short prefix is undecided, never wrong.
 		for _, n := range []int{1, 5, 20} {
-			if v := DetectJSON(data[:n]); v == source.Yes && tc.json != source.Yes || v == source.No && tc.json == source.Yes {
+			if v := DetectJSON(data[:n]); v == input.Yes && tc.json != input.Yes || v == input.No && tc.json == input.Yes {
 				t.Errorf("%s[:%d]: DetectJSON = %v", tc.file, n, v)
 			}
-			if v := DetectHistLog(data[:n]); v == source.Yes || v == source.No && tc.log == source.Yes {
+			if v := DetectHistLog(data[:n]); v == input.Yes || v == input.No && tc.log == input.Yes {
 				t.Errorf("%s[:%d]: DetectHistLog = %v", tc.file, n, v)
 			}
 		}
@@ -160,10 +161,10 @@ func TestDetect(t *testing.T) {
 			t.Fatal(err)
 		}
 		data = data[:min(len(data), 64<<10)]
-		if v := DetectJSON(data); v != source.No {
+		if v := DetectJSON(data); v != input.No {
 			t.Errorf("%s: DetectJSON = %v", rel, v)
 		}
-		if v := DetectHistLog(data); v != source.No {
+		if v := DetectHistLog(data); v != input.No {
 			t.Errorf("%s: DetectHistLog = %v", rel, v)
 		}
 	}
@@ -171,10 +172,10 @@ func TestDetect(t *testing.T) {
 	// HdrHistogram log.
 	for _, in := range []string{"{\n  \"name\": 1\n}\n", "[1, 2]\n", "100, 52000, 0, 4096, 0\n",
 		"#[Histogram log format version 1.3]\n", "Tag=a,0.1,1.0,2.0,HISTFAAA\n"} {
-		if v := DetectJSON([]byte(in)); v != source.No {
+		if v := DetectJSON([]byte(in)); v != input.No {
 			t.Errorf("%q: DetectJSON = %v", in, v)
 		}
-		if v := DetectHistLog([]byte(in)); v != source.No {
+		if v := DetectHistLog([]byte(in)); v != input.No {
 			t.Errorf("%q: DetectHistLog = %v", in, v)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/sourcetest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
@@ -15,7 +16,7 @@ import (
 // fuzzRun feeds data through a format: no panic, every interval valid.
 func fuzzRun(t *testing.T, f source.Format, data []byte, mod time.Time, opts source.Options) {
 	f.Detect(data)
-	src, err := f.Open(source.Input{Name: "fuzz", Reader: bytes.NewReader(data), Diag: source.NewDiagnostics(nil, 5), ModTime: mod}, opts)
+	src, err := f.Open(source.Input{Name: "fuzz", Reader: bytes.NewReader(data), Diag: input.NewDiagnostics(nil, 5), ModTime: mod}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
-	"github.com/latscope/latscope/source/lines"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -30,18 +30,18 @@ var ddirNames = [...]string{"read", "write", "trim"}
 
 // DetectHistLog says Yes when the first line is a complete fio histogram
 // log line, NeedMore while it may still become one, No otherwise.
-func DetectHistLog(prefix []byte) source.Verdict {
+func DetectHistLog(prefix []byte) input.Verdict {
 	line, _, complete := cutLine(prefix)
 	if !complete {
 		if len(line) > maxHistLine || !plausibleHistPrefix(line) {
-			return source.No
+			return input.No
 		}
-		return source.NeedMore
+		return input.NeedMore
 	}
 	if _, reason := parseHistLine(bytes.TrimRight(line, "\r"), nil); reason != "" {
-		return source.No
+		return input.No
 	}
-	return source.Yes
+	return input.Yes
 }
 
 // plausibleHistPrefix reports whether an incomplete first line can still
@@ -157,7 +157,7 @@ func (s *histSource) Run(ctx context.Context, emit func(stream.Interval) error) 
 	if !anchored {
 		p.out.relative = true
 	}
-	err := lines.Each(ctx, s.in, maxHistLine, func(n int, text string, tooLong bool) error {
+	err := input.EachLine(ctx, s.in.Name, s.in.Reader, maxHistLine, func(n int, text string, tooLong bool) error {
 		if tooLong {
 			p.diag.Malformed(p.name, n, fmt.Sprintf("line longer than %d bytes", maxHistLine))
 			return nil
@@ -192,7 +192,7 @@ type record struct {
 // histParser turns lines into per-direction windows.
 type histParser struct {
 	name       string
-	diag       *source.Diagnostics
+	diag       *input.Diagnostics
 	opts       source.Options
 	cumulative bool
 	coarseness int

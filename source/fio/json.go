@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -28,7 +29,7 @@ const detectJSONGiveUp = 16 << 10
 // DetectJSON says Yes when the first JSON object of the input starts with
 // the key "fio version", after nothing but fio's own preamble lines; No as
 // soon as a line is neither.
-func DetectJSON(prefix []byte) source.Verdict {
+func DetectJSON(prefix []byte) input.Verdict {
 	rest := prefix
 	for len(rest) > 0 {
 		line, after, complete := cutLine(rest)
@@ -40,25 +41,25 @@ func DetectJSON(prefix []byte) source.Verdict {
 			break
 		}
 		if len(t) > 0 && !isPreamble(t) {
-			return source.No
+			return input.No
 		}
 		rest = after
 	}
 	if len(prefix) >= detectJSONGiveUp {
-		return source.No
+		return input.No
 	}
-	return source.NeedMore
+	return input.NeedMore
 }
 
 // detectVersionKey looks at what follows the opening brace.
-func detectVersionKey(after []byte) source.Verdict {
+func detectVersionKey(after []byte) input.Verdict {
 	switch {
 	case bytes.HasPrefix(after, []byte(fioVersionKey)):
-		return source.Yes
+		return input.Yes
 	case len(after) < len(fioVersionKey) && bytes.HasPrefix([]byte(fioVersionKey), after):
-		return source.NeedMore
+		return input.NeedMore
 	}
-	return source.No
+	return input.No
 }
 
 // isPreamble reports whether a line is one fio prints on standard output

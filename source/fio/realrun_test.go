@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 )
 
@@ -38,10 +39,10 @@ func TestRandReadJSONAndHistLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := DetectJSON(data); v != source.Yes {
+	if v := DetectJSON(data); v != input.Yes {
 		t.Fatalf("DetectJSON = %v on fio's JSON", v)
 	}
-	if v := DetectHistLog(data); v != source.No {
+	if v := DetectHistLog(data); v != input.No {
 		t.Errorf("DetectHistLog = %v on fio's JSON", v)
 	}
 	ref := readReport(t, data)
@@ -241,7 +242,7 @@ func TestMixedJobsOnStdout(t *testing.T) {
 	if bytes.HasPrefix(out, []byte("{")) {
 		t.Fatalf("fio printed no preamble: the test does not test it")
 	}
-	if v := DetectJSON(out); v != source.Yes {
+	if v := DetectJSON(out); v != input.Yes {
 		t.Fatalf("DetectJSON = %v on fio's standard output:\n%s", v, out[:min(len(out), 400)])
 	}
 	ref := readReport(t, out)

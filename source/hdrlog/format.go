@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -58,7 +59,7 @@ var headerPrefixes = [][]byte{
 // Detect says Yes at the first HdrHistogram header, legend or data line,
 // skipping other # comments (jHiccup's "#[Logged with ..."); No at the
 // first other line.
-func Detect(prefix []byte) source.Verdict {
+func Detect(prefix []byte) input.Verdict {
 	rest := prefix
 	for len(rest) > 0 {
 		i := bytes.IndexByte(rest, '\n')
@@ -69,25 +70,25 @@ func Detect(prefix []byte) source.Verdict {
 		rest = rest[i+1:]
 		for _, p := range headerPrefixes {
 			if bytes.HasPrefix(line, p) {
-				return source.Yes
+				return input.Yes
 			}
 		}
 		switch {
 		case len(bytes.TrimSpace(line)) == 0, line[0] == '#':
 			continue
 		case isDataLine(line):
-			return source.Yes
+			return input.Yes
 		default:
-			return source.No
+			return input.No
 		}
 	}
 	if len(prefix) >= detectGiveUp {
-		return source.No
+		return input.No
 	}
 	if len(rest) > 0 && !strings.ContainsRune("#\"T0123456789 \t\r", rune(rest[0])) {
-		return source.No // an incomplete line that can be none of the above
+		return input.No // an incomplete line that can be none of the above
 	}
-	return source.NeedMore
+	return input.NeedMore
 }
 
 // isDataLine reports whether a line has the shape of a data line.

@@ -15,6 +15,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
@@ -22,7 +23,7 @@ import (
 
 type result struct {
 	intervals []stream.Interval
-	diag      *source.Diagnostics
+	diag      *input.Diagnostics
 	err       error
 }
 
@@ -53,7 +54,7 @@ func (r result) byEvent() map[string]*hist.Histogram {
 
 func run(t testing.TB, data []byte, opts source.Options) result {
 	t.Helper()
-	diag := source.NewDiagnostics(nil, 1000)
+	diag := input.NewDiagnostics(nil, 1000)
 	src, err := Format().Open(source.Input{Name: "in.hlog", Reader: bytes.NewReader(data), Diag: diag}, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -156,7 +157,7 @@ func TestJHiccupLogs(t *testing.T) {
 	for _, name := range []string{"jHiccup-2.0.7S.logV2.hlog", "tagged-Log.logV2.hlog"} {
 		t.Run(name, func(t *testing.T) {
 			data := readTestdata(t, name)
-			if v := Detect(data); v != source.Yes {
+			if v := Detect(data); v != input.Yes {
 				t.Fatalf("Detect = %v", v)
 			}
 			res := run(t, data, source.Options{})
@@ -288,12 +289,12 @@ func TestCumulativeLog(t *testing.T) {
 // Detection: HdrHistogram logs yes, every other real format no.
 func TestDetect(t *testing.T) {
 	for _, name := range []string{"jHiccup-2.0.7S.logV2.hlog", "tagged-Log.logV2.hlog", "jHiccup-2.0.6.logV1.hlog", "latscope-DBM11106.hlog"} {
-		if v := Detect(readTestdata(t, name)); v != source.Yes {
+		if v := Detect(readTestdata(t, name)); v != input.Yes {
 			t.Errorf("%s: %v", name, v)
 		}
 	}
 	for _, in := range []string{"0.127,1.007,2.769,HISTFAAAAEV42pNp\n", "Tag=x,1,1,1,HISTF\n", "#[StartTime: 1 (s)]\n"} {
-		if v := Detect([]byte(in)); v != source.Yes {
+		if v := Detect([]byte(in)); v != input.Yes {
 			t.Errorf("%q: %v", in, v)
 		}
 	}
@@ -304,7 +305,7 @@ func TestDetect(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v := Detect(data[:min(len(data), 64<<10)]); v != source.No {
+		if v := Detect(data[:min(len(data), 64<<10)]); v != input.No {
 			t.Errorf("%s: %v", rel, v)
 		}
 	}
@@ -314,12 +315,12 @@ func TestDetect(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v := Detect(data); v != source.No {
+		if v := Detect(data); v != input.No {
 			t.Errorf("fio %s: %v", name, v)
 		}
 	}
 	for _, in := range []string{"# HELP x\nx_bucket{le=\"1\"} 3\n", "{\n", "<begin record>\n", "# comment only\n"} {
-		if v := Detect([]byte(in)); v == source.Yes {
+		if v := Detect([]byte(in)); v == input.Yes {
 			t.Errorf("%q: %v", in, v)
 		}
 	}

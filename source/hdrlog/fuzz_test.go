@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -31,7 +32,7 @@ func FuzzRead(f *testing.F) {
 			opts.Counts = source.CountsCumulative
 			opts.Unit = hist.Microsecond
 		}
-		src, err := Open(source.Input{Name: "fuzz", Reader: bytes.NewReader(data), Diag: source.NewDiagnostics(nil, 5)}, opts)
+		src, err := Open(source.Input{Name: "fuzz", Reader: bytes.NewReader(data), Diag: input.NewDiagnostics(nil, 5)}, opts)
 		if err != nil {
 			t.Fatal(err)
 		}

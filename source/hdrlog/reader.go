@@ -10,8 +10,8 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
-	"github.com/latscope/latscope/source/lines"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -70,7 +70,7 @@ func newReader(in source.Input, opts source.Options, emit func(stream.Interval) 
 }
 
 func (r *reader) run(ctx context.Context) error {
-	err := lines.Each(ctx, r.in, maxLine, func(n int, text string, tooLong bool) error {
+	err := input.EachLine(ctx, r.in.Name, r.in.Reader, maxLine, func(n int, text string, tooLong bool) error {
 		if tooLong {
 			r.malformed(n, fmt.Sprintf("line longer than %d bytes", maxLine))
 			return nil

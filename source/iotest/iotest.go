@@ -28,6 +28,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/bytesize"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
@@ -185,7 +186,7 @@ func Probe() source.Probe {
 // Open checks that DIR (arg, "" for ".") is a directory and returns the
 // probe with the default Config, which runs until cancelled. The scratch
 // file is created when the source runs.
-func Open(arg string, opts source.Options, diag *source.Diagnostics) (source.Source, error) {
+func Open(arg string, opts source.Options, diag *input.Diagnostics) (source.Source, error) {
 	cfg, err := Config{Path: arg}.resolve(opts)
 	if err != nil {
 		return nil, fmt.Errorf("iotest: %w", err)
@@ -219,10 +220,10 @@ func pathErr(err error) error {
 
 // New returns the test for cfg; zero fields take their defaults. Errors in
 // cfg and in its path are returned by Run.
-func New(cfg Config, opts source.Options, diag *source.Diagnostics) *Test {
+func New(cfg Config, opts source.Options, diag *input.Diagnostics) *Test {
 	resolved, err := cfg.resolve(opts)
 	if diag == nil {
-		diag = source.NewDiagnostics(io.Discard, 0)
+		diag = input.NewDiagnostics(io.Discard, 0)
 	}
 	return &Test{cfg: resolved, cfgErr: err, opts: opts, diag: diag, name: "iotest:" + resolved.Path}
 }
@@ -233,7 +234,7 @@ type Test struct {
 	cfg    Config
 	cfgErr error
 	opts   source.Options
-	diag   *source.Diagnostics
+	diag   *input.Diagnostics
 	name   string
 
 	mu     sync.Mutex

@@ -18,6 +18,7 @@ import (
 	"unsafe"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/loadtest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
@@ -168,7 +169,7 @@ func TestRunMeasuresConsecutiveIntervals(t *testing.T) {
 	dir := t.TempDir()
 	cfg := smallConfig(dir)
 	var progress bytes.Buffer
-	diag := source.NewDiagnostics(nil, 5)
+	diag := input.NewDiagnostics(nil, 5)
 	src := New(cfg, source.Options{Progress: &progress}, diag)
 	r := runFor(t, src, 4, 250*time.Millisecond)
 
@@ -238,7 +239,7 @@ func TestPageCacheFallbackOnTmpfs(t *testing.T) {
 
 	// One reader leaves a processor for the rest of the test.
 	cfg := Config{Path: dir, Size: 4 << 20, Steps: []int{1}, Interval: 300 * time.Millisecond}
-	diag := source.NewDiagnostics(nil, 5)
+	diag := input.NewDiagnostics(nil, 5)
 	r := runFor(t, New(cfg, source.Options{}, diag), 4, 100*time.Millisecond)
 
 	warnings := strings.Join(diag.Warnings(), "\n")
@@ -258,7 +259,7 @@ func TestWarnsWhenReadersOutnumberProcessors(t *testing.T) {
 	procs := runtime.GOMAXPROCS(0)
 	for _, readers := range []int{procs, procs + 1} {
 		cfg := Config{Path: t.TempDir(), Size: 1 << 20, Steps: []int{readers}, Interval: 50 * time.Millisecond}
-		diag := source.NewDiagnostics(nil, 5)
+		diag := input.NewDiagnostics(nil, 5)
 		runFor(t, New(cfg, source.Options{}, diag), 1, 0)
 		warned := strings.Contains(strings.Join(diag.Warnings(), "\n"), "GOMAXPROCS")
 		if warned != (readers > procs) {
@@ -357,7 +358,7 @@ func TestReadErrorsAreCountedAndReadingGoesOn(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close() // every read now fails
-	diag := source.NewDiagnostics(nil, 2)
+	diag := input.NewDiagnostics(nil, 2)
 	test := &Test{name: "iotest:test", diag: diag}
 	w := newWorker(&testFile{reader: f, size: 1 << 20}, 8<<10, false, loadtest.NewRecorder())
 	var stop atomic.Bool

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/loadtest"
 	"github.com/latscope/latscope/source"
@@ -22,12 +23,12 @@ import (
 
 // runTest runs cfg to the end (or until timeout) and returns the test, its
 // intervals and its diagnostics. GOMAXPROCS is raised as the driver does.
-func runTest(t *testing.T, cfg Config, timeout time.Duration) (*Test, []stream.Interval, *source.Diagnostics) {
+func runTest(t *testing.T, cfg Config, timeout time.Duration) (*Test, []stream.Interval, *input.Diagnostics) {
 	t.Helper()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), ProcsNeeded(cfg))))
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	diag := source.NewDiagnostics(nil, 5)
+	diag := input.NewDiagnostics(nil, 5)
 	test := New(cfg, source.Options{}, diag)
 	var ivs []stream.Interval
 	if err := test.Run(ctx, func(iv stream.Interval) error { ivs = append(ivs, iv); return nil }); err != nil {

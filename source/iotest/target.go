@@ -7,7 +7,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/input"
 )
 
 // Kinds of target.
@@ -72,7 +72,7 @@ func (t *target) fileFor(i int) *testFile { return t.files[i%len(t.files)] }
 // openTarget opens what cfg.Path names: a directory gets scratch files; a
 // regular file or block device is opened read-only. On error or
 // cancellation nothing is left behind.
-func openTarget(ctx context.Context, cfg Config, progress io.Writer, diag *source.Diagnostics) (*target, error) {
+func openTarget(ctx context.Context, cfg Config, progress io.Writer, diag *input.Diagnostics) (*target, error) {
 	st, err := os.Stat(cfg.Path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Path, pathErr(err))
@@ -126,7 +126,7 @@ func openScratch(ctx context.Context, cfg Config, progress io.Writer) (*target, 
 }
 
 // openExisting opens a regular file or block device read-only.
-func openExisting(cfg Config, st os.FileInfo, diag *source.Diagnostics) (*target, error) {
+func openExisting(cfg Config, st os.FileInfo, diag *input.Diagnostics) (*target, error) {
 	kind := kindFile
 	if !st.Mode().IsRegular() {
 		kind = kindDevice
@@ -182,7 +182,7 @@ func openError(path, kind string, err error) error {
 
 // warnSparse warns when a file has holes: reading a hole returns zeros
 // without touching storage, which looks like very fast I/O.
-func warnSparse(path string, st os.FileInfo, diag *source.Diagnostics) {
+func warnSparse(path string, st os.FileInfo, diag *input.Diagnostics) {
 	allocated, ok := allocatedBytes(st)
 	if ok && allocated < st.Size()*9/10 {
 		diag.Warn("iotest:"+path, "%s is sparse: only %s of its %s are allocated, and holes are read as zeros "+

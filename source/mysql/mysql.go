@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 )
 
@@ -55,7 +56,7 @@ func probe(scheme string) source.Probe {
 	return source.Probe{
 		Scheme:      scheme,
 		Description: Description,
-		Open: func(arg string, opts source.Options, diag *source.Diagnostics) (source.Source, error) {
+		Open: func(arg string, opts source.Options, diag *input.Diagnostics) (source.Source, error) {
 			return Open(context.Background(), scheme, arg, opts, diag)
 		},
 	}
@@ -63,7 +64,7 @@ func probe(scheme string) source.Probe {
 
 // Open parses the URI, connects, and checks (or with opts.DB.Setup,
 // applies) the performance_schema setup.
-func Open(ctx context.Context, scheme, arg string, opts source.Options, diag *source.Diagnostics) (*Sampler, error) {
+func Open(ctx context.Context, scheme, arg string, opts source.Options, diag *input.Diagnostics) (*Sampler, error) {
 	t, err := parseURI(scheme, arg)
 	if err != nil {
 		return nil, err

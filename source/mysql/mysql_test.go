@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/dbtest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
@@ -25,7 +26,7 @@ const dataFileEvent = "wait/io/file/innodb/innodb_data_file"
 func openURI(t *testing.T, uri string, opts source.Options) (*Sampler, error) {
 	t.Helper()
 	scheme, arg, _ := strings.Cut(uri, ":")
-	return Open(context.Background(), scheme, arg, opts, source.NewDiagnostics(os.Stderr, 5))
+	return Open(context.Background(), scheme, arg, opts, input.NewDiagnostics(os.Stderr, 5))
 }
 
 // TestLiveMariaDB runs the real server once for the setup check, the

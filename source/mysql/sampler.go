@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -28,7 +29,7 @@ const maxDigestText = 60
 type Sampler struct {
 	name       string
 	opts       source.Options
-	diag       *source.Diagnostics
+	diag       *input.Diagnostics
 	db         *sql.DB
 	interval   time.Duration
 	poll       time.Duration
@@ -55,11 +56,11 @@ type runStats struct {
 // Name returns the URI without password.
 func (s *Sampler) Name() string { return s.name }
 
-// SamplerStats implements source.Sampler.
-func (s *Sampler) SamplerStats() source.SamplerStats {
+// SamplerStats implements stream.Sampler.
+func (s *Sampler) SamplerStats() stream.SamplerStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := source.SamplerStats{Kind: "mysql " + s.waitsTable + " sampler"}
+	st := stream.SamplerStats{Kind: "mysql " + s.waitsTable + " sampler"}
 	if secs := s.stats.elapsed.Seconds(); secs > 0 {
 		st.PollsPerSecond = float64(s.stats.polls) / secs
 	}

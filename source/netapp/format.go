@@ -24,8 +24,7 @@ import (
 	"bufio"
 	"bytes"
 
-	"github.com/latscope/latscope/source/lines"
-
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -53,7 +52,7 @@ func Format() source.Format {
 
 // Detect says Yes once a complete line of the prefix is a histogram bucket
 // line, No when 8 KiB hold none, NeedMore otherwise.
-func Detect(prefix []byte) source.Verdict {
+func Detect(prefix []byte) input.Verdict {
 	sc := bufio.NewScanner(bytes.NewReader(prefix))
 	sc.Buffer(nil, detectGiveUp)
 	complete := bytes.LastIndexByte(prefix, '\n') + 1
@@ -66,20 +65,20 @@ func Detect(prefix []byte) source.Verdict {
 		}
 		if bytes.Contains(line, []byte("_latency.")) {
 			if _, reason := parseCounterLine(string(line)); reason == "" {
-				return source.Yes
+				return input.Yes
 			}
 		}
 	}
 	if len(prefix) >= detectGiveUp {
-		return source.No
+		return input.No
 	}
-	return source.NeedMore
+	return input.NeedMore
 }
 
 // Open returns a Source that reads the counters and emits one interval per
 // iteration (after the first, the baseline, when counts are cumulative).
 func Open(in source.Input, opts source.Options) (source.Source, error) {
-	return lines.NewSource(in, maxLineLen, func(emit func(stream.Interval) error) lines.Parser {
+	return source.NewLineSource(in, maxLineLen, func(emit func(stream.Interval) error) input.LineParser {
 		return newParser(in, opts, emit)
 	})
 }

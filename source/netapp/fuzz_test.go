@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/sourcetest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
@@ -25,7 +26,7 @@ func FuzzParse(f *testing.F) {
 		if len(data)%2 == 1 {
 			opts.Counts = source.CountsInterval
 		}
-		src, err := Open(source.Input{Name: "fuzz", Reader: bytes.NewReader(data), Diag: source.NewDiagnostics(nil, 5)}, opts)
+		src, err := Open(source.Input{Name: "fuzz", Reader: bytes.NewReader(data), Diag: input.NewDiagnostics(nil, 5)}, opts)
 		if err != nil {
 			t.Fatal(err)
 		}

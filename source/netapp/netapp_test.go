@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
@@ -304,14 +305,14 @@ func TestEmptyAndChatter(t *testing.T) {
 
 func TestDetect(t *testing.T) {
 	in := sessionInput()
-	if got := Detect([]byte(in)); got != source.Yes {
+	if got := Detect([]byte(in)); got != input.Yes {
 		t.Errorf("Detect(session) = %v, want Yes", got)
 	}
 	firstBucket := strings.Index(in, "volume:vol1:nfs_protocol_read_latency.<20us:")
-	if got := Detect([]byte(in[:firstBucket+45])); got != source.NeedMore {
+	if got := Detect([]byte(in[:firstBucket+45])); got != input.NeedMore {
 		t.Errorf("Detect(up to a cut line) = %v, want NeedMore", got)
 	}
-	if got := Detect([]byte(strings.Repeat("some other text\n", 1000))); got != source.No {
+	if got := Detect([]byte(strings.Repeat("some other text\n", 1000))); got != input.No {
 		t.Errorf("Detect(8 KiB of text) = %v, want No", got)
 	}
 	// Real files of the other formats must not be claimed.
@@ -323,7 +324,7 @@ func TestDetect(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := Detect(data[:min(len(data), 64<<10)]); got == source.Yes {
+		if got := Detect(data[:min(len(data), 64<<10)]); got == input.Yes {
 			t.Errorf("Detect(%s) = Yes", rel)
 		}
 	}
@@ -333,7 +334,7 @@ func TestDetect(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := Detect(data[:min(len(data), 64<<10)]); got == source.Yes {
+		if got := Detect(data[:min(len(data), 64<<10)]); got == input.Yes {
 			t.Errorf("Detect(%s) = Yes", p)
 		}
 	}

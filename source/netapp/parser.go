@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -39,7 +40,7 @@ func (it *iteration) add(k key, h *hist.Histogram) {
 // iterations into intervals.
 type parser struct {
 	name string
-	diag *source.Diagnostics
+	diag *input.Diagnostics
 	opts source.Options
 	emit func(stream.Interval) error
 
@@ -219,5 +220,5 @@ func (p *parser) finish(cancelled bool) error {
 	return p.flush()
 }
 
-// End finishes the input (see lines.Parser).
+// End finishes the input (see input.LineParser).
 func (p *parser) End(cancelled bool) error { return p.finish(cancelled) }

@@ -19,9 +19,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/pace"
 	"github.com/latscope/latscope/loadtest"
-	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -115,7 +115,7 @@ func (c Config) resolve() (Config, error) {
 type Test struct {
 	cfg    Config
 	cfgErr error
-	diag   *source.Diagnostics
+	diag   *input.Diagnostics
 	name   string
 
 	mu     sync.Mutex
@@ -123,10 +123,10 @@ type Test struct {
 }
 
 // New returns the test for cfg; errors in cfg are returned by Run.
-func New(cfg Config, diag *source.Diagnostics) *Test {
+func New(cfg Config, diag *input.Diagnostics) *Test {
 	resolved, err := cfg.resolve()
 	if diag == nil {
-		diag = source.NewDiagnostics(io.Discard, 0)
+		diag = input.NewDiagnostics(io.Discard, 0)
 	}
 	return &Test{cfg: resolved, cfgErr: err, diag: diag, name: "nettest:" + resolved.Addr}
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -29,7 +29,7 @@ func runClientErr(t *testing.T, cfg Config, d time.Duration) (Result, []stream.I
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), cfg.Connections+2)))
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	test := New(cfg, source.NewDiagnostics(nil, 5))
+	test := New(cfg, input.NewDiagnostics(nil, 5))
 	var ivs []stream.Interval
 	err := test.Run(ctx, func(iv stream.Interval) error { ivs = append(ivs, iv); return nil })
 	return test.Result(), ivs, err

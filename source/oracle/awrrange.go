@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/source/awr"
 	"github.com/latscope/latscope/stream"
@@ -160,7 +161,7 @@ func awrRows(h *rows, snaps awrSnapshots) (out []awr.Row, bad string) {
 
 // runAWR reads the snapshot range once, emits its intervals (per instance,
 // with the snapshots' real times) and returns.
-func runAWR(ctx context.Context, rs rowSource, name string, diag *source.Diagnostics, opts source.Options,
+func runAWR(ctx context.Context, rs rowSource, name string, diag *input.Diagnostics, opts source.Options,
 	rng awrRange, events string, emit func(stream.Interval) error) error {
 	sr, err := rs.query(ctx, awrSnapshotQuery, rng.from, rng.to, rng.last)
 	if err != nil {

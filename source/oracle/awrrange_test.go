@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/source/awr"
 	"github.com/latscope/latscope/stream"
@@ -108,7 +109,7 @@ func TestAWRRangeMapsLikeTheExportReader(t *testing.T) {
 	rs.add("from dba_hist_snapshot", snaps, nil)
 	rs.add("dba_hist_event_histogram h", hists, nil)
 	const name = "oracle://u@db:1521/S"
-	diag := source.NewDiagnostics(nil, 10)
+	diag := input.NewDiagnostics(nil, 10)
 	var got []stream.Interval
 	err := runAWR(context.Background(), rs, name, diag, source.Options{}, awrRange{from: 200, to: 205},
 		strings.Join(DefaultEvents, ","), func(iv stream.Interval) error {
@@ -127,7 +128,7 @@ func TestAWRRangeMapsLikeTheExportReader(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	fileSrc, err := awr.Format().Open(source.Input{Name: "file", Reader: f, Diag: source.NewDiagnostics(nil, 10),
+	fileSrc, err := awr.Format().Open(source.Input{Name: "file", Reader: f, Diag: input.NewDiagnostics(nil, 10),
 		ModTime: time.Date(2024, 3, 16, 0, 0, 0, 0, time.UTC)}, source.Options{Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +177,7 @@ func TestAWRRangeTotalsIndependent(t *testing.T) {
 	rs.add("from dba_hist_snapshot", snaps, nil)
 	rs.add("dba_hist_event_histogram h", hists, nil)
 	var got []stream.Interval
-	if err := runAWR(context.Background(), rs, "o", source.NewDiagnostics(nil, 10), source.Options{}, awrRange{last: 5},
+	if err := runAWR(context.Background(), rs, "o", input.NewDiagnostics(nil, 10), source.Options{}, awrRange{last: 5},
 		"x", func(iv stream.Interval) error { got = append(got, iv); return nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +273,7 @@ func TestAWRRangeSynthetic(t *testing.T) {
 	rs := &fixtureRowSource{}
 	rs.add("from dba_hist_snapshot", snaps, nil)
 	rs.add("dba_hist_event_histogram h", hists, nil)
-	diag := source.NewDiagnostics(nil, 10)
+	diag := input.NewDiagnostics(nil, 10)
 	var got []stream.Interval
 	if err := runAWR(context.Background(), rs, "o", diag, source.Options{}, awrRange{from: 10, to: 15}, "log file sync",
 		func(iv stream.Interval) error { got = append(got, iv); return nil }); err != nil {
@@ -300,7 +301,7 @@ func TestAWRRangeSynthetic(t *testing.T) {
 	rs.add("from dba_hist_snapshot", snaps, nil)
 	rs.add("dba_hist_event_histogram h", hists, nil)
 	got = nil
-	if err := runAWR(context.Background(), rs, "o", source.NewDiagnostics(nil, 10), source.Options{Location: time.UTC}, awrRange{last: 1}, "log file sync",
+	if err := runAWR(context.Background(), rs, "o", input.NewDiagnostics(nil, 10), source.Options{Location: time.UTC}, awrRange{last: 1}, "log file sync",
 		func(iv stream.Interval) error { got = append(got, iv); return nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +336,7 @@ func TestAWRRangeRowsWithoutSnapshot(t *testing.T) {
 	// an empty range is a warning, not an error
 	rs := &fixtureRowSource{}
 	rs.add("from dba_hist_snapshot", &rows{columns: snaps.columns}, nil)
-	diag := source.NewDiagnostics(nil, 10)
+	diag := input.NewDiagnostics(nil, 10)
 	if err := runAWR(context.Background(), rs, "o", diag, source.Options{}, awrRange{from: 1, to: 2}, "x",
 		func(stream.Interval) error { t.Fatal("emitted"); return nil }); err != nil {
 		t.Fatal(err)

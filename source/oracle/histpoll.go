@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
-	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source/awr"
 	"github.com/latscope/latscope/stream"
 )
@@ -26,7 +26,7 @@ type histPoller struct {
 	ctx    context.Context
 	rs     rowSource
 	name   string
-	diag   *source.Diagnostics
+	diag   *input.Diagnostics
 	events string // comma separated
 	inst   int
 	loc    *time.Location // STARTUP_TIME and SAMPLE_TIME without an offset

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/testenv"
-	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -120,12 +120,12 @@ func (rp realPoll) asRows(onlyInst int) *rows {
 
 // runPoller replays fixture polls through the real code path and returns
 // what it emits.
-func runPoller(t *testing.T, fx *fixtureRowSource, inst, polls int) ([]stream.Interval, *histPoller, *source.Diagnostics) {
+func runPoller(t *testing.T, fx *fixtureRowSource, inst, polls int) ([]stream.Interval, *histPoller, *input.Diagnostics) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var got []stream.Interval
-	diag := &source.Diagnostics{}
+	diag := &input.Diagnostics{}
 	clock := time.Date(2013, 8, 26, 15, 56, 36, 0, time.UTC)
 	now := func() time.Time { return clock }
 	p := &histPoller{ctx: ctx, rs: fx, name: "oracle://u@db:1521/S", diag: diag, events: strings.Join(DefaultEvents, ","),

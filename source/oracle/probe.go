@@ -12,6 +12,7 @@ import (
 
 	_ "github.com/sijms/go-ora/v2" // registers the "oracle" database/sql driver
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -41,7 +42,7 @@ func Probe() source.Probe {
 }
 
 // open builds the source; nothing connects until Run.
-func open(arg string, opts source.Options, diag *source.Diagnostics) (source.Source, error) {
+func open(arg string, opts source.Options, diag *input.Diagnostics) (source.Source, error) {
 	u, err := url.Parse("oracle:" + arg)
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("oracle source %q: want oracle://user@host:port/service", redact("oracle:"+arg))
@@ -61,7 +62,7 @@ func open(arg string, opts source.Options, diag *source.Diagnostics) (source.Sou
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if diag == nil {
-		diag = source.NewDiagnostics(nil, source.DefaultReportLimit) // a zero Diagnostics has no maps
+		diag = input.NewDiagnostics(nil, input.DefaultReportLimit) // a zero Diagnostics has no maps
 	}
 	return &liveSource{dsn: u.String(), name: name, opts: opts, diag: diag}, nil
 }
@@ -106,16 +107,16 @@ func redact(s string) string {
 type liveSource struct {
 	dsn, name string
 	opts      source.Options
-	diag      *source.Diagnostics
+	diag      *input.Diagnostics
 
 	mu    sync.Mutex
-	stats source.SamplerStats
+	stats stream.SamplerStats
 }
 
 func (s *liveSource) Name() string { return s.name }
 
 // SamplerStats reports the wait-history sampler's rate and missed waits.
-func (s *liveSource) SamplerStats() source.SamplerStats {
+func (s *liveSource) SamplerStats() stream.SamplerStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.stats

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -17,7 +18,7 @@ const pollEvery = 10 * time.Millisecond
 type waitSampler struct {
 	rs      rowSource
 	name    string
-	diag    *source.Diagnostics
+	diag    *input.Diagnostics
 	query   string
 	fixed   bool // X$KSLWH (else V$SESSION_WAIT_HISTORY)
 	kslwh   kslwhTracker
@@ -28,7 +29,7 @@ type waitSampler struct {
 	started time.Time
 }
 
-func newWaitSampler(rs rowSource, name string, diag *source.Diagnostics, opts source.Options) *waitSampler {
+func newWaitSampler(rs rowSource, name string, diag *input.Diagnostics, opts source.Options) *waitSampler {
 	cond := opts.DB.Sessions
 	if cond == "" {
 		cond = defaultSessions
@@ -90,8 +91,8 @@ func (w *waitSampler) window(start, end time.Time) stream.Interval {
 	return iv
 }
 
-func (w *waitSampler) stats(now time.Time) source.SamplerStats {
-	st := source.SamplerStats{Missed: w.missed()}
+func (w *waitSampler) stats(now time.Time) stream.SamplerStats {
+	st := stream.SamplerStats{Missed: w.missed()}
 	st.Kind = "oracle V$SESSION_WAIT_HISTORY sampler"
 	if w.fixed {
 		st.Kind = "oracle X$KSLWH sampler"

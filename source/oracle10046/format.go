@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"context"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -61,7 +62,7 @@ var otherFormatMarker = []byte("<begin record>")
 // the first or second line, where trace headers have it (10.2 traces start
 // with the bare path): SQL*Plus output piped into other formats prints it
 // after "Connected to:".
-func Detect(prefix []byte) source.Verdict {
+func Detect(prefix []byte) input.Verdict {
 	rest := bytes.TrimPrefix(prefix, utf8BOM)
 	for n := 1; len(rest) > 0; n++ {
 		line := rest
@@ -71,24 +72,24 @@ func Detect(prefix []byte) source.Verdict {
 			rest = nil
 		}
 		if bytes.HasPrefix(line, otherFormatMarker) {
-			return source.No
+			return input.No
 		}
 		for _, m := range detectMarkers {
 			if bytes.HasPrefix(line, m) {
-				return source.Yes
+				return input.Yes
 			}
 		}
 		if n <= 2 && bytes.HasPrefix(line, bannerPrefix) {
-			return source.Yes
+			return input.Yes
 		}
 		if isCallLine(line) {
-			return source.Yes
+			return input.Yes
 		}
 	}
 	if len(prefix) >= detectGiveUp {
-		return source.No
+		return input.No
 	}
-	return source.NeedMore
+	return input.NeedMore
 }
 
 // isCallLine recognises "EXEC #<digits>:c=" and its siblings.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
@@ -19,36 +20,36 @@ import (
 func TestDetect(t *testing.T) {
 	for _, rel := range allTraces(t) {
 		data := readShared(t, rel)
-		if got := detectGrowing(data); got != source.Yes {
+		if got := detectGrowing(data); got != input.Yes {
 			t.Errorf("%s: %v, want Yes", rel, got)
 		}
 		// A header-less piece starting at the first call or wait.
 		for _, marker := range []string{"\nWAIT #", "\nEXEC #", "\nPARSING IN CURSOR #"} {
 			if i := bytes.Index(data, []byte(marker)); i >= 0 {
-				if got := Detect(data[i+1:]); got != source.Yes {
+				if got := Detect(data[i+1:]); got != input.Yes {
 					t.Errorf("%s from %q: %v, want Yes", rel, marker, got)
 				}
 			}
 		}
 	}
 	pyl := readShared(t, "pylatencymap/example_latency_data.txt")
-	if got := detectGrowing(pyl); got != source.No {
+	if got := detectGrowing(pyl); got != input.No {
 		t.Errorf("PyLatencyMap records: %v, want No", got)
 	}
 	sqlplus := "\nSQL*Plus: Release 11.2.0.3.0 Production on Mon Aug 26 16:26:48 2013\n\n" +
 		"Copyright (c) 1982, 2011, Oracle.  All rights reserved.\n\n\nConnected to:\n" +
 		"Oracle Database 11g Enterprise Edition Release 11.2.0.3.0 - 64bit Production\n\n"
-	if got := detectGrowing(append([]byte(sqlplus), pyl...)); got != source.No {
+	if got := detectGrowing(append([]byte(sqlplus), pyl...)); got != input.No {
 		t.Errorf("PyLatencyMap records after a SQL*Plus banner: %v, want No", got)
 	}
-	cases := map[string]source.Verdict{
-		"":                                   source.NeedMore,
-		"Trace fi":                           source.NeedMore,
-		"<begin record>\nWAIT #1: nam='x'":   source.No,
-		"\xef\xbb\xbfTrace file /x.trc\n":    source.Yes,
-		"EXEC #140:c=0,e=1,p=0,tim=1\n":      source.Yes,
-		"EXEC #140 is not a call\n":          source.NeedMore,
-		strings.Repeat("hello world\n", 400): source.No,
+	cases := map[string]input.Verdict{
+		"":                                   input.NeedMore,
+		"Trace fi":                           input.NeedMore,
+		"<begin record>\nWAIT #1: nam='x'":   input.No,
+		"\xef\xbb\xbfTrace file /x.trc\n":    input.Yes,
+		"EXEC #140:c=0,e=1,p=0,tim=1\n":      input.Yes,
+		"EXEC #140 is not a call\n":          input.NeedMore,
+		strings.Repeat("hello world\n", 400): input.No,
 	}
 	for in, want := range cases {
 		if got := Detect([]byte(in)); got != want {
@@ -58,13 +59,13 @@ func TestDetect(t *testing.T) {
 }
 
 // detectGrowing offers growing prefixes the way source.Opener does.
-func detectGrowing(data []byte) source.Verdict {
+func detectGrowing(data []byte) input.Verdict {
 	for n := 1; n <= len(data) && n <= 64<<10; n++ {
-		if v := Detect(data[:n]); v != source.NeedMore {
+		if v := Detect(data[:n]); v != input.NeedMore {
 			return v
 		}
 	}
-	return source.NeedMore
+	return input.NeedMore
 }
 
 // The opener picks this format for a real trace.

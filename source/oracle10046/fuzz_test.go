@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -41,7 +42,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte, intervalMs uint16) {
 		opts := source.Options{Interval: time.Duration(intervalMs) * time.Millisecond, Location: time.UTC}
-		src, _ := Open(source.Input{Name: "fuzz", Reader: bytes.NewReader(data), Diag: source.NewDiagnostics(nil, 0)}, opts)
+		src, _ := Open(source.Input{Name: "fuzz", Reader: bytes.NewReader(data), Diag: input.NewDiagnostics(nil, 0)}, opts)
 		var waits float64
 		var kind []bool
 		err := src.Run(context.Background(), func(iv stream.Interval) error {

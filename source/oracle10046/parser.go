@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -59,7 +60,7 @@ var (
 // waits into intervals.
 type parser struct {
 	name string
-	diag *source.Diagnostics
+	diag *input.Diagnostics
 	opts source.Options
 	loc  *time.Location
 

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
-	"github.com/latscope/latscope/source/lines"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -57,7 +57,7 @@ var utf8BOM = []byte("\xef\xbb\xbf")
 // Detect decides on the first line that is not blank or a tab-indented
 // continuation: it must be a PostgreSQL log line of one of the three
 // destinations.
-func Detect(prefix []byte) source.Verdict {
+func Detect(prefix []byte) input.Verdict {
 	rest := bytes.TrimPrefix(prefix, utf8BOM)
 	for len(rest) > 0 {
 		i := bytes.IndexByte(rest, '\n')
@@ -72,51 +72,51 @@ func Detect(prefix []byte) source.Verdict {
 		return detectLine(line, rest)
 	}
 	if len(prefix) >= detectGiveUp {
-		return source.No
+		return input.No
 	}
-	return source.NeedMore
+	return input.NeedMore
 }
 
 // detectLine judges the first significant line; rest is the input from
 // that line on (a csvlog record may span lines).
-func detectLine(line string, rest []byte) source.Verdict {
+func detectLine(line string, rest []byte) input.Verdict {
 	if strings.HasPrefix(line, `{"timestamp":"`) {
 		if strings.Contains(line, `"pid":`) && strings.Contains(line, `"error_severity":"`) {
-			return source.Yes
+			return input.Yes
 		}
-		return source.No
+		return input.No
 	}
 	z := newZones(time.UTC, func(string) {})
 	_, n := z.parseStamp(line)
 	if n == 0 {
-		return source.No
+		return input.No
 	}
 	if n < len(line) && line[n] == ',' {
 		return detectCSV(rest)
 	}
 	for _, m := range severityMarkers {
 		if strings.Contains(line[n:], m) {
-			return source.Yes
+			return input.Yes
 		}
 	}
-	return source.No
+	return input.No
 }
 
 // detectCSV parses the first csvlog record.
-func detectCSV(rest []byte) source.Verdict {
+func detectCSV(rest []byte) input.Verdict {
 	r := csv.NewReader(bytes.NewReader(rest))
 	r.FieldsPerRecord = -1
 	fields, err := r.Read()
 	if err != nil {
 		if len(rest) >= detectGiveUp {
-			return source.No
+			return input.No
 		}
-		return source.NeedMore // possibly a record cut by the prefix
+		return input.NeedMore // possibly a record cut by the prefix
 	}
 	if len(fields) >= csvMinField && csvSeverities[fields[csvSeverity]] && len(fields[csvSeverity+1]) == 5 {
-		return source.Yes
+		return input.Yes
 	}
-	return source.No
+	return input.No
 }
 
 // Open returns a streaming Source over the log; nothing is read until Run.
@@ -135,7 +135,7 @@ func (s *logSource) Name() string { return s.in.Name }
 func (s *logSource) Run(ctx context.Context, emit func(stream.Interval) error) error {
 	p := newParser(s.in, s.opts, emit)
 	if !s.opts.Follow {
-		if err := lines.Each(ctx, s.in, maxLineLen, p.Line); err != nil {
+		if err := input.EachLine(ctx, s.in.Name, s.in.Reader, maxLineLen, p.Line); err != nil {
 			return err
 		}
 		return p.End(false)
@@ -157,7 +157,7 @@ func (s *logSource) follow(ctx context.Context, p *parser) error {
 	ch := make(chan line, 256)
 	readErr := make(chan error, 1)
 	go func() {
-		readErr <- lines.Each(ctx, s.in, maxLineLen, func(n int, text string, tooLong bool) error {
+		readErr <- input.EachLine(ctx, s.in.Name, s.in.Reader, maxLineLen, func(n int, text string, tooLong bool) error {
 			select {
 			case ch <- line{n, text, tooLong}:
 				return nil

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -26,7 +27,7 @@ func FuzzLog(f *testing.F) {
 	f.Add("2026-11-22 04:53:00.100 UTC,,,1,,a.b,1,,x,,0,LOG,00000,\"duration: 1.000 ms  statement: select \"\"x\"\"\n1\",,,,,,,,,\"\",\"client backend\",,0\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		Detect([]byte(in))
-		diag := source.NewDiagnostics(nil, 0)
+		diag := input.NewDiagnostics(nil, 0)
 		src, err := Open(source.Input{Name: "fuzz", Reader: strings.NewReader(in), Diag: diag}, source.Options{Interval: 250 * time.Millisecond, Location: time.UTC})
 		if err != nil {
 			t.Fatal(err)

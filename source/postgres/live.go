@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -75,7 +76,7 @@ func probe(scheme string) source.Probe {
 	return source.Probe{
 		Scheme:      scheme,
 		Description: liveDescription,
-		Open: func(arg string, opts source.Options, diag *source.Diagnostics) (source.Source, error) {
+		Open: func(arg string, opts source.Options, diag *input.Diagnostics) (source.Source, error) {
 			return openLive(scheme, arg, opts, diag)
 		},
 	}
@@ -86,7 +87,7 @@ type liveSource struct {
 	name   string // the URI without password
 	config *pgx.ConnConfig
 	opts   source.Options
-	diag   *source.Diagnostics
+	diag   *input.Diagnostics
 
 	mu      sync.Mutex
 	polls   int64 // samples taken (pg_stat_activity polls, or pg_wait_sampling's own samples)
@@ -98,7 +99,7 @@ type liveSource struct {
 	stopped     time.Time
 }
 
-func openLive(scheme, arg string, opts source.Options, diag *source.Diagnostics) (*liveSource, error) {
+func openLive(scheme, arg string, opts source.Options, diag *input.Diagnostics) (*liveSource, error) {
 	uri := scheme + ":" + arg
 	name := redact(uri)
 	if !strings.HasPrefix(arg, "//") {
@@ -144,10 +145,10 @@ func redact(uri string) string {
 func (s *liveSource) Name() string { return s.name }
 
 // SamplerStats reports the achieved polling rate.
-func (s *liveSource) SamplerStats() source.SamplerStats {
+func (s *liveSource) SamplerStats() stream.SamplerStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := source.SamplerStats{Kind: "postgres pg_stat_activity sampler"}
+	st := stream.SamplerStats{Kind: "postgres pg_stat_activity sampler"}
 	if s.history {
 		st.Kind = "postgres pg_wait_sampling history sampler"
 	}

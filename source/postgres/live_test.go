@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/dbtest"
 	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/source"
@@ -93,12 +94,12 @@ func TestLiveSamplerWithPgWaitSampling(t *testing.T) {
 // sampleUnderPgbench runs the live source during pgbench -c 8 -T secs and
 // checks what every sampler must see; it returns the stats and the
 // histograms merged per series.
-func sampleUnderPgbench(t *testing.T, pg *dbtest.Postgres, secs string) (source.SamplerStats, map[string]*hist.Histogram) {
+func sampleUnderPgbench(t *testing.T, pg *dbtest.Postgres, secs string) (stream.SamplerStats, map[string]*hist.Histogram) {
 	t.Helper()
 	pg.Pgbench(t, "-i", "-s", "1", "-q")
 	arg := strings.TrimPrefix(pg.URI, "postgres:")
 	var warnings strings.Builder
-	diag := source.NewDiagnostics(&warnings, 5)
+	diag := input.NewDiagnostics(&warnings, 5)
 	src, err := Probe().Open(arg, source.Options{DB: source.DBOptions{Probe: "select 1"}}, diag)
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +112,7 @@ func sampleUnderPgbench(t *testing.T, pg *dbtest.Postgres, secs string) (source.
 		time.Sleep(300 * time.Millisecond)
 	}()
 	ivs := runLive(t, src, stop)
-	stats := src.(source.Sampler).SamplerStats()
+	stats := src.(stream.Sampler).SamplerStats()
 	tot := map[string]*hist.Histogram{}
 	for i, iv := range ivs {
 		if iv.Gap {
@@ -160,7 +161,7 @@ func sampleUnderPgbench(t *testing.T, pg *dbtest.Postgres, secs string) (source.
 func TestLiveGapsWhileUnreachable(t *testing.T) {
 	port := dbtest.FreePort(t)
 	var out strings.Builder
-	diag := source.NewDiagnostics(&out, 5)
+	diag := input.NewDiagnostics(&out, 5)
 	src, err := Probe().Open(fmt.Sprintf("//app:s3cret-pw@127.0.0.1:%d/db?sslmode=disable&connect_timeout=1", port), source.Options{Interval: 200 * time.Millisecond}, diag)
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +189,7 @@ func TestLiveGapsWhileUnreachable(t *testing.T) {
 func TestOpenLiveRejectsBadURIsWithoutPassword(t *testing.T) {
 	os.Unsetenv("PGPASSWORD")
 	for _, arg := range []string{"no-slashes", "//u:pw-secret@host:notaport/db"} {
-		_, err := Probe().Open(arg, source.Options{}, source.NewDiagnostics(nil, 0))
+		_, err := Probe().Open(arg, source.Options{}, input.NewDiagnostics(nil, 0))
 		if err == nil || strings.Contains(err.Error(), "pw-secret") {
 			t.Errorf("%s: %v", arg, err)
 		}
@@ -259,7 +260,7 @@ func TestLiveMeasuresAKnownLockWait(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer waiter.Close(ctx)
-			src, err := Probe().Open(strings.TrimPrefix(pg.URI, "postgres:"), source.Options{Interval: 500 * time.Millisecond}, source.NewDiagnostics(os.Stderr, 5))
+			src, err := Probe().Open(strings.TrimPrefix(pg.URI, "postgres:"), source.Options{Interval: 500 * time.Millisecond}, input.NewDiagnostics(os.Stderr, 5))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -323,7 +324,7 @@ func TestPasswordSources(t *testing.T) {
 		"//app:in-uri@db.example:5432/x":   "in-uri",
 		"//app:in%2Furi@db.example:5432/x": "in/uri",
 	} {
-		src, err := openLive("postgres", arg, opts, source.NewDiagnostics(nil, 0))
+		src, err := openLive("postgres", arg, opts, input.NewDiagnostics(nil, 0))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -332,7 +333,7 @@ func TestPasswordSources(t *testing.T) {
 		}
 	}
 	t.Setenv("PGPASSWORD", "from-env")
-	src, err := openLive("postgres", "//app@db.example/x", opts, source.NewDiagnostics(nil, 0))
+	src, err := openLive("postgres", "//app@db.example/x", opts, input.NewDiagnostics(nil, 0))
 	if err != nil || src.config.Password != "from-env" {
 		t.Errorf("PGPASSWORD: %v %q", err, src.config.Password)
 	}

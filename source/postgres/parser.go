@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -33,7 +34,7 @@ const (
 // parser turns log lines into statement durations for the binner.
 type parser struct {
 	name string
-	diag *source.Diagnostics
+	diag *input.Diagnostics
 	opts source.Options
 	zone *zones
 	bin  *binner

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/dbtest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
@@ -106,14 +107,14 @@ func expectedTotals(t *testing.T, path string) (count int, sumUs float64) {
 }
 
 // readLog opens path with the format and returns its intervals.
-func readLog(t *testing.T, path string, opts source.Options) ([]stream.Interval, *source.Diagnostics) {
+func readLog(t *testing.T, path string, opts source.Options) ([]stream.Interval, *input.Diagnostics) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	diag := source.NewDiagnostics(os.Stderr, 5)
+	diag := input.NewDiagnostics(os.Stderr, 5)
 	src, err := Open(source.Input{Name: filepath.Base(path), Reader: f, Diag: diag}, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +163,7 @@ func TestRealServerLogsInAllThreeFormats(t *testing.T) {
 	for _, path := range []string{logs.stderr, logs.csv, logs.json} {
 		t.Run(filepath.Ext(path), func(t *testing.T) {
 			prefix := readPrefix(t, path, 64<<10)
-			if v := Detect(prefix); v != source.Yes {
+			if v := Detect(prefix); v != input.Yes {
 				t.Errorf("Detect = %v", v)
 			}
 			ivs, diag := readLog(t, path, source.Options{Interval: time.Second})
@@ -232,7 +233,7 @@ func TestFollowsALiveServerLog(t *testing.T) {
 	}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	diag := source.NewDiagnostics(os.Stderr, 5)
+	diag := input.NewDiagnostics(os.Stderr, 5)
 	op := &source.Opener{Formats: []source.Format{Format()}, Options: source.Options{Follow: true, Interval: 500 * time.Millisecond}, Diag: diag}
 	src, err := op.Open(ctx, pg.StderrLog)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/source"
 )
@@ -37,7 +38,7 @@ func TestRealSamplesExactly(t *testing.T) {
 	}
 	for _, path := range realSamples {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			if v := Detect(readPrefix(t, path, 64<<10)); v != source.Yes {
+			if v := Detect(readPrefix(t, path, 64<<10)); v != input.Yes {
 				t.Errorf("Detect = %v", v)
 			}
 			ivs, diag := readLog(t, path, source.Options{Interval: 100 * time.Millisecond})
@@ -102,7 +103,7 @@ func TestOtherFormatsAreNotClaimed(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		if v := Detect(b[:min(len(b), 64<<10)]); v == source.Yes {
+		if v := Detect(b[:min(len(b), 64<<10)]); v == input.Yes {
 			t.Errorf("%s: Detect = Yes", p)
 		}
 	}

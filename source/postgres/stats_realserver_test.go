@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/dbtest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
@@ -70,7 +71,7 @@ func TestLiveStatisticsViewsAndLogUnderPgbench(t *testing.T) {
 	pg.Pgbench(t, "-i", "-s", "1", "-q")
 
 	var out strings.Builder
-	diag := source.NewDiagnostics(&out, 10)
+	diag := input.NewDiagnostics(&out, 10)
 	src, err := Probe().Open(strings.TrimPrefix(pg.URI, "postgres:"), source.Options{Interval: time.Second, DB: source.DBOptions{Log: pg.StderrLog}}, diag)
 	if err != nil {
 		t.Fatal(err)
@@ -236,7 +237,7 @@ func TestLiveWarnsOnceWhatToEnable(t *testing.T) {
 	}
 	pg := dbtest.StartPostgres(t, dbtest.PostgresOptions{})
 	var out strings.Builder
-	diag := source.NewDiagnostics(&out, 10)
+	diag := input.NewDiagnostics(&out, 10)
 	missing := filepath.Join(t.TempDir(), "no-such.log")
 	src, err := Probe().Open(strings.TrimPrefix(pg.URI, "postgres:"), source.Options{Interval: 300 * time.Millisecond, DB: source.DBOptions{Log: missing}}, diag)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -61,10 +62,10 @@ func TestTimestampPrefixes(t *testing.T) {
 	}
 }
 
-func run(t *testing.T, text string, opts source.Options) ([]stream.Interval, *source.Diagnostics) {
+func run(t *testing.T, text string, opts source.Options) ([]stream.Interval, *input.Diagnostics) {
 	t.Helper()
 	var log strings.Builder
-	diag := source.NewDiagnostics(&log, 10)
+	diag := input.NewDiagnostics(&log, 10)
 	src, _ := Open(source.Input{Name: "syn", Reader: strings.NewReader(text), Diag: diag}, opts)
 	var ivs []stream.Interval
 	if err := src.Run(context.Background(), func(iv stream.Interval) error { ivs = append(ivs, iv); return nil }); err != nil {
@@ -118,20 +119,20 @@ func TestQuietStretchesAndLateLines(t *testing.T) {
 }
 
 func TestDetect(t *testing.T) {
-	for in, want := range map[string]source.Verdict{
-		"2026-11-22 04:53:00.100 UTC [1] LOG:  starting\n":                                       source.Yes,
-		"\n\tcontinued\n1795323180.440 [1] FATAL:  x\n":                                          source.Yes,
-		"2026-11-22 04:53:00 CET [7] postgres@db ERROR:  boom\n":                                 source.Yes,
-		"2026-11-22 04:53:00.100 UTC [1] LOG:  start":                                            source.NeedMore,
-		"2026-11-22 04:53:00.100 UTC,,,1,,a.b,1,,x,,0,LOG,00000,\"multi\nline":                   source.NeedMore,
-		"2026-11-22 04:53:00.100 UTC something else\n":                                           source.No,
-		"2026-11-22 04:53:00.100 UTC,a,b\n":                                                      source.No,
-		"{\"timestamp\":\"2026-11-22 04:53:00.100 UTC\",\"pid\":1,\"error_severity\":\"LOG\"}\n": source.Yes,
-		"{\"timestamp\":\"x\"}\n":                                                                source.No,
-		"<begin record>\n":                                                                       source.No,
-		"WAIT #1: nam='x' ela= 1\n":                                                              source.No,
-		"":                                                                                       source.NeedMore,
-		strings.Repeat("x", 70<<10):                                                              source.No,
+	for in, want := range map[string]input.Verdict{
+		"2026-11-22 04:53:00.100 UTC [1] LOG:  starting\n":                                       input.Yes,
+		"\n\tcontinued\n1795323180.440 [1] FATAL:  x\n":                                          input.Yes,
+		"2026-11-22 04:53:00 CET [7] postgres@db ERROR:  boom\n":                                 input.Yes,
+		"2026-11-22 04:53:00.100 UTC [1] LOG:  start":                                            input.NeedMore,
+		"2026-11-22 04:53:00.100 UTC,,,1,,a.b,1,,x,,0,LOG,00000,\"multi\nline":                   input.NeedMore,
+		"2026-11-22 04:53:00.100 UTC something else\n":                                           input.No,
+		"2026-11-22 04:53:00.100 UTC,a,b\n":                                                      input.No,
+		"{\"timestamp\":\"2026-11-22 04:53:00.100 UTC\",\"pid\":1,\"error_severity\":\"LOG\"}\n": input.Yes,
+		"{\"timestamp\":\"x\"}\n":                                                                input.No,
+		"<begin record>\n":                                                                       input.No,
+		"WAIT #1: nam='x' ela= 1\n":                                                              input.No,
+		"":                                                                                       input.NeedMore,
+		strings.Repeat("x", 70<<10):                                                              input.No,
 	} {
 		if got := Detect([]byte(in)); got != want {
 			t.Errorf("Detect(%.60q) = %v, want %v", in, got, want)

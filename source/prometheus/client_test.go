@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -63,7 +64,7 @@ func scrapes(t testing.TB) string {
 
 func TestClientGolangScrapes(t *testing.T) {
 	text := scrapes(t)
-	if got := Detect([]byte(text)); got != source.Yes {
+	if got := Detect([]byte(text)); got != input.Yes {
 		t.Fatalf("Detect = %v", got)
 	}
 	res := runString(t, text, source.Options{Interval: 10 * time.Second})

@@ -16,8 +16,7 @@ package prometheus
 import (
 	"bytes"
 
-	"github.com/latscope/latscope/source/lines"
-
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -52,7 +51,7 @@ func Format() source.Format {
 
 // Detect says Yes once a complete line is a # TYPE line, No after 4 KiB
 // without one.
-func Detect(prefix []byte) source.Verdict {
+func Detect(prefix []byte) input.Verdict {
 	rest := prefix
 	for {
 		i := bytes.IndexByte(rest, '\n')
@@ -61,20 +60,20 @@ func Detect(prefix []byte) source.Verdict {
 		}
 		sc := scanLine(string(rest[:i]))
 		if sc.kind == lineType && typeKinds[sc.typ] {
-			return source.Yes
+			return input.Yes
 		}
 		rest = rest[i+1:]
 	}
 	if len(prefix) >= detectGiveUp {
-		return source.No
+		return input.No
 	}
-	return source.NeedMore
+	return input.NeedMore
 }
 
 // Open returns a Source that reads the scrapes, emitting an interval once
 // the next scrape begins (or the input ends).
 func Open(in source.Input, opts source.Options) (source.Source, error) {
-	return lines.NewSource(in, maxLineLen, func(emit func(stream.Interval) error) lines.Parser {
+	return source.NewLineSource(in, maxLineLen, func(emit func(stream.Interval) error) input.LineParser {
 		return newParser(in, opts, emit)
 	})
 }

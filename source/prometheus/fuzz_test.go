@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/sourcetest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
@@ -30,7 +31,7 @@ func FuzzParse(f *testing.F) {
 		case 2:
 			opts.Unit, opts.Interval = hist.Nanosecond, time.Millisecond
 		}
-		src, err := Open(source.Input{Name: "fuzz", Reader: bytes.NewReader(data), Diag: source.NewDiagnostics(nil, 5)}, opts)
+		src, err := Open(source.Input{Name: "fuzz", Reader: bytes.NewReader(data), Diag: input.NewDiagnostics(nil, 5)}, opts)
 		if err != nil {
 			t.Fatal(err)
 		}

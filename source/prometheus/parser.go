@@ -7,6 +7,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -32,7 +33,7 @@ type seriesState struct {
 // parser splits the input into scrapes and scrapes into intervals.
 type parser struct {
 	name string
-	diag *source.Diagnostics
+	diag *input.Diagnostics
 	opts source.Options
 	emit func(stream.Interval) error
 
@@ -265,5 +266,5 @@ func nonEmpty(ss []stream.SeriesHist) []stream.SeriesHist {
 // finish flushes the last scrape.
 func (p *parser) finish() error { return p.flush() }
 
-// End finishes the input (see lines.Parser).
+// End finishes the input (see input.LineParser).
 func (p *parser) End(bool) error { return p.finish() }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/source"
 )
@@ -180,13 +181,13 @@ func TestEmptyAndOthers(t *testing.T) {
 }
 
 func TestDetect(t *testing.T) {
-	if got := Detect([]byte("# HELP x_seconds Latency.\n# TYPE x_seconds histogram\n")); got != source.Yes {
+	if got := Detect([]byte("# HELP x_seconds Latency.\n# TYPE x_seconds histogram\n")); got != input.Yes {
 		t.Errorf("Detect(TYPE line) = %v", got)
 	}
-	if got := Detect([]byte("# HELP x_seconds Latency.\n# TYPE x_seconds hist")); got != source.NeedMore {
+	if got := Detect([]byte("# HELP x_seconds Latency.\n# TYPE x_seconds hist")); got != input.NeedMore {
 		t.Errorf("Detect(cut TYPE line) = %v", got)
 	}
-	if got := Detect([]byte("# TYPE x_seconds nonsense\n" + strings.Repeat("x 1\n", 1100))); got != source.No {
+	if got := Detect([]byte("# TYPE x_seconds nonsense\n" + strings.Repeat("x 1\n", 1100))); got != input.No {
 		t.Errorf("Detect(4 KiB without a real TYPE line) = %v", got)
 	}
 	testenv.WalkData(t, func(p string) {
@@ -194,7 +195,7 @@ func TestDetect(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if Detect(data[:min(len(data), 64<<10)]) == source.Yes {
+		if Detect(data[:min(len(data), 64<<10)]) == input.Yes {
 			t.Errorf("Detect(%s) = Yes", p)
 		}
 	})

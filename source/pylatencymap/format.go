@@ -16,8 +16,7 @@ package pylatencymap
 import (
 	"bytes"
 
-	"github.com/latscope/latscope/source/lines"
-
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -52,7 +51,7 @@ var otherFormatMarkers = [][]byte{
 // Detect says Yes once the prefix holds a "<begin record>" line, No when it
 // is clearly another format or holds 4 KiB without a record, NeedMore
 // otherwise.
-func Detect(prefix []byte) source.Verdict {
+func Detect(prefix []byte) input.Verdict {
 	rest := prefix
 	for len(rest) > 0 {
 		line := rest
@@ -62,24 +61,24 @@ func Detect(prefix []byte) source.Verdict {
 			rest = nil
 		}
 		if bytes.EqualFold(bytes.TrimSpace(line), []byte(beginMarker)) {
-			return source.Yes
+			return input.Yes
 		}
 	}
 	for _, m := range otherFormatMarkers {
 		if bytes.Contains(prefix, m) {
-			return source.No
+			return input.No
 		}
 	}
 	if len(prefix) >= detectGiveUp {
-		return source.No
+		return input.No
 	}
-	return source.NeedMore
+	return input.NeedMore
 }
 
 // Open returns a Source that emits one interval per record after the first,
 // as soon as its "<end record>" line is read; nothing is read until Run.
 func Open(in source.Input, opts source.Options) (source.Source, error) {
-	return lines.NewSource(in, maxLineLen, func(emit func(stream.Interval) error) lines.Parser {
+	return source.NewLineSource(in, maxLineLen, func(emit func(stream.Interval) error) input.LineParser {
 		return newParser(in.Name, in.Diag, opts, emit)
 	})
 }

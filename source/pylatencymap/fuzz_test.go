@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/sourcetest"
 	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/source"
@@ -46,7 +47,7 @@ func FuzzParse(f *testing.F) {
 		if len(data)%2 == 1 {
 			opts.Bound = hist.LowerBound
 		}
-		src, err := Open(source.Input{Name: "fuzz", Reader: bytes.NewReader(data), Diag: source.NewDiagnostics(nil, 5)}, opts)
+		src, err := Open(source.Input{Name: "fuzz", Reader: bytes.NewReader(data), Diag: input.NewDiagnostics(nil, 5)}, opts)
 		if err != nil {
 			t.Fatal(err)
 		}

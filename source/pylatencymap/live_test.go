@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -38,7 +39,7 @@ func waitInterval(t *testing.T, got <-chan stream.Interval, what string) stream.
 // <end record> is written, before the next record exists.
 func TestPipeEmitsEachRecordLive(t *testing.T) {
 	pr, pw := io.Pipe()
-	src, err := Open(source.Input{Name: "-", Reader: pr, Diag: source.NewDiagnostics(nil, 5)}, source.Options{})
+	src, err := Open(source.Input{Name: "-", Reader: pr, Diag: input.NewDiagnostics(nil, 5)}, source.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func TestFollowGrowingFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte(records[0]+records[1]), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	diag := source.NewDiagnostics(nil, 5)
+	diag := input.NewDiagnostics(nil, 5)
 	o := &source.Opener{Formats: []source.Format{Format()}, Diag: diag, Options: source.Options{Follow: true}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

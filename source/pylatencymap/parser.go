@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/source/tracehist"
 	"github.com/latscope/latscope/stream"
@@ -52,7 +53,7 @@ func (s *snapshot) sameGrid(o *snapshot) bool {
 // parser turns lines into records and records into intervals.
 type parser struct {
 	name string
-	diag *source.Diagnostics
+	diag *input.Diagnostics
 	opts source.Options
 	emit func(stream.Interval) error
 
@@ -65,7 +66,7 @@ type parser struct {
 	warned   map[string]bool
 }
 
-func newParser(name string, diag *source.Diagnostics, opts source.Options, emit func(stream.Interval) error) *parser {
+func newParser(name string, diag *input.Diagnostics, opts source.Options, emit func(stream.Interval) error) *parser {
 	return &parser{name: name, diag: diag, opts: opts, emit: emit, warned: map[string]bool{}}
 }
 
@@ -406,7 +407,7 @@ func wentBack(cur, prev *hist.Histogram) bool {
 	return err != nil || reset
 }
 
-// End finishes the input (see lines.Parser).
+// End finishes the input (see input.LineParser).
 func (p *parser) End(cancelled bool) error {
 	p.finish(cancelled)
 	return nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
@@ -234,12 +235,12 @@ func TestDetect(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v := Detect(data[:min(len(data), 4096)]); v != source.Yes {
+		if v := Detect(data[:min(len(data), 4096)]); v != input.Yes {
 			t.Errorf("%s: %v, want Yes", rel, v)
 		}
 		// A prefix cut before the first record line cannot tell yet.
 		begin := strings.Index(string(data), beginMarker)
-		if v := Detect(data[:begin+5]); v != source.NeedMore {
+		if v := Detect(data[:begin+5]); v != input.NeedMore {
 			t.Errorf("%s cut inside <begin record>: %v, want NeedMore", rel, v)
 		}
 	}
@@ -247,18 +248,18 @@ func TestDetect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := Detect(trace[:min(len(trace), 2048)]); v != source.No {
+	if v := Detect(trace[:min(len(trace), 2048)]); v != input.No {
 		t.Errorf("Oracle 10046 trace: %v, want No", v)
 	}
 	for _, tc := range []struct {
 		prefix string
-		want   source.Verdict
+		want   input.Verdict
 	}{
-		{"", source.NeedMore},
-		{"31 rows selected.\n", source.NeedMore},
-		{"  <BEGIN RECORD>  \r\n", source.Yes},
-		{"WAIT #1: nam='db file sequential read' ela= 5\n", source.No},
-		{strings.Repeat("some other text\n", 300), source.No},
+		{"", input.NeedMore},
+		{"31 rows selected.\n", input.NeedMore},
+		{"  <BEGIN RECORD>  \r\n", input.Yes},
+		{"WAIT #1: nam='db file sequential read' ela= 5\n", input.No},
+		{strings.Repeat("some other text\n", 300), input.No},
 	} {
 		if got := Detect([]byte(tc.prefix)); got != tc.want {
 			t.Errorf("Detect(%.30q) = %v, want %v", tc.prefix, got, tc.want)
@@ -269,7 +270,7 @@ func TestDetect(t *testing.T) {
 // The format is found by detection through the core Opener, as the CLI does.
 func TestOpenerDetectsRealFile(t *testing.T) {
 	path := testenv.DataFile(t, "pylatencymap/calibration_data_oracle.txt")
-	diag := source.NewDiagnostics(nil, 5)
+	diag := input.NewDiagnostics(nil, 5)
 	o := &source.Opener{Formats: []source.Format{Format()}, Diag: diag}
 	src, err := o.Open(context.Background(), path)
 	if err != nil {

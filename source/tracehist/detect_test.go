@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -43,9 +44,9 @@ func TestDetect(t *testing.T) {
 	for _, f := range Formats() {
 		for name, texts := range samples {
 			for i, text := range texts {
-				want := source.No
+				want := input.No
 				if name == f.Name {
-					want = source.Yes
+					want = input.Yes
 				}
 				prefix := []byte(text[:min(len(text), 64<<10)])
 				if got := f.Detect(prefix); got != want {
@@ -57,7 +58,7 @@ func TestDetect(t *testing.T) {
 		// Opener then reports "not recognised" at its end), never Yes.
 		for i, text := range foreign {
 			got := f.Detect([]byte(text[:min(len(text), 64<<10)]))
-			if got == source.Yes || (len(text) >= detectGiveUp && got != source.No) {
+			if got == input.Yes || (len(text) >= detectGiveUp && got != input.No) {
 				t.Errorf("%s on foreign sample %d (%d bytes): %v, want No", f.Name, i, len(text), got)
 			}
 		}
@@ -69,18 +70,18 @@ func TestDetect(t *testing.T) {
 func TestDetectNeedMore(t *testing.T) {
 	bt := readTestdata(t, "bpftrace_biolatency_example.txt")
 	cut := strings.Index(bt, "@usecs:") + len("@usecs:\n")
-	if got := BpftraceFormat().Detect([]byte(bt[:cut])); got != source.NeedMore {
+	if got := BpftraceFormat().Detect([]byte(bt[:cut])); got != input.NeedMore {
 		t.Errorf("bpftrace cut after the map header: %v", got)
 	}
-	if got := BpftraceFormat().Detect([]byte(bt[:cut+10])); got != source.NeedMore {
+	if got := BpftraceFormat().Detect([]byte(bt[:cut+10])); got != input.NeedMore {
 		t.Errorf("bpftrace cut inside the first row: %v", got)
 	}
 	bio := readTestdata(t, "bcc_biolatency_example.txt")
 	header := strings.Index(bio, "     usecs")
-	if got := BCCFormat().Detect([]byte(bio[:header+20])); got != source.NeedMore {
+	if got := BCCFormat().Detect([]byte(bio[:header+20])); got != input.NeedMore {
 		t.Errorf("bcc cut inside the header: %v", got)
 	}
-	if got := BCCFormat().Detect([]byte("@x: 5\n")); got != source.NeedMore {
+	if got := BCCFormat().Detect([]byte("@x: 5\n")); got != input.NeedMore {
 		t.Errorf("a bpftrace scalar map: %v", got)
 	}
 }
@@ -92,7 +93,7 @@ func TestOpenerDetects(t *testing.T) {
 	for i, j := 0, len(formats)-1; i < j; i, j = i+1, j-1 {
 		formats[i], formats[j] = formats[j], formats[i]
 	}
-	diag := source.NewDiagnostics(nil, 5)
+	diag := input.NewDiagnostics(nil, 5)
 	o := &source.Opener{Formats: formats, Diag: diag}
 	for _, tc := range []struct {
 		file   string

@@ -38,8 +38,7 @@ package tracehist
 import (
 	"bytes"
 
-	"github.com/latscope/latscope/source/lines"
-
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -102,11 +101,11 @@ func newFormat(d *dialect, description, detection, example string) source.Format
 		Description: description,
 		Detection:   detection,
 		Example:     example,
-		Detect:      func(prefix []byte) source.Verdict { return detect(d.id, prefix) },
+		Detect:      func(prefix []byte) input.Verdict { return detect(d.id, prefix) },
 		Open: func(in source.Input, opts source.Options) (source.Source, error) {
 			// One interval per print, each once the next print has begun
 			// (or the input has ended).
-			return lines.NewSource(in, maxLineLen, func(emit func(stream.Interval) error) lines.Parser {
+			return source.NewLineSource(in, maxLineLen, func(emit func(stream.Interval) error) input.LineParser {
 				return newParser(d, in, opts, emit)
 			})
 		},
@@ -128,20 +127,20 @@ var otherMarkers = [][]byte{
 // table header, No when it belongs to another format (or the prefix starts
 // like JSON, or holds 8 KiB without a header), NeedMore otherwise. Only
 // complete lines are judged.
-func detect(want dialectID, prefix []byte) source.Verdict {
+func detect(want dialectID, prefix []byte) input.Verdict {
 	if t := bytes.TrimLeft(prefix, " \t\r\n\ufeff"); len(t) > 0 && (t[0] == '{' || t[0] == '[') && !looksLikeBpftraceRow(t) {
-		return source.No
+		return input.No
 	}
 	got, needMore := firstDecisive(prefix)
 	switch {
 	case got == want:
-		return source.Yes
+		return input.Yes
 	case got != dialectNone:
-		return source.No
+		return input.No
 	case needMore || len(prefix) < detectGiveUp:
-		return source.NeedMore
+		return input.NeedMore
 	}
-	return source.No
+	return input.No
 }
 
 // looksLikeBpftraceRow lets a prefix starting "[0]" or "[1, 2)" (a map's

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -53,7 +54,7 @@ func (p *print) empty() bool { return len(p.tables) == 0 && !p.hasAt && !p.hasPr
 type parser struct {
 	d     *dialect
 	name  string
-	diag  *source.Diagnostics
+	diag  *input.Diagnostics
 	opts  source.Options
 	clock wallClock
 	asm   *assembler
@@ -274,5 +275,5 @@ func (p *parser) finish() error {
 	return p.asm.flush()
 }
 
-// End finishes the input (see lines.Parser).
+// End finishes the input (see input.LineParser).
 func (p *parser) End(bool) error { return p.finish() }

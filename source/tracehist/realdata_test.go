@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -104,7 +105,7 @@ func TestBCCBiolatencyTimestamps(t *testing.T) {
 func TestDayFromModTime(t *testing.T) {
 	run5 := section(t, readTestdata(t, "bcc_biolatency_example.txt"), "# ./biolatency -mT 1 5")
 	mod := time.Date(2021, 7, 1, 23, 0, 0, 0, time.UTC)
-	src, err := BCCFormat().Open(source.Input{Name: "bio.txt", Reader: strings.NewReader(run5), Diag: source.NewDiagnostics(nil, 5), ModTime: mod},
+	src, err := BCCFormat().Open(source.Input{Name: "bio.txt", Reader: strings.NewReader(run5), Diag: input.NewDiagnostics(nil, 5), ModTime: mod},
 		source.Options{Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)

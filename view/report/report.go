@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
-	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -24,14 +24,14 @@ type Report struct {
 	// Source describes the sampling source when the report has one (a
 	// live database): its technique, polling rate and capture ratio.
 	// Samplers holds every sampler's by source name when there are more.
-	Source   *source.SamplerStats           `json:"source,omitempty"`
-	Samplers map[string]source.SamplerStats `json:"samplers,omitempty"`
+	Source   *stream.SamplerStats           `json:"source,omitempty"`
+	Samplers map[string]stream.SamplerStats `json:"samplers,omitempty"`
 }
 
 // AddSampler records a sampling source's statistics.
-func (r *Report) AddSampler(name string, st source.SamplerStats) {
+func (r *Report) AddSampler(name string, st stream.SamplerStats) {
 	if r.Samplers == nil {
-		r.Samplers = map[string]source.SamplerStats{}
+		r.Samplers = map[string]stream.SamplerStats{}
 	}
 	r.Samplers[name] = st
 	if len(r.Samplers) == 1 {
@@ -95,7 +95,7 @@ type Interval struct {
 
 // Build summarises the recording; diag (may be nil) adds skipped-input
 // counts and warnings.
-func Build(rec *stream.Recording, diag *source.Diagnostics) Report {
+func Build(rec *stream.Recording, diag *input.Diagnostics) Report {
 	r := Report{Series: []Series{}, Sources: []SourceSummary{}, Warnings: diag.Warnings()}
 	if r.Warnings == nil {
 		r.Warnings = []string{}

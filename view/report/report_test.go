@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/source/oracle10046"
@@ -18,9 +19,9 @@ import (
 )
 
 // traceRecording reads a real 10046 trace through its real source.
-func traceRecording(t *testing.T, rel string) (*stream.Recording, *source.Diagnostics) {
+func traceRecording(t *testing.T, rel string) (*stream.Recording, *input.Diagnostics) {
 	t.Helper()
-	diag := source.NewDiagnostics(nil, 5)
+	diag := input.NewDiagnostics(nil, 5)
 	op := &source.Opener{Formats: []source.Format{oracle10046.Format()}, Diag: diag,
 		Options: source.Options{Location: time.FixedZone("CET", 3600)}}
 	src, err := op.Open(context.Background(), testenv.DataFile(t, rel))

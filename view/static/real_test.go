@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/testenv"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/source/oracle10046"
@@ -25,7 +26,7 @@ func readReal(t *testing.T, open func(source.Input, source.Options) (source.Sour
 		t.Fatal(err)
 	}
 	defer f.Close()
-	src, err := open(source.Input{Name: rel, Reader: f, Diag: source.NewDiagnostics(nil, 0)}, source.Options{})
+	src, err := open(source.Input{Name: rel, Reader: f, Diag: input.NewDiagnostics(nil, 0)}, source.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

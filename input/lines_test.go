@@ -1,4 +1,4 @@
-package lines
+package input
 
 import (
 	"context"
@@ -7,13 +7,11 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/latscope/latscope/source"
 )
 
 func TestLinesEndingsAndLongLines(t *testing.T) {
 	in := "a\r\nbb\n" + strings.Repeat("x", 40) + "\nlast"
-	lr := NewReader(strings.NewReader(in), 10)
+	lr := NewLineReader(strings.NewReader(in), 10)
 	want := []struct {
 		text    string
 		tooLong bool
@@ -29,12 +27,12 @@ func TestLinesEndingsAndLongLines(t *testing.T) {
 	}
 }
 
-func TestEachDeliversALineAsSoonAsItArrives(t *testing.T) {
+func TestEachLineDeliversALineAsSoonAsItArrives(t *testing.T) {
 	pr, pw := io.Pipe()
 	got := make(chan string, 4)
 	done := make(chan error, 1)
 	go func() {
-		done <- Each(context.Background(), source.Input{Name: "pipe", Reader: pr}, 100, func(n int, text string, _ bool) error {
+		done <- EachLine(context.Background(), "pipe", pr, 100, func(n int, text string, _ bool) error {
 			got <- text
 			return nil
 		})
@@ -58,9 +56,9 @@ func TestEachDeliversALineAsSoonAsItArrives(t *testing.T) {
 	}
 }
 
-func TestEachStopsOnErrors(t *testing.T) {
+func TestEachLineStopsOnErrors(t *testing.T) {
 	boom := errors.New("boom")
-	err := Each(context.Background(), source.Input{Name: "f", Reader: strings.NewReader("a\nb\n")}, 10, func(n int, _ string, _ bool) error {
+	err := EachLine(context.Background(), "f", strings.NewReader("a\nb\n"), 10, func(n int, _ string, _ bool) error {
 		if n == 2 {
 			return boom
 		}
@@ -71,7 +69,7 @@ func TestEachStopsOnErrors(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := Each(ctx, source.Input{Name: "f", Reader: strings.NewReader("a\n")}, 10, nil); !errors.Is(err, context.Canceled) {
+	if err := EachLine(ctx, "f", strings.NewReader("a\n"), 10, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
 }
