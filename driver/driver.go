@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/input"
-	"github.com/latscope/latscope/recording"
 	"github.com/latscope/latscope/sink"
 	csvsink "github.com/latscope/latscope/sink/csv"
 	hdrlogsink "github.com/latscope/latscope/sink/hdrlog"
 	"github.com/latscope/latscope/sink/jsonl"
+	lsrsink "github.com/latscope/latscope/sink/lsr"
 	promsink "github.com/latscope/latscope/sink/prometheus"
 	pylatencymapsink "github.com/latscope/latscope/sink/pylatencymap"
 	"github.com/latscope/latscope/source"
@@ -26,6 +26,7 @@ import (
 	"github.com/latscope/latscope/source/fio"
 	"github.com/latscope/latscope/source/hdrlog"
 	"github.com/latscope/latscope/source/iotest"
+	"github.com/latscope/latscope/source/lsr"
 	"github.com/latscope/latscope/source/mysql"
 	"github.com/latscope/latscope/source/netapp"
 	"github.com/latscope/latscope/source/oracle"
@@ -55,7 +56,7 @@ type Config struct {
 
 // Formats lists the file formats latscope detects, in detection order.
 func Formats() []source.Format {
-	formats := []source.Format{recording.Format(), pylatencymap.Format(), oracle10046.Format()}
+	formats := []source.Format{lsr.Format(), pylatencymap.Format(), oracle10046.Format()}
 	formats = append(formats, tracehist.Formats()...)
 	formats = append(formats, awr.Format(), awr.PollFormat())
 	formats = append(formats, fio.JSONFormat(), fio.HistLogFormat(), hdrlog.Format())
@@ -67,7 +68,7 @@ func Formats() []source.Format {
 
 // Sinks lists the formats `latscope convert` writes.
 func Sinks() []sink.Format {
-	return []sink.Format{recording.SinkFormat(), pylatencymapsink.Format(), hdrlogsink.Format(), jsonl.Format(), promsink.Format(), csvsink.Format()}
+	return []sink.Format{lsrsink.Format(), pylatencymapsink.Format(), hdrlogsink.Format(), jsonl.Format(), promsink.Format(), csvsink.Format()}
 }
 
 // Probes lists the live sources named scheme:ARG.

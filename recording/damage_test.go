@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/input"
-	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -23,12 +22,11 @@ func smallRecording(t testing.TB) ([]stream.Interval, []byte) {
 	return ivs, encode(t, ivs)
 }
 
-// replayBytes replays a recording through the Format's source, as latscope
-// would, and returns the intervals and the problems reported.
-func replayBytes(t testing.TB, data []byte, opts source.Options) ([]stream.Interval, []input.Problem, error) {
+// replayBytes replays a recording as latscope would, and returns the intervals and the problems reported.
+func replayBytes(t testing.TB, data []byte, opts ReplayOptions) ([]stream.Interval, []input.Problem, error) {
 	t.Helper()
 	diag := input.NewDiagnostics(nil, 10)
-	src, err := Format().Open(source.Input{Name: "rec.lsr", Reader: bytes.NewReader(data), Diag: diag}, opts)
+	src, err := OpenReplay("rec.lsr", bytes.NewReader(data), diag, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -52,7 +50,7 @@ func TestTruncationKeepsCompleteFrames(t *testing.T) {
 		boundary[e] = true
 	}
 	for cut := 0; cut <= len(data); cut++ {
-		got, problems, err := replayBytes(t, data[:cut], source.Options{})
+		got, problems, err := replayBytes(t, data[:cut], ReplayOptions{})
 		if err != nil {
 			t.Fatalf("cut at %d: %v", cut, err)
 		}
@@ -106,7 +104,7 @@ func TestBitFlipsAreCaught(t *testing.T) {
 		for bit := range 8 {
 			copy(damaged, data)
 			damaged[pos] ^= 1 << bit
-			got, problems, err := replayBytes(t, damaged, source.Options{})
+			got, problems, err := replayBytes(t, damaged, ReplayOptions{})
 			if err != nil {
 				t.Fatalf("flip %d.%d: %v", pos, bit, err)
 			}
@@ -144,7 +142,7 @@ func TestCRCValidGarbageIsDamage(t *testing.T) {
 	}
 	for i, c := range cases {
 		in := append(append([]byte{}, data[:header]...), c.frames...)
-		got, problems, err := replayBytes(t, in, source.Options{})
+		got, problems, err := replayBytes(t, in, ReplayOptions{})
 		if err != nil || len(got) != 0 || len(problems) != 1 || !strings.Contains(problems[0].Reason, c.reason) {
 			t.Errorf("case %d: %d intervals, problems %v, err %v; want %q", i, len(got), problems, err, c.reason)
 		}
@@ -153,7 +151,7 @@ func TestCRCValidGarbageIsDamage(t *testing.T) {
 
 func TestEventsFilterKeepsWindows(t *testing.T) {
 	ivs := traceIntervals(t, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc", 100*time.Millisecond)
-	got, problems, err := replayBytes(t, encode(t, ivs), source.Options{Events: []string{"db file sequential read"}})
+	got, problems, err := replayBytes(t, encode(t, ivs), ReplayOptions{Events: []string{"db file sequential read"}})
 	if err != nil || len(problems) != 0 {
 		t.Fatalf("%v %v", err, problems)
 	}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
-	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -122,14 +121,14 @@ func TestGoldenDamageAsDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, problems, err := replayBytes(t, data[:0x90], source.Options{})
+	got, problems, err := replayBytes(t, data[:0x90], ReplayOptions{})
 	if err != nil || len(got) != 1 || len(problems) != 1 ||
 		problems[0].Reason != "byte offset 136: frame of 44 bytes cut short after 8 (recording truncated?)" {
 		t.Errorf("cut inside frame 4: %d intervals, %v, %v", len(got), problems, err)
 	}
 	flipped := bytes.Clone(data)
 	flipped[0x70] ^= 0x10
-	got, problems, err = replayBytes(t, flipped, source.Options{})
+	got, problems, err = replayBytes(t, flipped, ReplayOptions{})
 	if err != nil || len(got) != 0 || len(problems) != 1 ||
 		!strings.HasPrefix(problems[0].Reason, "byte offset 80: frame checksum mismatch") {
 		t.Errorf("bit flip in frame 3: %d intervals, %v, %v", len(got), problems, err)

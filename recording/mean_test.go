@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
-	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -141,7 +140,7 @@ func TestMeansDamage(t *testing.T) {
 	_, ends, _ := frameEnds(t, good)
 	second := ends[len(ends)-2] // the second interval frame starts here
 	// File cut inside the second interval's mean entry.
-	got, problems, err := replayBytes(t, good[:len(good)-7], source.Options{})
+	got, problems, err := replayBytes(t, good[:len(good)-7], ReplayOptions{})
 	if err != nil || len(got) != 1 || diffInterval(ivs[0], got[0]) != nil || len(problems) != 1 ||
 		problems[0].Reason != "byte offset 106: frame of 24 bytes cut short after 17 (recording truncated?)" {
 		t.Errorf("file cut in a mean entry: %d intervals, %v, %v", len(got), problems, err)
@@ -153,7 +152,7 @@ func TestMeansDamage(t *testing.T) {
 	n, k := binary.Uvarint(good[second:])
 	payload := good[second+k+1 : second+k+1+int(n)]
 	cut := append(bytes.Clone(good[:second]), rawFrame(frameInterval, payload[:len(payload)-3])...)
-	got, problems, err = replayBytes(t, cut, source.Options{})
+	got, problems, err = replayBytes(t, cut, ReplayOptions{})
 	if err != nil || len(got) != 1 || len(problems) != 1 ||
 		problems[0].Reason != "byte offset 106: interval of pg: mean sum: payload ends early" {
 		t.Errorf("mean entry cut in its frame: %d intervals, %v, %v", len(got), problems, err)
@@ -228,7 +227,7 @@ func TestMeansRefused(t *testing.T) {
 
 // TestMeansEventFilter checks --event applies to mean series too.
 func TestMeansEventFilter(t *testing.T) {
-	got, problems, err := replayBytes(t, encode(t, goldenMeanIntervals()), source.Options{Events: []string{"blk read"}})
+	got, problems, err := replayBytes(t, encode(t, goldenMeanIntervals()), ReplayOptions{Events: []string{"blk read"}})
 	if err != nil || len(problems) != 0 || len(got) != 2 {
 		t.Fatalf("%d intervals, %v, %v", len(got), problems, err)
 	}

@@ -17,8 +17,14 @@ import (
 	"github.com/latscope/latscope/stream"
 )
 
+// opener opens recordings as latscope does: source/lsr registers the same
+// format (it cannot be imported here, it imports this package).
 func opener(opts source.Options, diag *input.Diagnostics) *source.Opener {
-	return &source.Opener{Formats: []source.Format{Format()}, Options: opts, Diag: diag}
+	format := source.Format{Name: FormatName, Detect: Detect,
+		Open: func(in source.Input, opts source.Options) (source.Source, error) {
+			return OpenReplay(in.Name, in.Reader, in.Diag, ReplayOptions{Events: opts.Events, Follow: opts.Follow})
+		}}
+	return &source.Opener{Formats: []source.Format{format}, Options: opts, Diag: diag}
 }
 
 func runAll(t *testing.T, src source.Source) []stream.Interval {
@@ -45,7 +51,7 @@ func TestDetect(t *testing.T) {
 		"WAIT #1: nam='x' ela=": input.No,
 	}
 	for prefix, want := range cases {
-		if got := detect([]byte(prefix)); got != want {
+		if got := Detect([]byte(prefix)); got != want {
 			t.Errorf("detect(%q) = %v, want %v", prefix, got, want)
 		}
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/testenv"
-	"github.com/latscope/latscope/recording"
 	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/source/lsr"
 	"github.com/latscope/latscope/source/oracle10046"
 	"github.com/latscope/latscope/source/pylatencymap"
 	"github.com/latscope/latscope/stream"
@@ -24,7 +24,7 @@ import (
 
 func opener(diag *input.Diagnostics) *source.Opener {
 	return &source.Opener{
-		Formats: []source.Format{recording.Format(), pylatencymap.Format(), oracle10046.Format()},
+		Formats: []source.Format{lsr.Format(), pylatencymap.Format(), oracle10046.Format()},
 		Diag:    diag,
 	}
 }

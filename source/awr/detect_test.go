@@ -10,8 +10,8 @@ import (
 
 	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/testenv"
-	"github.com/latscope/latscope/recording"
 	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/source/lsr"
 	"github.com/latscope/latscope/source/oracle10046"
 	"github.com/latscope/latscope/source/pylatencymap"
 	"github.com/latscope/latscope/stream"
@@ -105,7 +105,7 @@ func TestDetectRealFilesOfOtherFormats(t *testing.T) {
 // FILE@INSTANCE) and the real files of other formats through theirs.
 func TestOpenerPicksAWR(t *testing.T) {
 	op := &source.Opener{
-		Formats: []source.Format{recording.Format(), pylatencymap.Format(), oracle10046.Format(), Format(), PollFormat()},
+		Formats: []source.Format{lsr.Format(), pylatencymap.Format(), oracle10046.Format(), Format(), PollFormat()},
 		Diag:    input.NewDiagnostics(nil, 5),
 	}
 	for file := range fixtureKinds {

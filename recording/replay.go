@@ -5,26 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/latscope/latscope/input"
-	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
 
-// Format returns the input format of recordings: detected by Magic, its
-// source replays the recorded intervals in file order.
-func Format() source.Format {
-	return source.Format{
-		Name:        FormatName,
-		Description: "latscope recording (latscope record -o FILE" + Extension + ")",
-		Detection:   "the 8-byte magic \\x89LSR\\r\\n\\x1a\\n at the start",
-		Example:     "latscope heatmap capture.lsr --speed 10",
-		Detect:      detect,
-		Open:        open,
-	}
-}
-
-func detect(prefix []byte) input.Verdict {
+// Detect recognises a recording by its magic (Magic) at the start.
+func Detect(prefix []byte) input.Verdict {
 	n := min(len(prefix), len(Magic))
 	switch {
 	case string(prefix[:n]) != Magic[:n]:
@@ -35,31 +23,43 @@ func detect(prefix []byte) input.Verdict {
 	return input.Yes
 }
 
-// open reads the header at once, so that a recording from a newer major
-// version fails before anything is drawn.
-func open(in source.Input, opts source.Options) (source.Source, error) {
-	s := &replay{name: in.Name, opts: opts, diag: in.Diag}
-	rd, err := NewReader(in.Reader)
+// ReplayOptions are the reading choices a replay honours.
+type ReplayOptions struct {
+	// Events keeps only the series of these events (empty: all); the
+	// intervals themselves stay, as windows the source observed.
+	Events []string
+	// Follow says the reader waits at the end for more (tail -f), so a
+	// frame cut short is one still being written, not damage.
+	Follow bool
+}
+
+// OpenReplay reads a recording's header at once, so that a recording from
+// a newer major version fails before anything is drawn; a damaged header is
+// reported to diag and gives an empty replay.
+func OpenReplay(name string, r io.Reader, diag *input.Diagnostics, opts ReplayOptions) (*Replay, error) {
+	s := &Replay{name: name, opts: opts, diag: diag}
+	rd, err := NewReader(r)
 	var damage *DamageError
 	switch {
 	case errors.As(err, &damage):
 		s.report(damage)
 	case err != nil:
-		return nil, fmt.Errorf("%s: %w", in.Name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	s.rd = rd
 	return s, nil
 }
 
-// replay is the Source of one recording.
-type replay struct {
+// Replay emits the intervals of one recording (a latscope source).
+type Replay struct {
 	name string
-	opts source.Options
+	opts ReplayOptions
 	diag *input.Diagnostics
 	rd   *Reader // nil when the header was damaged
 }
 
-func (s *replay) Name() string { return s.name }
+// Name returns the recording's name (its path, or "-").
+func (s *Replay) Name() string { return s.name }
 
 // Run emits the recorded intervals, keeping only the series of the events
 // opts.Events names. Damage is reported to the diagnostics with its byte
@@ -67,7 +67,7 @@ func (s *replay) Name() string { return s.name }
 // stand. While following, a frame cut short is one still being written;
 // the followed reader waits for the rest, so an end inside a frame only
 // means the context ended.
-func (s *replay) Run(ctx context.Context, emit func(stream.Interval) error) error {
+func (s *Replay) Run(ctx context.Context, emit func(stream.Interval) error) error {
 	if s.rd == nil {
 		return nil
 	}
@@ -85,7 +85,7 @@ func (s *replay) Run(ctx context.Context, emit func(stream.Interval) error) erro
 	}
 }
 
-func (s *replay) finish(ctx context.Context, err error) error {
+func (s *Replay) finish(ctx context.Context, err error) error {
 	var damage *DamageError
 	switch {
 	case errors.Is(err, io.EOF):
@@ -100,19 +100,19 @@ func (s *replay) finish(ctx context.Context, err error) error {
 	return err
 }
 
-func (s *replay) report(d *DamageError) {
+func (s *Replay) report(d *DamageError) {
 	s.diag.Malformed(s.name, 0, d.Error())
 }
 
 // filter drops the series (and mean series) of events --event does not keep; the interval
 // itself stays, as a window the source observed.
-func (s *replay) filter(iv stream.Interval) stream.Interval {
+func (s *Replay) filter(iv stream.Interval) stream.Interval {
 	if len(s.opts.Events) == 0 {
 		return iv
 	}
 	kept := iv.Series[:0:0]
 	for _, sh := range iv.Series {
-		if s.opts.KeepEvent(sh.Key.Event) {
+		if slices.Contains(s.opts.Events, sh.Key.Event) {
 			kept = append(kept, sh)
 		}
 	}
@@ -120,7 +120,7 @@ func (s *replay) filter(iv stream.Interval) stream.Interval {
 	if len(iv.Means) > 0 {
 		means := iv.Means[:0:0]
 		for _, m := range iv.Means {
-			if s.opts.KeepEvent(m.Key.Event) {
+			if slices.Contains(s.opts.Events, m.Key.Event) {
 				means = append(means, m)
 			}
 		}
