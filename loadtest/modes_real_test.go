@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/latscope/latscope/hist"
-	"github.com/latscope/latscope/internal/sourcetest"
-	"github.com/latscope/latscope/internal/testenv"
+	"github.com/latscope/latscope/internal/testkit/sourcetest"
+	"github.com/latscope/latscope/internal/testkit/testenv"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/source/oracle10046"
 	"github.com/latscope/latscope/source/pylatencymap"

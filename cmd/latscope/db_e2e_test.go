@@ -1,7 +1,7 @@
 package main
 
 // End-to-end tests of the live database sources against real servers the
-// tests start themselves (internal/dbtest).
+// tests start themselves (internal/testkit/dbtest).
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	_ "github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/latscope/latscope/internal/dbtest"
+	"github.com/latscope/latscope/internal/testkit/dbtest"
 )
 
 // TestMySQLSourceEndToEnd samples a real MariaDB under a small workload

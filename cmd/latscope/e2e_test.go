@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latscope/latscope/internal/testenv"
+	"github.com/latscope/latscope/internal/testkit/testenv"
 )
 
 var binary string

@@ -28,7 +28,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latscope/latscope/internal/testenv"
+	"github.com/latscope/latscope/internal/testkit/testenv"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite testdata/corpus.golden from the current outputs")

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latscope/latscope/internal/testenv"
+	"github.com/latscope/latscope/internal/testkit/testenv"
 )
 
 // ioReport mirrors the parts of `latscope iotest --format json` the tests

@@ -12,7 +12,7 @@ import (
 
 	"github.com/latscope/latscope/flame"
 	"github.com/latscope/latscope/input"
-	"github.com/latscope/latscope/internal/testenv"
+	"github.com/latscope/latscope/internal/testkit/testenv"
 )
 
 // otherCollapse runs one collapser over data and returns the profile, the

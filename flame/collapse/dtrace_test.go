@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/latscope/latscope/internal/testenv"
+	"github.com/latscope/latscope/internal/testkit/testenv"
 )
 
 // TestDTraceExample collapses FlameGraph's example-dtrace-stacks.txt (a

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/latscope/latscope/internal/testenv"
+	"github.com/latscope/latscope/internal/testkit/testenv"
 )
 
 // TestFoldedGoldens reads the 78 expected outputs of stackcollapse-perf.pl

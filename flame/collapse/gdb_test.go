@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latscope/latscope/internal/testenv"
+	"github.com/latscope/latscope/internal/testkit/testenv"
 )
 
 // otherGdbThreads counts "Thread N (" headers independently.

@@ -14,8 +14,8 @@ import (
 	"github.com/latscope/latscope/flame"
 	"github.com/latscope/latscope/flame/collapse"
 	"github.com/latscope/latscope/input"
-	"github.com/latscope/latscope/internal/dbtest"
-	"github.com/latscope/latscope/internal/testenv"
+	"github.com/latscope/latscope/internal/testkit/dbtest"
+	"github.com/latscope/latscope/internal/testkit/testenv"
 )
 
 // TestPostgresPlanFromRealPerf profiles a real PostgreSQL backend running

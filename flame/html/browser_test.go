@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/flame"
-	"github.com/latscope/latscope/internal/testenv"
+	"github.com/latscope/latscope/internal/testkit/testenv"
 )
 
 var selftestResult = regexp.MustCompile(`(?s)<pre id="selftest-result"[^>]*>(.*?)</pre>`)

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/latscope/latscope/flame"
-	"github.com/latscope/latscope/internal/testenv"
+	"github.com/latscope/latscope/internal/testkit/testenv"
 )
 
 const vertxGolden = "flamegraph/FlameGraph-test/results/perf-vertx-stacks-01-collapsed-all.txt"

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latscope/latscope/internal/testenv"
+	"github.com/latscope/latscope/internal/testkit/testenv"
 )
 
 // TestScriptInChromium opens a rendered SVG in headless Chromium with the

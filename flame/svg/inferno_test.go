@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/latscope/latscope/internal/testenv"
+	"github.com/latscope/latscope/internal/testkit/testenv"
 )
 
 // inferno finds inferno-flamegraph (cargo install inferno; CI installs it).

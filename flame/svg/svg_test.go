@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/latscope/latscope/flame"
-	"github.com/latscope/latscope/internal/testenv"
+	"github.com/latscope/latscope/internal/testkit/testenv"
 )
 
 // wellFormed decodes the whole document with encoding/xml.

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// harnessT lets internal/dbtest, written for tests, start servers for this
+// harnessT lets internal/testkit/dbtest, written for tests, start servers for this
 // program: it implements the testing.TB methods dbtest and testenv call
 // (Helper, Cleanup, Errorf, Fatal, Fatalf, Skipf). The embedded
 // testing.TB is nil: another method would be a bug here, and crashes

@@ -1,6 +1,6 @@
 // Command dbbench measures latscope's live database samplers under load
 // (issue 6, "Speed"): it starts MariaDB 10.11 and PostgreSQL 15 through
-// internal/dbtest (temporary directories, free loopback ports, an
+// internal/testkit/dbtest (temporary directories, free loopback ports, an
 // unprivileged owner when run as root), drives the real-server tests'
 // workloads (MariaDB: N sessions reading random rows of a table four
 // times the buffer pool; PostgreSQL: pgbench -c N), runs
@@ -28,7 +28,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/latscope/latscope/internal/benchkit"
+	"github.com/latscope/latscope/scripts/benchkit"
 )
 
 func main() {

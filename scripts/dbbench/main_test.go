@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latscope/latscope/internal/benchkit"
+	"github.com/latscope/latscope/scripts/benchkit"
 )
 
 func TestParseFlags(t *testing.T) {

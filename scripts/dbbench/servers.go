@@ -16,7 +16,7 @@ import (
 
 	_ "github.com/go-sql-driver/mysql" // database/sql driver "mysql"
 
-	"github.com/latscope/latscope/internal/dbtest"
+	"github.com/latscope/latscope/internal/testkit/dbtest"
 )
 
 // A server under load: what latscope samples, and the load's own rate.

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/latscope/latscope/internal/benchkit"
+	"github.com/latscope/latscope/scripts/benchkit"
 )
 
 // infernoVersion is the inferno release installed when it is missing (the

@@ -35,7 +35,7 @@ import (
 	"runtime"
 	"strconv"
 
-	"github.com/latscope/latscope/internal/benchkit"
+	"github.com/latscope/latscope/scripts/benchkit"
 )
 
 func main() {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/latscope/latscope/internal/testenv"
+	"github.com/latscope/latscope/internal/testkit/testenv"
 )
 
 func TestParseFlags(t *testing.T) {

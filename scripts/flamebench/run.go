@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/latscope/latscope/internal/benchkit"
+	"github.com/latscope/latscope/scripts/benchkit"
 )
 
 // runTimeout bounds one child: a collapse of 90 MB takes well under ten

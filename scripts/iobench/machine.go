@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 
-	"github.com/latscope/latscope/internal/benchkit"
+	"github.com/latscope/latscope/scripts/benchkit"
 )
 
 // machineFacts are what docs/benchmarks.md quotes about the machine: the

@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/latscope/latscope/internal/benchkit"
+	"github.com/latscope/latscope/scripts/benchkit"
 )
 
 // filesystems names the statfs magic numbers a benchmark directory is

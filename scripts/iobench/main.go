@@ -22,8 +22,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/latscope/latscope/internal/benchkit"
 	"github.com/latscope/latscope/internal/bytesize"
+	"github.com/latscope/latscope/scripts/benchkit"
 )
 
 func main() {

@@ -7,7 +7,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/latscope/latscope/internal/benchkit"
+	"github.com/latscope/latscope/scripts/benchkit"
 )
 
 // measurement is what one tool reported for one run, in the units of

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/latscope/latscope/internal/benchkit"
+	"github.com/latscope/latscope/scripts/benchkit"
 )
 
 // runner runs the two tools on the same file, block size and duration.

@@ -7,7 +7,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/latscope/latscope/internal/benchkit"
+	"github.com/latscope/latscope/scripts/benchkit"
 )
 
 const (

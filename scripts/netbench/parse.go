@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/latscope/latscope/internal/benchkit"
+	"github.com/latscope/latscope/scripts/benchkit"
 )
 
 // measurement is what one client reported for one run, in µs and round

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latscope/latscope/internal/benchkit"
-	"github.com/latscope/latscope/internal/testenv"
+	"github.com/latscope/latscope/internal/testkit/testenv"
+	"github.com/latscope/latscope/scripts/benchkit"
 )
 
 // latscopeForTest returns bin/latscope when it has nettest (make test

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/latscope/latscope/internal/benchkit"
+	"github.com/latscope/latscope/scripts/benchkit"
 )
 
 // The tools compared.

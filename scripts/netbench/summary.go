@@ -6,7 +6,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/latscope/latscope/internal/benchkit"
+	"github.com/latscope/latscope/scripts/benchkit"
 )
 
 // p50Tolerance is the requirement: latscope's p50 round trip

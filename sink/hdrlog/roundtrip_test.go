@@ -15,7 +15,7 @@ import (
 
 	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/input"
-	"github.com/latscope/latscope/internal/testenv"
+	"github.com/latscope/latscope/internal/testkit/testenv"
 	"github.com/latscope/latscope/sink"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/source/fio"

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latscope/latscope/internal/sourcetest"
-	"github.com/latscope/latscope/recording/recordingtest"
+	"github.com/latscope/latscope/internal/testkit/recordingtest"
+	"github.com/latscope/latscope/internal/testkit/sourcetest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/source/oracle10046"
 	plmsource "github.com/latscope/latscope/source/pylatencymap"

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
-	"github.com/latscope/latscope/internal/sourcetest"
+	"github.com/latscope/latscope/internal/testkit/sourcetest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/source/oracle10046"
 	plmsource "github.com/latscope/latscope/source/pylatencymap"

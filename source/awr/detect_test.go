@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/latscope/latscope/input"
-	"github.com/latscope/latscope/internal/testenv"
+	"github.com/latscope/latscope/internal/testkit/testenv"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/source/lsr"
 	"github.com/latscope/latscope/source/oracle10046"

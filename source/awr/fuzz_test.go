@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/input"
-	"github.com/latscope/latscope/internal/sourcetest"
+	"github.com/latscope/latscope/internal/testkit/sourcetest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/latscope/latscope/internal/testenv"
+	"github.com/latscope/latscope/internal/testkit/testenv"
 )
 
 // The queries users run live in sql/. Oracle cannot run here, so these tests

@@ -16,7 +16,7 @@ import (
 
 	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/input"
-	"github.com/latscope/latscope/internal/testenv"
+	"github.com/latscope/latscope/internal/testkit/testenv"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latscope/latscope/internal/testenv"
+	"github.com/latscope/latscope/internal/testkit/testenv"
 	"github.com/latscope/latscope/stream"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/latscope/latscope/internal/sourcetest"
+	"github.com/latscope/latscope/internal/testkit/sourcetest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )

@@ -16,8 +16,8 @@ import (
 
 	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/input"
-	"github.com/latscope/latscope/internal/dbtest"
-	"github.com/latscope/latscope/internal/testenv"
+	"github.com/latscope/latscope/internal/testkit/dbtest"
+	"github.com/latscope/latscope/internal/testkit/testenv"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )

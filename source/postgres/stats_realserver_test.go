@@ -14,7 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/latscope/latscope/input"
-	"github.com/latscope/latscope/internal/dbtest"
+	"github.com/latscope/latscope/internal/testkit/dbtest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )

@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/latscope/latscope/hist"
-	"github.com/latscope/latscope/internal/sourcetest"
+	"github.com/latscope/latscope/internal/testkit/sourcetest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
-	"github.com/latscope/latscope/internal/testenv"
+	"github.com/latscope/latscope/internal/testkit/testenv"
 	"github.com/latscope/latscope/source/pylatencymap"
 	"github.com/latscope/latscope/stream"
 )

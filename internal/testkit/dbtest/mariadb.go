@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-	"github.com/latscope/latscope/internal/testenv"
+	"github.com/latscope/latscope/internal/testkit/testenv"
 )
 
 // MariaDBOptions configures a test MariaDB server.
