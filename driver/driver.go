@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/input"
+	"github.com/latscope/latscope/probe/iotest"
 	"github.com/latscope/latscope/sink"
 	csvsink "github.com/latscope/latscope/sink/csv"
 	hdrlogsink "github.com/latscope/latscope/sink/hdrlog"
@@ -25,13 +26,13 @@ import (
 	"github.com/latscope/latscope/source/events"
 	"github.com/latscope/latscope/source/fio"
 	"github.com/latscope/latscope/source/hdrlog"
-	"github.com/latscope/latscope/source/iotest"
 	"github.com/latscope/latscope/source/lsr"
 	"github.com/latscope/latscope/source/mysql"
 	"github.com/latscope/latscope/source/netapp"
 	"github.com/latscope/latscope/source/oracle"
 	"github.com/latscope/latscope/source/oracle10046"
 	"github.com/latscope/latscope/source/postgres"
+	"github.com/latscope/latscope/source/probes"
 	"github.com/latscope/latscope/source/prometheus"
 	"github.com/latscope/latscope/source/pylatencymap"
 	"github.com/latscope/latscope/source/tracehist"
@@ -73,7 +74,7 @@ func Sinks() []sink.Format {
 
 // Probes lists the live sources named scheme:ARG.
 func Probes() []source.Probe {
-	return []source.Probe{iotest.Probe(), mysql.Probe(), mysql.MariaDBProbe(), oracle.Probe(),
+	return []source.Probe{probes.IOTest(), probes.NetTest(), mysql.Probe(), mysql.MariaDBProbe(), oracle.Probe(),
 		postgres.Probe(), postgres.ProbePostgresql()}
 }
 

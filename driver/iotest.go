@@ -12,9 +12,9 @@ import (
 	"runtime/debug"
 
 	"github.com/latscope/latscope/input"
+	"github.com/latscope/latscope/probe/iotest"
 	"github.com/latscope/latscope/recording"
 	"github.com/latscope/latscope/source"
-	"github.com/latscope/latscope/source/iotest"
 	"github.com/latscope/latscope/stream"
 	"github.com/latscope/latscope/view/heatmap"
 )
@@ -42,9 +42,13 @@ func IOTest(ctx context.Context, c IOTestConfig) error {
 	defer holdProcessors(iotest.ProcsNeeded(c.Test))()
 	prog := newProgress(c.Stderr, c.StderrTTY)
 	diag := input.NewDiagnostics(prog.messages(), input.DefaultReportLimit)
-	opts := c.Read
-	opts.Progress = prog.statusLines()
-	test := iotest.New(c.Test, opts, diag)
+	cfg := c.Test
+	cfg.Progress = prog.statusLines()
+	if cfg.Interval == 0 {
+		cfg.Interval = c.Read.Interval
+	}
+	cfg.Events = c.Read.Events
+	test := iotest.New(cfg, diag)
 	o := &opened{sources: []source.Source{test}, live: true, diag: diag, prog: prog}
 	fmt.Fprintf(c.Stderr, "latscope iotest: %s\n", iotest.Plan(test.Config()))
 

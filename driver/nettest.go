@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/input"
-	"github.com/latscope/latscope/loadtest"
+	"github.com/latscope/latscope/probe/loadtest"
 	"github.com/latscope/latscope/source"
-	"github.com/latscope/latscope/source/nettest"
+	"github.com/latscope/latscope/probe/nettest"
 	"github.com/latscope/latscope/stream"
 	"github.com/latscope/latscope/view/heatmap"
 )

@@ -7,7 +7,7 @@ import (
 
 	"github.com/latscope/latscope/driver"
 	"github.com/latscope/latscope/internal/bytesize"
-	"github.com/latscope/latscope/source/iotest"
+	"github.com/latscope/latscope/probe/iotest"
 	"github.com/latscope/latscope/view/heatmap"
 )
 

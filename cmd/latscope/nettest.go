@@ -7,7 +7,7 @@ import (
 
 	"github.com/latscope/latscope/driver"
 	"github.com/latscope/latscope/internal/bytesize"
-	"github.com/latscope/latscope/source/nettest"
+	"github.com/latscope/latscope/probe/nettest"
 )
 
 func newNetTestCommand(env environment) *cobra.Command {

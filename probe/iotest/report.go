@@ -9,7 +9,7 @@ import (
 
 	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/internal/pace"
-	"github.com/latscope/latscope/loadtest"
+	"github.com/latscope/latscope/probe/loadtest"
 )
 
 // Report is the final answer of a storage test: per-step figures, where

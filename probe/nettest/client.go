@@ -21,7 +21,7 @@ import (
 
 	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/pace"
-	"github.com/latscope/latscope/loadtest"
+	"github.com/latscope/latscope/probe/loadtest"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -129,6 +129,15 @@ func New(cfg Config, diag *input.Diagnostics) *Test {
 		diag = input.NewDiagnostics(io.Discard, 0)
 	}
 	return &Test{cfg: resolved, cfgErr: err, diag: diag, name: "nettest:" + resolved.Addr}
+}
+
+// OpenProbe returns the test of cfg, checked at once, for the
+// nettest:HOST:PORT probe (it runs until cancelled).
+func OpenProbe(cfg Config, diag *input.Diagnostics) (*Test, error) {
+	if _, err := cfg.resolve(); err != nil {
+		return nil, fmt.Errorf("nettest: %w", err)
+	}
+	return New(cfg, diag), nil
 }
 
 // Name is "nettest:HOST:PORT".

@@ -3,13 +3,14 @@ package iotest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/internal/pace"
-	"github.com/latscope/latscope/loadtest"
+	"github.com/latscope/latscope/probe/loadtest"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -336,7 +337,7 @@ func (s *stepRun) emitWindow(end time.Time, emit func(stream.Interval) error) er
 	}
 	iv := stream.Interval{Source: s.test.name, Start: s.clock.wall(s.winStart), Duration: end.Sub(s.winStart)}
 	s.winStart = end
-	if w.Lat.Count() > 0 && s.test.opts.KeepEvent(s.key.Event) {
+	if w.Lat.Count() > 0 && keepEvent(s.test.cfg.Events, s.key.Event) {
 		iv.Series = []stream.SeriesHist{{Key: s.key, Hist: w.Lat}}
 	}
 	if iv.Duration <= 0 {
@@ -393,4 +394,9 @@ func nextBoundary(prev, start time.Time, interval time.Duration) time.Time {
 // reportIOError counts a failed I/O; Diagnostics prints the first few.
 func (t *Test) reportIOError(err error) {
 	t.diag.MalformedAt(t.name, time.Now(), err.Error())
+}
+
+// keepEvent reports whether an event passes the Events filter.
+func keepEvent(events []string, event string) bool {
+	return len(events) == 0 || slices.Contains(events, event)
 }

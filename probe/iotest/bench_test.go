@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latscope/latscope/loadtest"
+	"github.com/latscope/latscope/probe/loadtest"
 )
 
 // BenchmarkReadLoop measures the probe's own cost per read: timing,

@@ -16,8 +16,7 @@ import (
 	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/testkit/testenv"
-	"github.com/latscope/latscope/loadtest"
-	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/probe/loadtest"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -29,7 +28,7 @@ func runTest(t *testing.T, cfg Config, timeout time.Duration) (*Test, []stream.I
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	diag := input.NewDiagnostics(nil, 5)
-	test := New(cfg, source.Options{}, diag)
+	test := New(cfg, diag)
 	var ivs []stream.Interval
 	if err := test.Run(ctx, func(iv stream.Interval) error { ivs = append(ivs, iv); return nil }); err != nil {
 		t.Fatalf("Run: %v", err)
@@ -166,7 +165,7 @@ func TestWriteTestWritesOnlyItsScratchFile(t *testing.T) {
 		t.Errorf("event %q", ev)
 	}
 	existing := writeFile(t, 1<<20)
-	err := New(Config{Path: existing, Write: true}, source.Options{}, nil).Run(context.Background(), nil)
+	err := New(Config{Path: existing, Write: true}, nil).Run(context.Background(), nil)
 	if err == nil || !strings.Contains(err.Error(), "only read") {
 		t.Errorf("--write on an existing file: %v, want a refusal", err)
 	}
@@ -260,12 +259,12 @@ func TestBadTargetsAreClearErrors(t *testing.T) {
 		small:                         "less than one 8 KiB block",
 		"/dev/null":                   "neither a directory, a regular file nor a block device",
 	} {
-		err := New(Config{Path: path}, source.Options{}, nil).Run(context.Background(), nil)
+		err := New(Config{Path: path}, nil).Run(context.Background(), nil)
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), path) {
 			t.Errorf("%s: error %v, want one naming it and saying %q", path, err, want)
 		}
 	}
-	err := New(Config{Path: dir, Size: 1 << 50}, source.Options{}, nil).Run(context.Background(), nil)
+	err := New(Config{Path: dir, Size: 1 << 50}, nil).Run(context.Background(), nil)
 	if err == nil || !strings.Contains(err.Error(), "free") {
 		t.Errorf("a 1 PiB scratch file: %v, want a free-space error", err)
 	}
@@ -293,7 +292,7 @@ func TestBlockDeviceOnLoopDevice(t *testing.T) {
 	if res.Kind != kindDevice || res.WorkingSet != 16<<20 || !res.Direct || res.Steps[0].Latency.Count() == 0 {
 		t.Errorf("%s: %+v", dev, res)
 	}
-	err = New(Config{Path: dev, Write: true}, source.Options{}, nil).Run(context.Background(), nil)
+	err = New(Config{Path: dev, Write: true}, nil).Run(context.Background(), nil)
 	if err == nil || !strings.Contains(err.Error(), "block device") {
 		t.Errorf("--write on %s: %v", dev, err)
 	}

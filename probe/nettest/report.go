@@ -10,7 +10,7 @@ import (
 
 	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/internal/pace"
-	"github.com/latscope/latscope/loadtest"
+	"github.com/latscope/latscope/probe/loadtest"
 )
 
 // Report is the answer of a network test; its JSON form is `latscope

@@ -19,8 +19,7 @@ import (
 
 	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/input"
-	"github.com/latscope/latscope/loadtest"
-	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/probe/loadtest"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -38,7 +37,7 @@ type run struct {
 
 // runFor runs src until stopAfter intervals have come, then lets it run for
 // tail more before cancelling it.
-func runFor(t *testing.T, src source.Source, stopAfter int, tail time.Duration) run {
+func runFor(t *testing.T, src *Test, stopAfter int, tail time.Duration) run {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -170,7 +169,8 @@ func TestRunMeasuresConsecutiveIntervals(t *testing.T) {
 	cfg := smallConfig(dir)
 	var progress bytes.Buffer
 	diag := input.NewDiagnostics(nil, 5)
-	src := New(cfg, source.Options{Progress: &progress}, diag)
+	cfg.Progress = &progress
+	src := New(cfg, diag)
 	r := runFor(t, src, 4, 250*time.Millisecond)
 
 	event := "8 KiB random read"
@@ -199,7 +199,7 @@ func TestCancelDuringCreationRemovesFile(t *testing.T) {
 	// The first progress line comes once the file exists and before it is
 	// written: cancel there.
 	progress := writerFunc(func(p []byte) (int, error) { cancel(); return len(p), nil })
-	src := New(Config{Path: dir, Size: 256 << 20}, source.Options{Progress: progress}, nil)
+	src := New(Config{Path: dir, Size: 256 << 20, Progress: progress}, nil)
 	begin := time.Now()
 	var got []stream.Interval
 	err := src.Run(ctx, func(iv stream.Interval) error { got = append(got, iv); return nil })
@@ -240,7 +240,7 @@ func TestPageCacheFallbackOnTmpfs(t *testing.T) {
 	// One reader leaves a processor for the rest of the test.
 	cfg := Config{Path: dir, Size: 4 << 20, Steps: []int{1}, Interval: 300 * time.Millisecond}
 	diag := input.NewDiagnostics(nil, 5)
-	r := runFor(t, New(cfg, source.Options{}, diag), 4, 100*time.Millisecond)
+	r := runFor(t, New(cfg, diag), 4, 100*time.Millisecond)
 
 	warnings := strings.Join(diag.Warnings(), "\n")
 	if !strings.Contains(warnings, "page cache") || !strings.Contains(warnings, fs) || !strings.Contains(warnings, dir) {
@@ -260,7 +260,7 @@ func TestWarnsWhenReadersOutnumberProcessors(t *testing.T) {
 	for _, readers := range []int{procs, procs + 1} {
 		cfg := Config{Path: t.TempDir(), Size: 1 << 20, Steps: []int{readers}, Interval: 50 * time.Millisecond}
 		diag := input.NewDiagnostics(nil, 5)
-		runFor(t, New(cfg, source.Options{}, diag), 1, 0)
+		runFor(t, New(cfg, diag), 1, 0)
 		warned := strings.Contains(strings.Join(diag.Warnings(), "\n"), "GOMAXPROCS")
 		if warned != (readers > procs) {
 			t.Errorf("%d readers, GOMAXPROCS=%d: warned %v, warnings %q", readers, procs, warned, diag.Warnings())
@@ -287,13 +287,13 @@ func TestNextBoundarySkipsSlivers(t *testing.T) {
 
 func TestMissingDirIsAClearError(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "no-such-dir")
-	_, err := Probe().Open(missing, source.Options{}, nil)
+	_, err := OpenProbe(Config{Path: missing}, nil)
 	if err == nil || !strings.Contains(err.Error(), missing) || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Open(%s) error = %v, want one naming the directory and saying it does not exist", missing, err)
 	}
 	t.Log(err)
 
-	src := New(Config{Path: missing}, source.Options{}, nil)
+	src := New(Config{Path: missing}, nil)
 	err = src.Run(context.Background(), nil)
 	// Starting with the source's name, RunAll does not name it twice.
 	if err == nil || !strings.HasPrefix(err.Error(), src.Name()+": ") || !errors.Is(err, os.ErrNotExist) {
@@ -305,7 +305,7 @@ func TestMissingDirIsAClearError(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(file, source.Options{}, nil); err == nil || !strings.Contains(err.Error(), "not a directory") {
+	if _, err := OpenProbe(Config{Path: file}, nil); err == nil || !strings.Contains(err.Error(), "not a directory") {
 		t.Errorf("Open(%s) error = %v, want \"not a directory\"", file, err)
 	}
 }
@@ -319,24 +319,24 @@ func TestUnwritableDirIsAClearError(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.Chmod(dir, 0o700)
-	err := New(smallConfig(dir), source.Options{}, nil).Run(context.Background(), nil)
+	err := New(smallConfig(dir), nil).Run(context.Background(), nil)
 	if err == nil || !strings.Contains(err.Error(), dir) || !errors.Is(err, os.ErrPermission) {
 		t.Errorf("Run in read-only %s error = %v, want permission denied naming the directory", dir, err)
 	}
 }
 
 func TestConfigDefaultsAndChecks(t *testing.T) {
-	src, err := Open("", source.Options{Interval: 2 * time.Second}, nil)
+	src, err := OpenProbe(Config{Interval: 2 * time.Second}, nil)
 	if err != nil {
 		t.Fatalf("Open(\"\"): %v", err)
 	}
 	cwd, _ := os.Getwd()
-	got := src.(*Test).Config()
+	got := src.Config()
 	want := Config{Path: cwd, BlockSize: 8 << 10, Steps: []int{4}, Workers: 64, Interval: 2 * time.Second}
 	if !reflect.DeepEqual(got, want) || src.Name() != "iotest:"+cwd {
 		t.Errorf("defaults = %+v named %q, want %+v", got, src.Name(), want)
 	}
-	if cfg, _ := (Config{}).resolve(source.Options{}); cfg.Interval != time.Second {
+	if cfg, _ := (Config{}).resolve(); cfg.Interval != time.Second {
 		t.Errorf("default interval without --interval = %s, want 1s", cfg.Interval)
 	}
 	for _, bad := range []Config{
@@ -346,7 +346,7 @@ func TestConfigDefaultsAndChecks(t *testing.T) {
 		{Interval: -time.Second}, {StepDuration: -time.Second}, {Warmup: -time.Second},
 	} {
 		bad.Path = t.TempDir()
-		if err := New(bad, source.Options{}, nil).Run(context.Background(), nil); err == nil {
+		if err := New(bad, nil).Run(context.Background(), nil); err == nil {
 			t.Errorf("config %+v accepted", bad)
 		}
 	}
@@ -421,7 +421,7 @@ func TestFormatSize(t *testing.T) {
 // the end of the test.
 func newTestScratch(tb testing.TB, dir string, size int64) *testFile {
 	tb.Helper()
-	cfg, err := Config{Path: dir, Size: size}.resolve(source.Options{})
+	cfg, err := Config{Path: dir, Size: size}.resolve()
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -438,7 +438,7 @@ func FuzzOpen(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, arg string) {
-		src, err := Open(arg, source.Options{}, nil)
+		src, err := OpenProbe(Config{Path: arg}, nil)
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "iotest: ") {
 				t.Errorf("Open(%q) error %q does not say it comes from iotest", arg, err)

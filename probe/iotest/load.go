@@ -10,7 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/latscope/latscope/internal/pace"
-	"github.com/latscope/latscope/loadtest"
+	"github.com/latscope/latscope/probe/loadtest"
 )
 
 const (

@@ -30,7 +30,6 @@ import (
 
 	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/bytesize"
-	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -89,6 +88,12 @@ type Config struct {
 	// FilePerReader gives every reader (or open-loop worker) its own
 	// scratch file of Size/N bytes instead of one shared file.
 	FilePerReader bool
+	// Events keeps only the series of these events ("read", "write");
+	// empty keeps all.
+	Events []string
+	// Progress receives human progress lines while the scratch file is
+	// created (nil: silent).
+	Progress io.Writer
 }
 
 // openLoop reports whether the test runs at fixed arrival rates.
@@ -103,7 +108,7 @@ func (c Config) maxConcurrency() int {
 }
 
 // resolve fills in the defaults and checks the values.
-func (c Config) resolve(opts source.Options) (Config, error) {
+func (c Config) resolve() (Config, error) {
 	if c.Path == "" {
 		c.Path = "."
 	}
@@ -120,9 +125,6 @@ func (c Config) resolve(opts source.Options) (Config, error) {
 	}
 	if c.Workers == 0 {
 		c.Workers = DefaultWorkers
-	}
-	if c.Interval == 0 {
-		c.Interval = opts.Interval
 	}
 	if c.Interval == 0 {
 		c.Interval = DefaultInterval
@@ -172,29 +174,25 @@ const (
 	maxRate        = 10_000_000
 )
 
-// Probe returns the iotest:DIR probe for the source.Opener.
-func Probe() source.Probe {
-	return source.Probe{
-		Scheme: "iotest",
-		Description: fmt.Sprintf("iotest:DIR measures storage read latency: %d random %s O_DIRECT reads at a time "+
-			"from a %s scratch file in DIR (removed afterwards); `latscope iotest` runs whole load sweeps",
-			DefaultReaders, formatSize(DefaultBlockSize), formatSize(DefaultFileSize)),
-		Open: Open,
-	}
+// ProbeDescription says what the iotest:DIR probe measures.
+func ProbeDescription() string {
+	return fmt.Sprintf("iotest:DIR measures storage read latency: %d random %s O_DIRECT reads at a time "+
+		"from a %s scratch file in DIR (removed afterwards); `latscope iotest` runs whole load sweeps",
+		DefaultReaders, formatSize(DefaultBlockSize), formatSize(DefaultFileSize))
 }
 
-// Open checks that DIR (arg, "" for ".") is a directory and returns the
-// probe with the default Config, which runs until cancelled. The scratch
-// file is created when the source runs.
-func Open(arg string, opts source.Options, diag *input.Diagnostics) (source.Source, error) {
-	cfg, err := Config{Path: arg}.resolve(opts)
+// OpenProbe checks that cfg.Path ("" for ".") is a directory and returns
+// the test of cfg, which runs until cancelled when StepDuration is zero.
+// The scratch file is created when the test runs.
+func OpenProbe(cfg Config, diag *input.Diagnostics) (*Test, error) {
+	resolved, err := cfg.resolve()
 	if err != nil {
 		return nil, fmt.Errorf("iotest: %w", err)
 	}
-	if err := checkDir(cfg.Path); err != nil {
+	if err := checkDir(resolved.Path); err != nil {
 		return nil, fmt.Errorf("iotest: %w", err)
 	}
-	return New(cfg, opts, diag), nil
+	return New(cfg, diag), nil
 }
 
 // checkDir returns an error naming dir unless it is an existing directory.
@@ -220,12 +218,12 @@ func pathErr(err error) error {
 
 // New returns the test for cfg; zero fields take their defaults. Errors in
 // cfg and in its path are returned by Run.
-func New(cfg Config, opts source.Options, diag *input.Diagnostics) *Test {
-	resolved, err := cfg.resolve(opts)
+func New(cfg Config, diag *input.Diagnostics) *Test {
+	resolved, err := cfg.resolve()
 	if diag == nil {
 		diag = input.NewDiagnostics(io.Discard, 0)
 	}
-	return &Test{cfg: resolved, cfgErr: err, opts: opts, diag: diag, name: "iotest:" + resolved.Path}
+	return &Test{cfg: resolved, cfgErr: err, diag: diag, name: "iotest:" + resolved.Path}
 }
 
 // Test is one storage latency test: a source of per-interval latency
@@ -233,7 +231,6 @@ func New(cfg Config, opts source.Options, diag *input.Diagnostics) *Test {
 type Test struct {
 	cfg    Config
 	cfgErr error
-	opts   source.Options
 	diag   *input.Diagnostics
 	name   string
 
@@ -256,7 +253,7 @@ func (t *Test) Run(ctx context.Context, emit func(stream.Interval) error) error 
 	if t.cfgErr != nil {
 		return fmt.Errorf("%s: %w", t.name, t.cfgErr)
 	}
-	tg, err := openTarget(ctx, t.cfg, t.opts.Progress, t.diag)
+	tg, err := openTarget(ctx, t.cfg, t.cfg.Progress, t.diag)
 	if ctx.Err() != nil {
 		if tg != nil {
 			tg.close()

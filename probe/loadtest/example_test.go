@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
-	"github.com/latscope/latscope/loadtest"
+	"github.com/latscope/latscope/probe/loadtest"
 )
 
 // A closed-loop sweep from 1 to 16 readers (synthetic: every reader sees
