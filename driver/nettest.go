@@ -10,8 +10,8 @@ import (
 
 	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/probe/loadtest"
-	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/probe/nettest"
+	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 	"github.com/latscope/latscope/view/heatmap"
 )
