@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/latscope/latscope/recording"
 	"github.com/latscope/latscope/stream"
 	"github.com/latscope/latscope/view/heatmap"
 	"github.com/latscope/latscope/view/report"
@@ -134,34 +133,20 @@ func (hc HeatmapConfig) show(ctx context.Context, o *opened, tee func(stream.Int
 	runErr := make(chan error, 1)
 	go func() {
 		defer close(feed)
-		send := func(iv stream.Interval) error {
+		runErr <- hc.forEach(srcCtx, o, func(iv stream.Interval) error {
+			all = append(all, iv)
+			if tee != nil {
+				if err := tee(iv); err != nil {
+					return err
+				}
+			}
 			select {
 			case feed <- iv:
 				return nil
 			case <-srcCtx.Done():
 				return srcCtx.Err()
 			}
-		}
-		if o.live {
-			runErr <- hc.run(srcCtx, o, func(iv stream.Interval) error {
-				all = append(all, iv)
-				if tee != nil {
-					if err := tee(iv); err != nil {
-						return err
-					}
-				}
-				return send(iv)
-			})
-			return
-		}
-		rec, err := hc.collect(srcCtx, o)
-		all = rec.Intervals()
-		runErr <- err
-		for _, iv := range all {
-			if send(iv) != nil {
-				return
-			}
-		}
+		})
 	}()
 	viewErr := terminal.Run(ctx, feed, topts)
 	if tty != nil {
@@ -233,47 +218,17 @@ func Record(ctx context.Context, rc RecordConfig) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.Create(rc.Output)
+	out, err := openRecording(rc.Output, o.diag, o.live)
 	if err != nil {
 		return err
 	}
-	w, err := recording.NewWriter(f)
-	if err != nil {
-		f.Close()
-		return err
-	}
-	n := 0
-	write := func(iv stream.Interval) error {
-		n++
-		if err := w.Write(iv); err != nil {
-			return err
-		}
-		if o.live {
-			return w.Flush()
-		}
-		return nil
-	}
-	if o.live {
-		err = rc.run(ctx, o, write)
-	} else {
-		var rec *stream.Recording
-		if rec, err = rc.collect(ctx, o); err == nil {
-			for _, iv := range rec.Intervals() {
-				if err = write(iv); err != nil {
-					break
-				}
-			}
-		}
-	}
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if cerr := f.Close(); err == nil {
+	err = rc.forEach(ctx, o, out.Write)
+	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
 	o.finish(rc.Stderr)
 	if err == nil {
-		fmt.Fprintf(rc.Stderr, "latscope: recorded %d intervals to %s\n", n, rc.Output)
+		fmt.Fprintf(rc.Stderr, "latscope: recorded %d intervals to %s\n", out.count, rc.Output)
 	}
 	return err
 }

@@ -3,13 +3,10 @@ package driver
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/latscope/latscope/sink"
-	"github.com/latscope/latscope/stream"
 )
 
 // ConvertConfig configures `latscope convert`.
@@ -31,50 +28,17 @@ func Convert(ctx context.Context, cc ConvertConfig) error {
 	if err != nil {
 		return err
 	}
-	var out io.Writer = cc.Stdout
-	name := "-"
-	var file *os.File
-	if cc.Output != "" && cc.Output != "-" {
-		if file, err = os.Create(cc.Output); err != nil {
-			return err
-		}
-		out, name = file, cc.Output
-	}
-	w, err := f.New(out, sink.Options{Name: name, Diag: o.diag})
+	out, err := openStreamOut(f, cc.Output, cc.Stdout, o.diag, o.live)
 	if err != nil {
-		if file != nil {
-			file.Close()
-		}
-		return fmt.Errorf("%s: %w", name, err)
+		return err
 	}
-	n := 0
-	write := func(iv stream.Interval) error {
-		n++
-		return w.Write(iv)
-	}
-	if o.live {
-		err = cc.run(ctx, o, write)
-	} else {
-		var rec *stream.Recording
-		if rec, err = cc.collect(ctx, o); err == nil {
-			for _, iv := range rec.Intervals() {
-				if err = write(iv); err != nil {
-					break
-				}
-			}
-		}
-	}
-	if cerr := w.Close(); err == nil {
+	err = cc.forEach(ctx, o, out.Write)
+	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
-	if file != nil {
-		if cerr := file.Close(); err == nil {
-			err = cerr
-		}
-	}
 	o.finish(cc.Stderr)
-	if err == nil && name != "-" {
-		fmt.Fprintf(cc.Stderr, "latscope: wrote %d intervals to %s (%s)\n", n, name, f.Name)
+	if err == nil && out.name != "-" {
+		fmt.Fprintf(cc.Stderr, "latscope: wrote %d intervals to %s (%s)\n", out.count, out.name, f.Name)
 	}
 	return err
 }

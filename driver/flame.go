@@ -16,6 +16,7 @@ import (
 	"github.com/latscope/latscope/flame/decode"
 	"github.com/latscope/latscope/flame/filter"
 	flamehtml "github.com/latscope/latscope/flame/html"
+	"github.com/latscope/latscope/flame/load"
 	"github.com/latscope/latscope/flame/svg"
 	"github.com/latscope/latscope/input"
 )
@@ -35,7 +36,7 @@ type StackFilters struct {
 
 // FlameConfig configures `latscope collapse` and `latscope flame`.
 type FlameConfig struct {
-	Input StackInput
+	Input load.Input
 	// Diff holds BASE and NEW inputs of a differential (instead of
 	// Input.Files).
 	Diff    []string
@@ -112,11 +113,12 @@ func writeFlame(ctx context.Context, fc FlameConfig) error {
 // profile loads the inputs, or BASE and NEW of a differential.
 func (fc FlameConfig) profile(ctx context.Context, diag *input.Diagnostics, prog *progress) (*flame.Profile, error) {
 	in := fc.Input
+	in.Stdin = fc.Stdin
 	if fc.Filters.DB != "" {
 		in.Options.FrameHook = decode.MarkFrame(fc.Filters.DB)
 	}
 	if len(fc.Diff) == 0 {
-		return loadProfile(ctx, in, fc.Stdin, diag, prog)
+		return load.Profile(ctx, in, diag, prog.forStacks())
 	}
 	if len(fc.Diff) != 2 || len(in.Files) > 0 {
 		return nil, errors.New("--diff takes exactly two inputs: BASE NEW")
@@ -125,7 +127,7 @@ func (fc FlameConfig) profile(ctx context.Context, diag *input.Diagnostics, prog
 	for i, name := range fc.Diff {
 		one := in
 		one.Files = []string{name}
-		p, err := loadProfile(ctx, one, fc.Stdin, diag, prog)
+		p, err := load.Profile(ctx, one, diag, prog.forStacks())
 		if err != nil {
 			return nil, err
 		}

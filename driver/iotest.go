@@ -7,13 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"runtime/debug"
 
 	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/probe/iotest"
-	"github.com/latscope/latscope/recording"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 	"github.com/latscope/latscope/view/heatmap"
@@ -52,12 +50,12 @@ func IOTest(ctx context.Context, c IOTestConfig) error {
 	o := &opened{sources: []source.Source{test}, live: true, diag: diag, prog: prog}
 	fmt.Fprintf(c.Stderr, "latscope iotest: %s\n", iotest.Plan(test.Config()))
 
-	tee, closeRecord, err := openRecorder(c.Record, c.Stderr)
+	tee, closeRecord, err := openRecorder(c.Record, diag, c.Stderr)
 	if err != nil {
 		return err
 	}
 	all, runErr := c.runTest(ctx, o, test, tee)
-	if err := closeRecord(len(all)); err != nil && runErr == nil {
+	if err := closeRecord(); err != nil && runErr == nil {
 		runErr = err
 	}
 	res := test.Result()
@@ -145,32 +143,24 @@ func (l liveRun) run(ctx context.Context, o *opened) ([]stream.Interval, error) 
 // openRecorder opens --record FILE of a live test: tee writes each
 // interval and flushes it, so the file can be followed while the test
 // runs; finish closes it. An empty path records nothing.
-func openRecorder(path string, stderr io.Writer) (tee func(stream.Interval) error, finish func(n int) error, err error) {
+func openRecorder(path string, diag *input.Diagnostics, stderr io.Writer) (tee func(stream.Interval) error, finish func() error, err error) {
 	if path == "" {
-		return nil, func(int) error { return nil }, nil
+		return nil, func() error { return nil }, nil
 	}
-	f, err := os.Create(path)
+	out, err := openRecording(path, diag, true)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--record: %w", err)
 	}
-	w, err := recording.NewWriter(f)
-	if err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("--record %s: %w", path, err)
-	}
 	tee = func(iv stream.Interval) error {
-		if err := w.Write(iv); err != nil {
+		if err := out.Write(iv); err != nil {
 			return fmt.Errorf("--record %s: %w", path, err)
 		}
-		return w.Flush()
+		return nil
 	}
-	finish = func(n int) error {
-		err := w.Close()
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
+	finish = func() error {
+		err := out.Close()
 		if err == nil {
-			fmt.Fprintf(stderr, "latscope: recorded %d intervals to %s\n", n, path)
+			fmt.Fprintf(stderr, "latscope: recorded %d intervals to %s\n", out.count, path)
 		}
 		return err
 	}

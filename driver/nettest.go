@@ -70,7 +70,7 @@ func NetClient(ctx context.Context, c NetClientConfig) error {
 	diag := input.NewDiagnostics(prog.messages(), input.DefaultReportLimit)
 	test := nettest.New(c.Test, diag)
 	o := &opened{sources: []source.Source{test}, live: true, diag: diag, prog: prog}
-	tee, closeRecord, err := openRecorder(c.Record, c.Stderr)
+	tee, closeRecord, err := openRecorder(c.Record, diag, c.Stderr)
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func NetClient(ctx context.Context, c NetClientConfig) error {
 		}
 	}
 	all, runErr := live.run(ctx, o)
-	if err := closeRecord(len(all)); err != nil && runErr == nil {
+	if err := closeRecord(); err != nil && runErr == nil {
 		runErr = err
 	}
 	res := test.Result()

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/latscope/latscope/flame/load"
 )
 
 // progress shows how far big files have been read, on one stderr line that
@@ -28,6 +30,11 @@ const progressMin = 32 << 20
 
 func newProgress(out io.Writer, tty bool) *progress {
 	return &progress{out: out, enabled: tty, start: time.Now()}
+}
+
+// forStacks hands the progress line to the stack loader.
+func (p *progress) forStacks() load.Progress {
+	return load.Progress{Wrap: p.wrap, Status: p.messages(), Done: p.done}
 }
 
 // wrap counts the bytes read from a file.

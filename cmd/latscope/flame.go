@@ -8,6 +8,7 @@ import (
 
 	"github.com/latscope/latscope/driver"
 	"github.com/latscope/latscope/flame/collapse"
+	"github.com/latscope/latscope/flame/load"
 	"github.com/latscope/latscope/flame/svg"
 )
 
@@ -49,7 +50,7 @@ func (f *stackFlags) register(cmd *cobra.Command, flame bool) {
 
 func (f *stackFlags) config(env environment, args []string) driver.FlameConfig {
 	c := driver.FlameConfig{
-		Input: driver.StackInput{Files: args, Options: collapse.Options{
+		Input: load.Input{Files: args, Options: collapse.Options{
 			PID: f.pid, TID: f.tid, Kernel: f.kernel, JIT: f.jit, All: f.all, Addrs: f.addrs,
 			EventFilter: f.eventFilter, Threads: f.threads,
 		}},

@@ -1,4 +1,9 @@
-package driver
+// Package load reads sampled stacks into a flame.Profile from what users
+// have: perf.data (through `perf script`, streamed), perf script text,
+// folded stacks, DTrace, SystemTap, bpftrace and gdb/pstack output (format
+// detected, gzip unwrapped), standard input, or a live `perf record` of a
+// process or every CPU.
+package load
 
 import (
 	"bufio"
@@ -19,9 +24,9 @@ import (
 	"github.com/latscope/latscope/input"
 )
 
-// StackInput says where sampled stacks come from: files (perf.data, perf
+// Input says where sampled stacks come from: files (perf.data, perf
 // script text, folded, DTrace, ...; "-" for stdin) or a live `perf record`.
-type StackInput struct {
+type Input struct {
 	Files []string
 	// Format forces a stack format by name (perf, dtrace, stap, bpftrace,
 	// gdb, folded); empty detects it.
@@ -37,6 +42,18 @@ type StackInput struct {
 	// TimeOrder keeps stacks in input order for flame charts (only
 	// adjacent repeats merge).
 	TimeOrder bool
+	// Stdin is read for the file "-".
+	Stdin io.Reader
+}
+
+// Progress lets a caller show how far big inputs have been read: Wrap
+// wraps every opened file (size is its size at open), Status receives
+// lines about a live recording, Done is called when the files are read.
+// Zero fields do nothing.
+type Progress struct {
+	Wrap   func(name string, size int64, r io.Reader) io.Reader
+	Status io.Writer
+	Done   func()
 }
 
 // perfDataMagic starts every perf.data file (perf's header "PERFILE2").
@@ -45,9 +62,8 @@ var perfDataMagic = []byte("PERFILE2")
 // detectPrefix is how much of an input stack-format detection reads.
 const detectPrefix = 64 << 10
 
-// loadProfile collapses every input into one profile, showing how far
-// big files have been read on a terminal.
-func loadProfile(ctx context.Context, in StackInput, stdin io.Reader, diag *input.Diagnostics, prog *progress) (*flame.Profile, error) {
+// Profile collapses every input into one profile.
+func Profile(ctx context.Context, in Input, diag *input.Diagnostics, prog Progress) (*flame.Profile, error) {
 	p := flame.New()
 	if in.TimeOrder {
 		p = flame.NewTimeOrdered()
@@ -56,14 +72,16 @@ func loadProfile(ctx context.Context, in StackInput, stdin io.Reader, diag *inpu
 		if len(in.Files) > 0 {
 			return nil, errors.New("give input files or --pid/--all, not both")
 		}
-		return p, recordLive(ctx, in, diag, prog.messages(), p)
+		return p, recordLive(ctx, in, diag, prog.Status, p)
 	}
 	if len(in.Files) == 0 {
 		return nil, errors.New("no INPUT given (perf.data, perf script text, folded stacks, ... or - for stdin; or --pid PID / --all)")
 	}
-	defer prog.done()
+	if prog.Done != nil {
+		defer prog.Done()
+	}
 	for _, name := range in.Files {
-		if err := collapseFile(ctx, name, in, stdin, diag, prog, p); err != nil {
+		if err := collapseFile(ctx, name, in, diag, prog, p); err != nil {
 			return p, err
 		}
 	}
@@ -72,8 +90,8 @@ func loadProfile(ctx context.Context, in StackInput, stdin io.Reader, diag *inpu
 
 // collapseFile reads one input: perf.data through `perf script`, anything
 // else (gzip unwrapped) through the detected or forced collapser.
-func collapseFile(ctx context.Context, name string, in StackInput, stdin io.Reader, diag *input.Diagnostics, prog *progress, p *flame.Profile) error {
-	var r io.Reader = stdin
+func collapseFile(ctx context.Context, name string, in Input, diag *input.Diagnostics, prog Progress, p *flame.Profile) error {
+	var r io.Reader = in.Stdin
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
@@ -81,10 +99,10 @@ func collapseFile(ctx context.Context, name string, in StackInput, stdin io.Read
 		}
 		defer f.Close()
 		r = f
-		if st, err := f.Stat(); err == nil {
-			r = prog.wrap(name, st.Size(), f)
+		if st, err := f.Stat(); err == nil && prog.Wrap != nil {
+			r = prog.Wrap(name, st.Size(), f)
 		}
-	} else if stdin == nil {
+	} else if in.Stdin == nil {
 		return errors.New("no standard input")
 	}
 	br := bufio.NewReaderSize(r, detectPrefix)
@@ -142,7 +160,7 @@ func formatNames(formats []collapse.Format) string {
 
 // perfScript runs `perf script` on a perf.data file and collapses its
 // output as it streams (memory bounded by distinct stacks).
-func perfScript(ctx context.Context, file string, in StackInput, diag *input.Diagnostics, p *flame.Profile) error {
+func perfScript(ctx context.Context, file string, in Input, diag *input.Diagnostics, p *flame.Profile) error {
 	args := []string{"script", "-i", file}
 	if in.Options.PID || in.Options.TID {
 		args = append(args, "-F", "+pid")
@@ -173,7 +191,7 @@ func perfScript(ctx context.Context, file string, in StackInput, diag *input.Dia
 // recordLive runs `perf record` on a process or every CPU for the
 // duration, then collapses the recording; the temporary perf.data is
 // removed whatever happens.
-func recordLive(ctx context.Context, in StackInput, diag *input.Diagnostics, status io.Writer, p *flame.Profile) error {
+func recordLive(ctx context.Context, in Input, diag *input.Diagnostics, status io.Writer, p *flame.Profile) error {
 	dir, err := os.MkdirTemp("", "latscope-flame-")
 	if err != nil {
 		return err
@@ -196,7 +214,7 @@ func recordLive(ctx context.Context, in StackInput, diag *input.Diagnostics, sta
 	return perfScript(ctx, data, in, diag, p)
 }
 
-func target(in StackInput) string {
+func target(in Input) string {
 	if in.All {
 		return "every CPU"
 	}
@@ -205,7 +223,7 @@ func target(in StackInput) string {
 
 // recordArgs builds the perf record command line: sampling stacks at the
 // frequency for the duration (a `sleep` child bounds it).
-func recordArgs(in StackInput, out string) []string {
+func recordArgs(in Input, out string) []string {
 	args := []string{"record", "-q", "-o", out, "-F", strconv.Itoa(in.Frequency), "-e", in.Event}
 	if in.CallGraph == "" || in.CallGraph == "fp" {
 		args = append(args, "-g")
