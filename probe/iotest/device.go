@@ -526,13 +526,14 @@ func LabelMode(d Device, centerUS float64, fastest bool) string {
 	case mediaFlash:
 		r = flashReading(centerUS, fastest)
 	case mediaRotating:
-		r = rotatingReading(centerUS)
+		r = tieredReading(centerUS, ReadingCache, ReadingRotating)
 	case mediaNetwork:
-		r = networkReading(centerUS)
+		r = tieredReading(centerUS, ReadingRemoteFast, ReadingRemoteMedia)
 	default:
-		r = unknownReading(centerUS)
 		if d.underlying().Virtual {
-			r = virtualReading(centerUS)
+			r = tieredReading(centerUS, ReadingFlashOrHostCache, ReadingRotatingOrThrottled)
+		} else {
+			r = tieredReading(centerUS, ReadingFlashOrCache, ReadingRotating)
 		}
 	}
 	if hedged && r != ReadingSlow {
@@ -578,42 +579,14 @@ func flashReading(us float64, fastest bool) string {
 	return ReadingSlow
 }
 
-func rotatingReading(us float64) string {
+// tieredReading names a latency of a class with a fast tier (a cache) and
+// a media tier by the thresholds every class but flash shares.
+func tieredReading(us float64, fast, media string) string {
 	switch {
 	case us < cacheMaxUS:
-		return ReadingCache
+		return fast
 	case us < rotatingMaxUS:
-		return ReadingRotating
-	}
-	return ReadingSlow
-}
-
-func networkReading(us float64) string {
-	switch {
-	case us < cacheMaxUS:
-		return ReadingRemoteFast
-	case us < rotatingMaxUS:
-		return ReadingRemoteMedia
-	}
-	return ReadingSlow
-}
-
-func virtualReading(us float64) string {
-	switch {
-	case us < cacheMaxUS:
-		return ReadingFlashOrHostCache
-	case us < rotatingMaxUS:
-		return ReadingRotatingOrThrottled
-	}
-	return ReadingSlow
-}
-
-func unknownReading(us float64) string {
-	switch {
-	case us < cacheMaxUS:
-		return ReadingFlashOrCache
-	case us < rotatingMaxUS:
-		return ReadingRotating
+		return media
 	}
 	return ReadingSlow
 }

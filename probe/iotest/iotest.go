@@ -15,6 +15,7 @@
 package iotest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -109,26 +110,18 @@ func (c Config) maxConcurrency() int {
 
 // resolve fills in the defaults and checks the values.
 func (c Config) resolve() (Config, error) {
-	if c.Path == "" {
-		c.Path = "."
-	}
+	c.Path = cmp.Or(c.Path, ".")
 	abs, err := filepath.Abs(c.Path)
 	if err != nil {
 		return c, fmt.Errorf("path %q: %w", c.Path, err)
 	}
 	c.Path = abs
-	if c.BlockSize == 0 {
-		c.BlockSize = DefaultBlockSize
-	}
+	c.BlockSize = cmp.Or(c.BlockSize, DefaultBlockSize)
 	if len(c.Steps) == 0 {
 		c.Steps = []int{DefaultReaders}
 	}
-	if c.Workers == 0 {
-		c.Workers = DefaultWorkers
-	}
-	if c.Interval == 0 {
-		c.Interval = DefaultInterval
-	}
+	c.Workers = cmp.Or(c.Workers, DefaultWorkers)
+	c.Interval = cmp.Or(c.Interval, DefaultInterval)
 	if err := c.check(); err != nil {
 		return c, err
 	}

@@ -7,6 +7,7 @@
 package nettest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -60,30 +61,18 @@ type Config struct {
 
 // resolve fills in the defaults and checks the values.
 func (c Config) resolve() (Config, error) {
-	if c.Mode == 0 {
-		c.Mode = Sync
-	}
-	if c.Request == 0 {
-		c.Request = DefaultSize
-	}
+	c.Mode = cmp.Or(c.Mode, Sync)
+	c.Request = cmp.Or(c.Request, DefaultSize)
 	if c.Reply == 0 {
 		c.Reply = DefaultSize
 		if c.Mode == Stream {
 			c.Reply = HeaderSize
 		}
 	}
-	if c.Connections == 0 {
-		c.Connections = 1
-	}
-	if c.Window == 0 {
-		c.Window = DefaultWindow
-	}
-	if c.Interval == 0 {
-		c.Interval = DefaultInterval
-	}
-	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
-	}
+	c.Connections = cmp.Or(c.Connections, 1)
+	c.Window = cmp.Or(c.Window, DefaultWindow)
+	c.Interval = cmp.Or(c.Interval, DefaultInterval)
+	c.Timeout = cmp.Or(c.Timeout, DefaultTimeout)
 	switch {
 	case c.Addr == "":
 		return c, errors.New("no server address (HOST:PORT of `latscope nettest server`)")

@@ -2,6 +2,7 @@ package nettest
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -44,24 +45,12 @@ type ServerConfig struct {
 }
 
 func (c ServerConfig) withDefaults() ServerConfig {
-	if c.Listen == "" {
-		c.Listen = DefaultListen
-	}
-	if c.MaxMessage == 0 {
-		c.MaxMessage = DefaultMaxMessage
-	}
-	if c.MaxConns == 0 {
-		c.MaxConns = DefaultMaxConns
-	}
-	if c.HandshakeTimeout == 0 {
-		c.HandshakeTimeout = DefaultHandshakeTimeout
-	}
-	if c.IdleTimeout == 0 {
-		c.IdleTimeout = DefaultIdleTimeout
-	}
-	if c.WriteTimeout == 0 {
-		c.WriteTimeout = DefaultWriteTimeout
-	}
+	c.Listen = cmp.Or(c.Listen, DefaultListen)
+	c.MaxMessage = cmp.Or(c.MaxMessage, DefaultMaxMessage)
+	c.MaxConns = cmp.Or(c.MaxConns, DefaultMaxConns)
+	c.HandshakeTimeout = cmp.Or(c.HandshakeTimeout, DefaultHandshakeTimeout)
+	c.IdleTimeout = cmp.Or(c.IdleTimeout, DefaultIdleTimeout)
+	c.WriteTimeout = cmp.Or(c.WriteTimeout, DefaultWriteTimeout)
 	if c.Log == nil {
 		c.Log = io.Discard
 	}
