@@ -148,21 +148,18 @@ func (h *Histogram) Merge(o *Histogram) {
 		o = o.Clone()
 		o.raiseZero(h.ZeroPow)
 	}
-	h.ZeroCount += o.ZeroCount
-	for j, c := range o.Counts {
-		if c != 0 {
-			h.addAt(o.Offset+j, c)
-		}
-	}
-	h.Sum += o.Sum
-	h.SumExact = h.SumExact && o.SumExact
-	h.TopOpen = h.TopOpen || o.TopOpen
+	h.addLaidOut(o)
 }
 
 // mergeCustom adds o when either side has custom edges: o is moved onto h's
 // layout unless the edges are the same.
 func (h *Histogram) mergeCustom(o *Histogram) {
 	o = RebinLike(o, h)
+	h.addLaidOut(o)
+}
+
+// addLaidOut adds o, already on h's layout (scale, zero bucket or edges).
+func (h *Histogram) addLaidOut(o *Histogram) {
 	h.ZeroCount += o.ZeroCount
 	for j, c := range o.Counts {
 		if c != 0 {
