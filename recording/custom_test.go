@@ -41,7 +41,7 @@ func mustCustom(t testing.TB, unit hist.Unit, edges []float64) *hist.Histogram {
 // netappTraceIntervals records the real waits of a 10046 trace into
 // NetApp-style edges: whole counts, exact sums.
 func netappTraceIntervals(t testing.TB) []stream.Interval {
-	return traceIntervalsInto(t, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc", 100*time.Millisecond,
+	return traceIntervalsInto(t, realTrace, 100*time.Millisecond,
 		func() *hist.Histogram { return mustCustom(t, hist.Microsecond, netappEdges) })
 }
 
@@ -156,7 +156,7 @@ func TestRealWaitsKeepTheirTotals(t *testing.T) {
 			sum += s.Hist.Sum
 		}
 	}
-	wantCount, wantSum := countWaits(t, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc")
+	wantCount, wantSum := countWaits(t, realTrace)
 	if count != wantCount || math.Abs(sum-wantSum) > 1e-6*wantSum {
 		t.Errorf("%g waits, %g µs; the trace has %g waits, %g µs", count, sum, wantCount, wantSum)
 	}

@@ -150,7 +150,7 @@ func TestCRCValidGarbageIsDamage(t *testing.T) {
 }
 
 func TestEventsFilterKeepsWindows(t *testing.T) {
-	ivs := traceIntervals(t, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc", 100*time.Millisecond)
+	ivs := traceIntervals(t, realTrace, 100*time.Millisecond)
 	got, problems, err := replayBytes(t, encode(t, ivs), ReplayOptions{Events: []string{"db file sequential read"}})
 	if err != nil || len(problems) != 0 {
 		t.Fatalf("%v %v", err, problems)

@@ -23,6 +23,10 @@ import (
 
 const exampleData = "pylatencymap/example_latency_data.txt"
 
+// realTrace is a real Oracle 12.2 trace of the repository: 40 waits of 13
+// events from 1 µs to 0.5 s over 5.5 s.
+const realTrace = "trc10046/jkstill-trace-combine_12.2.0.1/js122a1_ora_9850.trc"
+
 // exampleIntervals reads PyLatencyMap's example_latency_data.txt (cumulative
 // gv$event_histogram records, ms, Oracle upper-bound buckets, two RAC
 // instances) into intervals through stream.Differ. With perInstance the

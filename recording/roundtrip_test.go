@@ -55,7 +55,7 @@ func TestRoundTripTraceWaits(t *testing.T) {
 		file   string
 		window time.Duration
 	}{
-		{"trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc", 100 * time.Millisecond},
+		{realTrace, 100 * time.Millisecond},
 		{"trc10046/carymillsap-tracing-oracle_23.2/FREE_ora_39079.trc", 10 * time.Millisecond},
 		{"trc10046/priitp2-trctools_19.x/lobs.trc", 5 * time.Millisecond},
 		{"trc10046/jkstill-trace-combine_12.2.0.1/main_trcsess_output.trc", time.Second},

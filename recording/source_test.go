@@ -232,7 +232,7 @@ func TestFollowReceivesEachIntervalAsWritten(t *testing.T) {
 // with what the original intervals give.
 func TestReplayGivesTheSameSeries(t *testing.T) {
 	orig := append(exampleIntervals(t, true),
-		traceIntervals(t, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc", 100*time.Millisecond)...)
+		traceIntervals(t, realTrace, 100*time.Millisecond)...)
 	path := filepath.Join(t.TempDir(), "both.lsr")
 	if err := os.WriteFile(path, encode(t, orig), 0o644); err != nil {
 		t.Fatal(err)

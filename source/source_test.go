@@ -46,7 +46,7 @@ func TestOpenerDetectsEveryRealFile(t *testing.T) {
 	cases := map[string]int{
 		"pylatencymap/example_latency_data.txt":                           71,
 		"pylatencymap/calibration_data.txt":                               2,
-		"trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc":   1,
+		"trc10046/jkstill-trace-combine_12.2.0.1/js122a1_ora_9850.trc":    1,
 		"trc10046/carymillsap-tracing-oracle_23.2/FREE_ora_39079.trc":     1,
 		"trc10046/jkstill-trace-combine_12.2.0.1/main_trcsess_output.trc": 1,
 		"trc10046/priitp2-trctools_19.x/lobs.trc":                         0,

@@ -190,7 +190,7 @@ func TestExampleLatencyData(t *testing.T) {
 // The totals per event equal an independent count of the trace's WAIT
 // lines (the trace's sums are exact).
 func TestTraceTotalsEqualTheTrace(t *testing.T) {
-	const trace = "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc"
+	const trace = "trc10046/jkstill-trace-combine_12.2.0.1/js122a1_ora_9850.trc" // Oracle 12.2: 40 waits of 13 events
 	ivs := sourcetest.ReadShared(t, oracle10046.Format(), trace, source.Options{Interval: 100 * time.Millisecond})
 	rows := parseRows(t, sourcetest.WriteAll(t, Format(), ivs))
 	checkRows(t, ivs, rows)

@@ -160,11 +160,15 @@ func totalCount(ivs []stream.Interval) float64 {
 	return n
 }
 
+// realTrace is a real Oracle 12.2 trace of the repository (40 waits of 13
+// events).
+const realTrace = "trc10046/jkstill-trace-combine_12.2.0.1/js122a1_ora_9850.trc"
+
 // The 10046 trace (µs, 64 buckets per power of two, exact sums, wall
 // clock): latscope → hdrlog → latscope gives back every interval, bucket
 // count and sum; the total is the trace's WAIT line count.
 func TestRoundTripOracle10046(t *testing.T) {
-	path := testenv.DataFile(t, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc")
+	path := testenv.DataFile(t, realTrace)
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -272,7 +276,7 @@ func TestRoundTripEdgeCases(t *testing.T) {
 // written 10046 log line by line, with our tags, every event, and every
 // HDR bucket inside the latscope bucket it stands for.
 func TestLibraryReadsOurLog(t *testing.T) {
-	path := testenv.DataFile(t, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc")
+	path := testenv.DataFile(t, realTrace)
 	ivs := readThrough(t, oracle10046.Format(), path, source.Options{Location: time.UTC, Interval: time.Second})
 	log, _ := writeLog(t, ivs)
 	lr := hdr.NewHistogramLogReader(bytes.NewReader(log))

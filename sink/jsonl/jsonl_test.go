@@ -286,7 +286,7 @@ func TestExampleLatencyData(t *testing.T) {
 // A real trace: exact µs sums at scale 6; the totals per event equal an
 // independent count of the trace's WAIT lines.
 func TestTraceTotalsEqualTheTrace(t *testing.T) {
-	const trace = "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc"
+	const trace = "trc10046/jkstill-trace-combine_12.2.0.1/js122a1_ora_9850.trc" // Oracle 12.2: 40 waits of 13 events
 	ivs := sourcetest.ReadShared(t, oracle10046.Format(), trace, source.Options{Interval: 100 * time.Millisecond})
 	lines := parseLines(t, sourcetest.WriteAll(t, Format(), ivs))
 	checkLossless(t, ivs, lines)

@@ -218,10 +218,10 @@ func TestRoundTripPyLatencyMap(t *testing.T) {
 }
 
 // TestRoundTripTrace: exact histograms (64 buckets per power of two) of a
-// real Oracle 10046 trace binned per 100 ms: many events and series, quiet
-// stretches, series coming and going.
+// real Oracle 10046 trace (12.2) binned per 100 ms: many events and series,
+// quiet stretches, series coming and going.
 func TestRoundTripTrace(t *testing.T) {
-	ivs := readShared(t, oracle10046.Format(), "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc",
+	ivs := readShared(t, oracle10046.Format(), "trc10046/jkstill-trace-combine_12.2.0.1/js122a1_ora_9850.trc",
 		source.Options{Interval: 100 * time.Millisecond})
 	if len(ivs) < 20 {
 		t.Fatalf("%d intervals: the test wants many", len(ivs))

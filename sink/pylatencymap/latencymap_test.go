@@ -57,7 +57,7 @@ func TestLatencyMapDrawsTheOutput(t *testing.T) {
 	cmd := latencyMap(t)
 	cases := map[string][]stream.Interval{
 		"example_latency_data": sourcetest.ReadShared(t, plmsource.Format(), "pylatencymap/example_latency_data.txt", source.Options{}),
-		"10046 trace": sourcetest.ReadShared(t, oracle10046.Format(), "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc",
+		"10046 trace": sourcetest.ReadShared(t, oracle10046.Format(), "trc10046/jkstill-trace-combine_12.2.0.1/js122a1_ora_9850.trc",
 			source.Options{Interval: time.Second, Events: []string{"db file sequential read"}}),
 		"odd windows (synthetic)": oddIntervals(t),
 	}

@@ -155,7 +155,7 @@ func TestDetect(t *testing.T) {
 	}
 	// Other formats' real files: No at once.
 	for _, rel := range []string{"pylatencymap/example_latency_data.txt", "pylatencymap/test_DTrace_data.txt",
-		"pylatencymap/test_SystemTap_data.txt", "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc"} {
+		"pylatencymap/test_SystemTap_data.txt", "trc10046/jkstill-trace-combine_12.2.0.1/js122a1_ora_9850.trc"} {
 		data, err := os.ReadFile(testenv.DataFile(t, rel))
 		if err != nil {
 			t.Fatal(err)

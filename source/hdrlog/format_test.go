@@ -299,7 +299,7 @@ func TestDetect(t *testing.T) {
 		}
 	}
 	others := []string{"pylatencymap/example_latency_data.txt", "pylatencymap/test_DTrace_data.txt",
-		"trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc"}
+		"trc10046/jkstill-trace-combine_12.2.0.1/js122a1_ora_9850.trc"}
 	for _, rel := range others {
 		data, err := os.ReadFile(testenv.DataFile(t, rel))
 		if err != nil {

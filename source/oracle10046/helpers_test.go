@@ -18,7 +18,10 @@ import (
 	"github.com/latscope/latscope/stream"
 )
 
-// Real trace files, relative to the shared test data directory.
+// Real trace files, relative to testdata/. The Apress ones may not be
+// redistributed: testenv.DataFile reads them from the shared test data and
+// skips without it, so only tests about those very files use them; the
+// others read the repository's 12.2, 19.x and 23c traces.
 const (
 	dirApress  = "trc10046/apress-top1e_10.2.0.3_11.1.0.6/"
 	dirFree    = "trc10046/carymillsap-tracing-oracle_23.2/"
@@ -35,6 +38,11 @@ const (
 	file9850     = dirJKStill + "js122a1_ora_9850.trc"
 	file9854     = dirJKStill + "js122a1_ora_9854.trc"
 	fileTrcsess  = dirJKStill + "main_trcsess_output.trc"
+	fileTwoStmts = dirPriitp2 + "two_statements_one_cursor.trc"
+
+	// The WAIT lines of those traces (grep -c '^WAIT #').
+	waits9850     = 40
+	waitsTwoStmts = 30
 )
 
 // result is what one Run produced.
@@ -58,7 +66,8 @@ func runReader(t testing.TB, name string, r io.Reader, opts source.Options) resu
 	return res
 }
 
-// readShared returns the bytes of a shared real test file.
+// readShared returns the bytes of a real test file (testenv.DataFile: the
+// repository's, or the shared copy of a file that may not be redistributed).
 func readShared(t testing.TB, rel string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(testenv.DataFile(t, rel))
@@ -68,7 +77,8 @@ func readShared(t testing.TB, rel string) []byte {
 	return b
 }
 
-// allTraces lists every .trc file of the shared trc10046 directory.
+// allTraces lists every .trc file of testdata/trc10046 (and the Apress ones
+// when the shared test data is present).
 func allTraces(t testing.TB) []string {
 	t.Helper()
 	rels := testenv.DataFiles(t, "trc10046/*/*.trc")

@@ -46,9 +46,11 @@ func TestParseStamp(t *testing.T) {
 // relative time, even if timestamps come later; relative runs (the copies
 // going back in time) are laid end to end.
 func TestHeldWaitsLimitSwitchesToRelativeTime(t *testing.T) {
-	data := readShared(t, fileDBM11106)
+	// The 19.x trace has a WAIT line every 320 bytes (100 000 waits take
+	// 32 MB) and spans 85 minutes, so each copy goes back in time.
+	data := readShared(t, fileTwoStmts)
 	noStamps := dropLines(data, func(_ int, line string) bool { return strings.HasPrefix(line, "*** ") })
-	copies := maxHeld/2289 + 2
+	copies := maxHeld/waitsTwoStmts + 2
 	r := &repeatReader{data: noStamps, n: copies}
 	res := runReader(t, "many", &concatReader{r, strings.NewReader(string(data))}, source.Options{})
 	if res.Err != nil {
@@ -70,7 +72,7 @@ func TestHeldWaitsLimitSwitchesToRelativeTime(t *testing.T) {
 			waits += s.Hist.Count()
 		}
 	}
-	if want := float64(2289 * (copies + 1)); waits != want {
+	if want := float64(waitsTwoStmts * (copies + 1)); waits != want {
 		t.Errorf("%g waits, want %g", waits, want)
 	}
 	if !res.Intervals[0].Start.Equal(stream.RelativeStart) {

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"path"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -69,9 +73,11 @@ func TestTracesWithoutWaitsAndEmptyInput(t *testing.T) {
 	}
 }
 
-// Intervals start on the wall clock: 11.1's offset-less stamps are read in
-// --tz, 23c's carry their offset, and --tz applies to offset-less ISO
-// stamps too.
+// Intervals start on the wall clock: offset-less stamps (11.1's, 19.x's
+// without a time zone) are read in --tz, 12.2's and 23c's carry their
+// offset, and --tz applies to offset-less ISO stamps too. The 11.1 rows are
+// the only real traces with its "2008-02-29 07:43:09.123" stamps (shared
+// test data only: they skip on a clone).
 func TestWallClockStarts(t *testing.T) {
 	cases := []struct {
 		rel   string
@@ -89,30 +95,55 @@ func TestWallClockStarts(t *testing.T) {
 		{dirPriitp2 + "no_timezone.trc", time.FixedZone("Z", 3600), "2023-05-19T05:28:00+01:00"},
 	}
 	for _, c := range cases {
-		res := run(t, c.rel, readShared(t, c.rel), source.Options{Location: c.loc})
-		if res.Err != nil || len(res.Intervals) == 0 {
-			t.Fatalf("%s: err=%v, %d intervals", c.rel, res.Err, len(res.Intervals))
+		zone := "no --tz"
+		if c.loc != nil {
+			zone = c.loc.String()
 		}
-		if got := res.Intervals[0].Start.Format(time.RFC3339Nano); got != c.first {
-			t.Errorf("%s in %v: first interval starts %s, want %s", c.rel, c.loc, got, c.first)
-		}
-		for _, iv := range res.Intervals {
-			if iv.Start.UnixNano()%int64(3*time.Second) != 0 {
-				t.Errorf("%s: interval start %s is not on a 3 s boundary", c.rel, iv.Start)
+		t.Run(path.Base(c.rel)+" in "+zone, func(t *testing.T) {
+			res := run(t, c.rel, readShared(t, c.rel), source.Options{Location: c.loc})
+			if res.Err != nil || len(res.Intervals) == 0 {
+				t.Fatalf("err=%v, %d intervals", res.Err, len(res.Intervals))
 			}
-		}
+			if got := res.Intervals[0].Start.Format(time.RFC3339Nano); got != c.first {
+				t.Errorf("first interval starts %s, want %s", got, c.first)
+			}
+			for _, iv := range res.Intervals {
+				if iv.Start.UnixNano()%int64(3*time.Second) != 0 {
+					t.Errorf("interval start %s is not on a 3 s boundary", iv.Start)
+				}
+			}
+		})
 	}
 }
 
 // A continuous trace gives contiguous intervals: each starts where the
 // previous ended, and a quiet stretch is a single interval without series.
+// The 19.x trace runs three statements: at tim 5793959272981 (the first
+// wait, 106 µs after the stamp 05:28:00.350106+02:00 is tied to, at the
+// PARSING line's tim 5793959272875), 5.37 s later, and 5122.3 s later
+// (tim 5799081608376, i.e. 06:53:22.69) until its last wait at tim
+// 5799082682378 (06:53:23.76): waits in the seconds from 05:28:00, 05:28:05,
+// 06:53:22 and 06:53:23, and two quiet stretches between them.
 func TestQuietStretchIsOneInterval(t *testing.T) {
-	res := run(t, fileS000, readShared(t, fileS000), source.Options{Location: zurich(t), Interval: time.Second})
+	res := run(t, fileTwoStmts, readShared(t, fileTwoStmts), source.Options{Location: zurich(t), Interval: time.Second})
 	if res.Err != nil {
 		t.Fatal(res.Err)
 	}
 	ivs := res.Intervals
-	quiet := 0
+	if quiet := checkQuietStretches(t, ivs, time.Second); quiet != 2 {
+		t.Errorf("%d quiet intervals, want the 2 between the three statements:\n%s", quiet, describe(ivs))
+	}
+	if len(ivs) != 6 {
+		t.Errorf("%d intervals, want 4 with waits and 2 quiet:\n%s", len(ivs), describe(ivs))
+	}
+	checkSpan(t, ivs, "2023-05-19T05:28:00+02:00", "2023-05-19T06:53:24+02:00")
+}
+
+// checkQuietStretches checks that the intervals are contiguous, that those
+// with waits last width and that each quiet stretch is one interval of
+// several widths; it returns the number of quiet intervals.
+func checkQuietStretches(t *testing.T, ivs []stream.Interval, width time.Duration) (quiet int) {
+	t.Helper()
 	for i, iv := range ivs {
 		if i > 0 && !iv.Start.Equal(ivs[i-1].End()) {
 			t.Errorf("interval %d starts %s, previous ended %s", i, iv.Start, ivs[i-1].End())
@@ -122,27 +153,34 @@ func TestQuietStretchIsOneInterval(t *testing.T) {
 			if i > 0 && len(ivs[i-1].Series) == 0 {
 				t.Errorf("two quiet intervals in a row at %s", iv.Start)
 			}
-			if iv.Duration <= time.Second {
-				t.Errorf("quiet interval at %s lasts %s, want several seconds in one interval", iv.Start, iv.Duration)
+			if iv.Duration <= width {
+				t.Errorf("quiet interval at %s lasts %s, want several widths in one interval", iv.Start, iv.Duration)
 			}
-		} else if iv.Duration != time.Second {
-			t.Errorf("interval with events at %s lasts %s, want 1s", iv.Start, iv.Duration)
+		} else if iv.Duration != width {
+			t.Errorf("interval with events at %s lasts %s, want %s", iv.Start, iv.Duration, width)
 		}
 	}
-	first, last := ivs[0].Start, ivs[len(ivs)-1].End()
-	if got, want := first.Format(time.RFC3339), "2007-07-11T11:05:33+02:00"; got != want {
-		t.Errorf("first start %s, want %s", got, want)
+	return quiet
+}
+
+// checkSpan checks where the first interval starts and the last ends.
+func checkSpan(t *testing.T, ivs []stream.Interval, first, last string) {
+	t.Helper()
+	if len(ivs) == 0 {
+		t.Fatal("no intervals")
 	}
-	if got, want := last.Format(time.RFC3339), "2007-07-11T11:06:40+02:00"; got != want {
-		t.Errorf("last end %s, want %s", got, want)
+	if got := ivs[0].Start.Format(time.RFC3339); got != first {
+		t.Errorf("first start %s, want %s", got, first)
 	}
-	if quiet < 5 {
-		t.Errorf("%d quiet intervals, want the idle stretches between the sessions' calls:\n%s", quiet, describe(ivs))
+	if got := ivs[len(ivs)-1].End().Format(time.RFC3339); got != last {
+		t.Errorf("last end %s, want %s", got, last)
 	}
 }
 
-// The shared-server file interleaves three sessions; every wait counts and
-// SESSION ID switches do not disturb the clock.
+// The shared-server file interleaves three sessions; every wait counts,
+// and SESSION ID switches do not disturb the clock: the intervals are
+// contiguous, with the idle stretches between the sessions' calls as
+// quiet intervals.
 func TestSharedServerCountsEverySession(t *testing.T) {
 	data := readShared(t, fileS000)
 	res := run(t, fileS000, data, source.Options{Location: zurich(t)})
@@ -158,6 +196,14 @@ func TestSharedServerCountsEverySession(t *testing.T) {
 			t.Errorf("instance %q, want DBM10203", iv.Series[0].Key.Instance)
 		}
 	}
+	bySecond := run(t, fileS000, data, source.Options{Location: zurich(t), Interval: time.Second})
+	if bySecond.Err != nil {
+		t.Fatal(bySecond.Err)
+	}
+	if quiet := checkQuietStretches(t, bySecond.Intervals, time.Second); quiet < 5 {
+		t.Errorf("%d quiet intervals, want the idle stretches between the sessions' calls:\n%s", quiet, describe(bySecond.Intervals))
+	}
+	checkSpan(t, bySecond.Intervals, "2007-07-11T11:05:33+02:00", "2007-07-11T11:06:40+02:00")
 }
 
 // The trcsess merge of two processes gives the same per-event counts and
@@ -197,7 +243,7 @@ func TestTrcsessMergeEqualsItsSources(t *testing.T) {
 // is read on relative time; with its first timestamps cut, the waits before
 // the next timestamp are held and placed with it.
 func TestHeaderlessAndUnanchoredTraces(t *testing.T) {
-	data := readShared(t, fileDBM11106)
+	data := readShared(t, file9850)
 	loc := zurich(t)
 	full := run(t, "full", data, source.Options{Location: loc})
 
@@ -210,8 +256,9 @@ func TestHeaderlessAndUnanchoredTraces(t *testing.T) {
 		t.Errorf("header-less series on instance %q, want none", res.Intervals[0].Series[0].Key.Instance)
 	}
 
-	// The 11.1 tim is epoch-like, so held waits land where the full read
-	// puts them.
+	// Each later timestamp ties the tim clock to the wall clock as the
+	// first ones did (they agree within a millisecond), so held waits land
+	// where the full read puts them.
 	firstStamps := dropLines(data, func(i int, line string) bool { return i < 30 && strings.HasPrefix(line, "*** ") })
 	res = run(t, "late-stamp", firstStamps, source.Options{Location: loc})
 	if fmt.Sprint(byWindow(res.Intervals)) != fmt.Sprint(byWindow(full.Intervals)) {
@@ -255,7 +302,9 @@ func dropLines(data []byte, drop func(i int, line string) bool) []byte {
 // own windows.
 func TestTimeGoingBackwards(t *testing.T) {
 	loc := zurich(t)
-	newer, older := readShared(t, fileDBM11106), readShared(t, fileDBM10203)
+	// 19.x of 2023 (tim 5.8e12, 85 minutes long), then 12.2 of 2019 (tim
+	// 6.6e11): the wall clock and the tim clock both go back.
+	newer, older := readShared(t, fileTwoStmts), readShared(t, file9850)
 	both := append(append([]byte{}, newer...), older...)
 	res := run(t, "cat", both, source.Options{Location: loc})
 	if res.Err != nil {
@@ -317,8 +366,8 @@ func contiguous(ivs []stream.Interval) bool {
 
 // --event keeps only the named events; the observed time is unchanged.
 func TestEventFilter(t *testing.T) {
-	data := readShared(t, fileDBM11106)
-	keep := []string{"db file sequential read", "log file sync"}
+	data := readShared(t, file9850)
+	keep := []string{"db file sequential read", "gc current block 2-way"}
 	all := run(t, "all", data, source.Options{})
 	res := run(t, "some", data, source.Options{Events: keep})
 	got := totals(res.Intervals)
@@ -345,7 +394,7 @@ func observed(ivs []stream.Interval) time.Duration {
 
 // The interval changes how waits are binned, never the totals or buckets.
 func TestIntervalDoesNotChangeTotals(t *testing.T) {
-	data := readShared(t, fileDBM11106)
+	data := readShared(t, file9850)
 	one := run(t, "1s", data, source.Options{Interval: time.Second})
 	three := run(t, "3s", data, source.Options{Interval: 3 * time.Second})
 	def := run(t, "default", data, source.Options{})
@@ -368,17 +417,40 @@ func TestIntervalDoesNotChangeTotals(t *testing.T) {
 	}
 }
 
-// ela= 0 lands in the zero bucket [0, 1) µs, the lowest row; 23c's ela=N
-// without a space is read.
-func TestZeroElaAndNoSpaceEla(t *testing.T) {
-	res := run(t, fileDBM10203, readShared(t, fileDBM10203), source.Options{})
-	h := merged(res.Intervals)["SQL*Net message to client"]
-	if h.ZeroCount != 1 || h.Count() != 4 || h.Sum != 4 {
-		t.Errorf("zero bucket %g, count %g, sum %g; want 1, 4, 4 (ela 1, 0, 2, 1)", h.ZeroCount, h.Count(), h.Sum)
+// ela= 0 lands in the zero bucket [0, 1) µs, the lowest row. The only real
+// traces with ela= 0 are the Apress 10.2 ones (shared test data only); on a
+// clone the case is checked on a repository trace edited to have one
+// (synthetic).
+func TestZeroEla(t *testing.T) {
+	check := func(t *testing.T, h *hist.Histogram, zero, count, sum float64) {
+		t.Helper()
+		if h == nil || h.ZeroCount != zero || h.Count() != count || h.Sum != sum {
+			t.Fatalf("histogram %+v; want zero bucket %g, count %g, sum %g", h, zero, count, sum)
+		}
+		if r := h.Rows(); r.ZeroCount != zero || r.ZeroPow != 0 || r.First != 0 {
+			t.Errorf("rows: zero %g (pow %d), first row %d; want the zero row below [1,2)", r.ZeroCount, r.ZeroPow, r.First)
+		}
 	}
-	if r := h.Rows(); r.ZeroCount != 1 || r.ZeroPow != 0 || r.First != 0 {
-		t.Errorf("rows: zero %g (pow %d), first row %d; want the zero row below [1,2)", r.ZeroCount, r.ZeroPow, r.First)
-	}
+	t.Run("edited 12.2 trace (synthetic)", func(t *testing.T) {
+		// The trace's two SQL*Net message to client waits have ela= 1 and
+		// ela= 2; the second becomes ela= 0.
+		data := string(readShared(t, file9850))
+		i := strings.Index(data, "nam='SQL*Net message to client' ela= 2 ")
+		if i < 0 {
+			t.Fatal("the trace no longer has its ela= 2 wait")
+		}
+		edited := data[:i] + strings.Replace(data[i:], "ela= 2 ", "ela= 0 ", 1)
+		res := run(t, "edited", []byte(edited), source.Options{})
+		check(t, merged(res.Intervals)["SQL*Net message to client"], 1, 2, 1)
+	})
+	t.Run("real 10.2 trace", func(t *testing.T) {
+		res := run(t, fileDBM10203, readShared(t, fileDBM10203), source.Options{})
+		check(t, merged(res.Intervals)["SQL*Net message to client"], 1, 4, 4) // ela 1, 0, 2, 1
+	})
+}
+
+// 23c writes ela=N without a space.
+func TestNoSpaceEla(t *testing.T) {
 	free := run(t, fileFree, readShared(t, fileFree), source.Options{})
 	if got := totals(free.Intervals)["SQL*Net message to client"]; got.count != 4 || got.sum != 9+12+9+11 {
 		t.Errorf("23c ela=N: %+v, want 4 waits summing 41 µs", got)
@@ -388,11 +460,12 @@ func TestZeroElaAndNoSpaceEla(t *testing.T) {
 // Very long lines (huge SQL text or bind values) do not stop the parse; a
 // WAIT line longer than the buffer is reported, not fatal.
 func TestLongLines(t *testing.T) {
-	data := readShared(t, fileDBM11106)
-	hugeSQL := "PARSING IN CURSOR #9 len=3145728 dep=0 uid=0 oct=3 lid=0 tim=1204267391460000 hv=1 ad='0'\n" +
+	data := readShared(t, file9850)
+	tim := firstTim(t, data)
+	hugeSQL := fmt.Sprintf("PARSING IN CURSOR #9 len=3145728 dep=0 uid=0 oct=3 lid=0 tim=%d hv=1 ad='0'\n", tim) +
 		"select " + strings.Repeat("x, ", 1<<20) + "1 from dual\nEND OF STMT\n"
 	hugeBind := " Bind#0\n  value=\"" + strings.Repeat("y", 2<<20) + "\"\n"
-	hugeWait := "WAIT #1: nam='db file sequential read' ela= 5 " + strings.Repeat("p=1 ", 300000) + "tim=1204267391460001\n"
+	hugeWait := "WAIT #1: nam='db file sequential read' ela= 5 " + strings.Repeat("p=1 ", 300000) + fmt.Sprintf("tim=%d\n", tim+1)
 	cut := bytes.Index(data, []byte("\n=====================\n")) + 1
 	edited := string(data[:cut]) + hugeSQL + hugeBind + hugeWait + string(data[cut:])
 	res := run(t, "long", []byte(edited), source.Options{})
@@ -408,16 +481,32 @@ func TestLongLines(t *testing.T) {
 	}
 }
 
+// firstTim returns the tim of the trace's first WAIT line, for lines
+// inserted into it.
+func firstTim(t *testing.T, data []byte) int64 {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^WAIT #.* tim=(\d+)\r?$`).FindSubmatch(data)
+	if m == nil {
+		t.Fatal("no WAIT line with a tim")
+	}
+	tim, err := strconv.ParseInt(string(m[1]), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tim
+}
+
 // SQL text (after PARSING IN CURSOR up to END OF STMT, and after PARSE
 // ERROR) is never read as trace lines, even when it looks like them.
 func TestSQLTextIsNeverRead(t *testing.T) {
-	data := readShared(t, fileDBM11106)
-	fake := "WAIT #1: nam='fake event' ela= 5 p1=0 p2=0 p3=0 obj#=-1 tim=1204267391460001\n" +
+	data := readShared(t, file9850)
+	tim := firstTim(t, data)
+	fake := fmt.Sprintf("WAIT #1: nam='fake event' ela= 5 p1=0 p2=0 p3=0 obj#=-1 tim=%d\n", tim+1) +
 		"*** 2001-01-01 00:00:00.000\n" +
 		"PARSING IN CURSOR #7 len=10 dep=0 uid=0 oct=3 lid=0 tim=1 hv=1 ad='0'\n"
-	parsing := "PARSING IN CURSOR #9 len=300 dep=0 uid=0 oct=3 lid=0 tim=1204267391460000 hv=1 ad='0'\n" +
+	parsing := fmt.Sprintf("PARSING IN CURSOR #9 len=300 dep=0 uid=0 oct=3 lid=0 tim=%d hv=1 ad='0'\n", tim) +
 		"select '\n" + fake + "' from dual\nEND OF STMT\n"
-	parseError := "PARSE ERROR #9:len=" + fmt.Sprint(len(fake)) + " dep=0 uid=0 oct=3 lid=0 tim=1204267391460000 err=942\n" + fake
+	parseError := fmt.Sprintf("PARSE ERROR #9:len=%d dep=0 uid=0 oct=3 lid=0 tim=%d err=942\n", len(fake), tim) + fake
 	cut := bytes.Index(data, []byte("\n=====================\n")) + 1
 	edited := string(data[:cut]) + parsing + parseError + string(data[cut:])
 	res := run(t, "sql", []byte(edited), source.Options{Location: zurich(t)})
@@ -433,27 +522,29 @@ func TestSQLTextIsNeverRead(t *testing.T) {
 // Damaged WAIT lines are skipped and reported with their line numbers; the
 // rest of the file is kept.
 func TestMalformedWaitLines(t *testing.T) {
-	data := string(readShared(t, fileDBM11106))
+	data := string(readShared(t, file9850))
 	lines := strings.SplitAfter(data, "\n")
 	damage := map[string]func(string) string{
 		"WAIT line without nam='...'":    func(l string) string { return strings.Replace(l, "nam='", "name='", 1) },
 		"WAIT line without ela=":         func(l string) string { return strings.Replace(l, "' ela=", "' elapsed=", 1) },
 		"WAIT line with a bad ela value": func(l string) string { return strings.Replace(l, "ela= ", "ela= x", 1) },
 		"WAIT line without tim=":         func(l string) string { return l[:strings.Index(l, " tim=")] + "\n" },
-		"WAIT line with a bad tim value": func(l string) string { return strings.Replace(l, " tim=1", " tim=-1", 1) },
+		"WAIT line with a bad tim value": func(l string) string { return strings.Replace(l, " tim=", " tim=-", 1) },
 		"WAIT line with an empty event name": func(l string) string {
 			return "WAIT #0: nam='' ela=" + l[strings.Index(l, "' ela=")+6:]
 		},
 	}
 	want := map[int]string{}
 	lost := map[string]float64{}
+	// One kind of damage every step waits, spread over the file.
+	step := waits9850 / (len(damage) + 1)
 	w := 0
 	for i, l := range lines {
 		if !strings.HasPrefix(l, "WAIT #") {
 			continue
 		}
 		w++
-		if w%300 != 0 || len(want) == len(damage) {
+		if w%step != 0 || len(want) == len(damage) {
 			continue
 		}
 		for reason, f := range damage {
@@ -464,6 +555,9 @@ func TestMalformedWaitLines(t *testing.T) {
 				break
 			}
 		}
+	}
+	if len(want) != len(damage) {
+		t.Fatalf("damaged %d lines, want one of each of the %d kinds", len(want), len(damage))
 	}
 	res := run(t, "damaged", []byte(strings.Join(lines, "")), source.Options{})
 	if res.Err != nil {
@@ -491,7 +585,7 @@ func TestMalformedWaitLines(t *testing.T) {
 
 // CRLF line ends (traces copied through Windows) read the same.
 func TestCRLF(t *testing.T) {
-	data := readShared(t, fileDBM11106)
+	data := readShared(t, file9850)
 	crlf := bytes.ReplaceAll(data, []byte("\n"), []byte("\r\n"))
 	a := run(t, "lf", data, source.Options{Location: time.UTC})
 	b := run(t, "crlf", crlf, source.Options{Location: time.UTC})
@@ -501,7 +595,7 @@ func TestCRLF(t *testing.T) {
 }
 
 func TestSumsAreExact(t *testing.T) {
-	res := run(t, fileDBM11106, readShared(t, fileDBM11106), source.Options{})
+	res := run(t, file9850, readShared(t, file9850), source.Options{})
 	for _, iv := range res.Intervals {
 		for _, s := range iv.Series {
 			if !s.Hist.SumExact || s.Hist.Unit.String() != "us" || math.Trunc(s.Hist.Sum) != s.Hist.Sum {

@@ -244,7 +244,7 @@ func TestDetect(t *testing.T) {
 			t.Errorf("%s cut inside <begin record>: %v, want NeedMore", rel, v)
 		}
 	}
-	trace, err := os.ReadFile(testenv.DataFile(t, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc"))
+	trace, err := os.ReadFile(testenv.DataFile(t, "trc10046/jkstill-trace-combine_12.2.0.1/js122a1_ora_9850.trc"))
 	if err != nil {
 		t.Fatal(err)
 	}

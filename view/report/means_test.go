@@ -90,7 +90,7 @@ func TestMeanJSON(t *testing.T) {
 // A report without mean series must not change: the means section only
 // appends to the table, JSON and CSV of a real trace.
 func TestMeansLeaveOtherOutputAlone(t *testing.T) {
-	rec, diag := traceRecording(t, dbm)
+	rec, diag := traceRecording(t, realTrace)
 	plain := map[string]string{}
 	for _, f := range []string{FormatTable, FormatJSON, FormatCSV} {
 		var buf bytes.Buffer

@@ -87,10 +87,10 @@ func TestRealPyLatencyMap(t *testing.T) {
 	decodePNG(t, img.Bytes())
 }
 
-// TestRealTrace10046 draws an Oracle 11.1 trace: several wait events, each
+// TestRealTrace10046 draws an Oracle 12.2 trace: several wait events, each
 // its own series, summarised and drawn in the grid's order.
 func TestRealTrace10046(t *testing.T) {
-	ivs := readReal(t, oracle10046.Open, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc")
+	ivs := readReal(t, oracle10046.Open, "trc10046/jkstill-trace-combine_12.2.0.1/js122a1_ora_9850.trc")
 	r := buildReport(ivs, Options{})
 	if len(r.Series) < 3 {
 		t.Fatalf("%d series", len(r.Series))
