@@ -288,7 +288,7 @@ func TestCumulativeLog(t *testing.T) {
 
 // Detection: HdrHistogram logs yes, every other real format no.
 func TestDetect(t *testing.T) {
-	for _, name := range []string{"jHiccup-2.0.7S.logV2.hlog", "tagged-Log.logV2.hlog", "jHiccup-2.0.6.logV1.hlog", "latscope-DBM11106.hlog"} {
+	for _, name := range []string{"jHiccup-2.0.7S.logV2.hlog", "tagged-Log.logV2.hlog", "jHiccup-2.0.6.logV1.hlog", "latscope-js122a1.hlog"} {
 		if v := Detect(readTestdata(t, name)); v != input.Yes {
 			t.Errorf("%s: %v", name, v)
 		}
@@ -347,7 +347,7 @@ func TestDamagedLog(t *testing.T) {
 // A latscope-written log read without its comments is a plain HDR log:
 // the same counts per series, on the per-event grid.
 func TestLatscopeLogWithoutComments(t *testing.T) {
-	data := readTestdata(t, "latscope-DBM11106.hlog")
+	data := readTestdata(t, "latscope-js122a1.hlog")
 	full := run(t, data, source.Options{})
 	var plain []string
 	for _, l := range strings.Split(string(data), "\n") {
@@ -364,7 +364,7 @@ func TestLatscopeLogWithoutComments(t *testing.T) {
 		t.Fatalf("%d series with comments, %d without", len(a), len(b))
 	}
 	for ev, h := range a {
-		tag := SafeTag(ev + "@DBM11106")
+		tag := SafeTag(ev + "@js122a1")
 		if b[tag] == nil || b[tag].Count() != h.Count() || h.Unit != hist.Microsecond || b[tag].Unit != hist.Nanosecond {
 			t.Errorf("%s: %v with comments, %v without", ev, h, b[tag])
 		}

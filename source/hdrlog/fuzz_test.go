@@ -14,7 +14,7 @@ import (
 // FuzzRead feeds any bytes through Detect and Run: no panic, every interval
 // valid with no negative counts.
 func FuzzRead(f *testing.F) {
-	for _, name := range []string{"jHiccup-2.0.7S.logV2.hlog", "tagged-Log.logV2.hlog", "latscope-DBM11106.hlog"} {
+	for _, name := range []string{"jHiccup-2.0.7S.logV2.hlog", "tagged-Log.logV2.hlog", "latscope-js122a1.hlog"} {
 		data := readTestdata(f, name)
 		f.Add(data)
 		f.Add(data[:len(data)/3])
