@@ -11,8 +11,8 @@ import (
 
 // FindLatscope returns the latscope binary to measure: bin when it exists;
 // when it does not and it is the harness's default (the repository's
-// bin/latscope), one built from the repository into scratch. A binary the
-// user named must exist.
+// bin/latscope, or "" for none), one built from the repository into
+// scratch. A binary the user named must exist.
 func FindLatscope(ctx context.Context, bin string, isDefault bool, repo, scratch string, stderr io.Writer) (string, error) {
 	if _, err := os.Stat(bin); err == nil || !isDefault {
 		if err != nil {
@@ -21,7 +21,10 @@ func FindLatscope(ctx context.Context, bin string, isDefault bool, repo, scratch
 		return filepath.Abs(bin)
 	}
 	built := filepath.Join(scratch, "latscope")
-	fmt.Fprintf(stderr, "%s missing; building %s\n", bin, built)
+	if bin != "" {
+		fmt.Fprintf(stderr, "%s missing; ", bin)
+	}
+	fmt.Fprintf(stderr, "building %s\n", built)
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", built, "./cmd/latscope")
 	cmd.Dir, cmd.Stdout, cmd.Stderr = repo, stderr, stderr
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
