@@ -150,3 +150,28 @@ func TestMachineSummary(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// FindLatscope without building: a named binary must exist; the
+// repository's bin/latscope is used when asked for and there.
+func TestFindLatscope(t *testing.T) {
+	repo := t.TempDir()
+	bin := filepath.Join(repo, "bin", "latscope")
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		bin        string
+		useRepoBin bool
+		want       string
+	}{{bin, false, bin}, {"", true, bin}} {
+		if got, err := FindLatscope(t.Context(), c.bin, c.useRepoBin, repo, t.TempDir(), io.Discard); err != nil || got != c.want {
+			t.Errorf("%q, %v: %q, %v", c.bin, c.useRepoBin, got, err)
+		}
+	}
+	if _, err := FindLatscope(t.Context(), filepath.Join(repo, "none"), true, repo, t.TempDir(), io.Discard); err == nil || !strings.Contains(err.Error(), "-latscope") {
+		t.Errorf("a missing named binary: %v", err)
+	}
+}

@@ -121,8 +121,7 @@ func bench(ctx context.Context, c config, stdout, stderr io.Writer) (bool, error
 		return false, err
 	}
 	defer os.RemoveAll(scratch)
-	// Without -latscope, one is built from this tree into scratch.
-	bin, err := benchkit.FindLatscope(ctx, c.latscope, c.latscope == "", c.Repo, scratch, stderr)
+	bin, err := benchkit.FindLatscope(ctx, c.latscope, false, c.Repo, scratch, stderr)
 	if err != nil {
 		return false, err
 	}

@@ -133,9 +133,8 @@ func bench(ctx context.Context, c config, stdout, stderr io.Writer) (bool, error
 // findTools finds (or builds) latscope and finds (or installs) inferno.
 func findTools(ctx context.Context, c config, scratch string, stderr io.Writer) (tools, error) {
 	var t tools
-	// Without -latscope, one is built from this tree into scratch.
 	var err error
-	if t.latscope, err = benchkit.FindLatscope(ctx, c.latscope, c.latscope == "", c.Repo, scratch, stderr); err != nil {
+	if t.latscope, err = benchkit.FindLatscope(ctx, c.latscope, false, c.Repo, scratch, stderr); err != nil {
 		return t, err
 	}
 	t.collapse, t.flamegraph = findInferno(c.inferno)

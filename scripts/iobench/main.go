@@ -32,15 +32,14 @@ func main() {
 // config is the parsed command line.
 type config struct {
 	benchkit.Options
-	dir, file       string
-	size            int64
-	bs              int
-	concurrency     []int
-	runs            int
-	duration        time.Duration
-	cpus            string
-	latscope, fio   string
-	latscopeDefault bool
+	dir, file     string
+	size          int64
+	bs            int
+	concurrency   []int
+	runs          int
+	duration      time.Duration
+	cpus          string
+	latscope, fio string
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -78,9 +77,6 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if c.runs < 1 || c.duration < time.Second {
 		return c, errors.New("-runs must be at least 1 and -duration at least 1s")
 	}
-	if c.latscope == "" {
-		c.latscope, c.latscopeDefault = filepath.Join(c.Repo, "bin", "latscope"), true
-	}
 	return c, nil
 }
 
@@ -113,7 +109,7 @@ func bench(ctx context.Context, c config, stdout, stderr io.Writer) (bool, error
 		return false, fmt.Errorf("temporary directory in %s: %w", c.dir, err)
 	}
 	defer os.RemoveAll(scratch)
-	latscope, err := benchkit.FindLatscope(ctx, c.latscope, c.latscopeDefault, c.Repo, scratch, stderr)
+	latscope, err := benchkit.FindLatscope(ctx, c.latscope, true, c.Repo, scratch, stderr)
 	if err != nil {
 		return false, err
 	}

@@ -19,7 +19,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"time"
 
 	"github.com/latscope/latscope/scripts/benchkit"
@@ -44,7 +43,6 @@ type config struct {
 	duration                  time.Duration
 	serverCPUs, clientCPUs    string
 	latscope, sockperf, qperf string
-	latscopeDefault           bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -72,9 +70,6 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	// sockperf and qperf take whole seconds; sockperf's warm-up takes 0.4 s.
 	if c.duration < 2*time.Second || c.duration%time.Second != 0 {
 		return c, fmt.Errorf("-duration %s: want whole seconds, at least 2s", c.duration)
-	}
-	if c.latscope == "" {
-		c.latscope, c.latscopeDefault = filepath.Join(c.Repo, "bin", "latscope"), true
 	}
 	return c, nil
 }
@@ -155,7 +150,7 @@ func prepare(ctx context.Context, c config, scratch string, stderr io.Writer) (r
 	if c.clientCPUs != "" {
 		r.clientPin = []string{"taskset", "-c", c.clientCPUs}
 	}
-	r.latscope, err = benchkit.FindLatscope(ctx, c.latscope, c.latscopeDefault, c.Repo, scratch, stderr)
+	r.latscope, err = benchkit.FindLatscope(ctx, c.latscope, true, c.Repo, scratch, stderr)
 	if err != nil {
 		return r, err
 	}

@@ -149,7 +149,7 @@ func TestParseFlags(t *testing.T) {
 		t.Errorf("config %+v", c)
 	}
 	if c, _ := parseFlags(nil, &stderr); !slices.Equal(c.sizes, []int{64, 1024}) || c.runs != 3 || c.duration != 10*time.Second ||
-		c.serverCPUs != "0" || c.clientCPUs != "1" || !c.latscopeDefault || !strings.HasSuffix(c.Out, "bench-out/nettest-vs-sockperf.json") {
+		c.serverCPUs != "0" || c.clientCPUs != "1" || c.latscope != "" || !strings.HasSuffix(c.Out, "bench-out/nettest-vs-sockperf.json") {
 		t.Errorf("defaults %+v", c)
 	}
 	for _, args := range [][]string{
