@@ -12,15 +12,20 @@ mkdir -p "$out"
 bin=bin/latscope
 [ -x "$bin" ] || { echo "bench: build first (make build)"; exit 1; }
 
-# Peers and measuring tools: installed when missing and we are root.
+# Peers and measuring tools are installed when missing and we can: as
+# root with apt-get, which updates its lists only when an install fails.
+can_install() { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; }
+apt_install() {
+	echo "bench: installing $*"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null ||
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null; }
+}
 need=()
 command -v hyperfine >/dev/null || need+=(hyperfine)
 [ -x /usr/bin/time ] || need+=(time)
 if [ ${#need[@]} -gt 0 ]; then
-	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-		echo "bench: installing ${need[*]}"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null ||
-			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null; }
+	if can_install; then
+		apt_install "${need[@]}"
 	else
 		echo "bench: cannot install ${need[*]} (not root); those comparisons are skipped"
 	fi
@@ -93,12 +98,8 @@ echo "== iotest vs fio: 8 KiB random reads, psync, O_DIRECT, same file, alternat
 # Issue 4's accuracy and speed requirement: medians of 3 runs of 10 s per
 # tool at 1 and 4 readers (about 2.5 minutes with the 1 GiB data file).
 # IOBENCH_ARGS adds harness flags, e.g. "-cpus 0" or "-dir /u01/scratch".
-if ! command -v fio >/dev/null; then
-	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-		echo "bench: installing fio"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fio >/dev/null ||
-			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fio >/dev/null; } || true
-	fi
+if ! command -v fio >/dev/null && can_install; then
+	apt_install fio || true
 fi
 if command -v fio >/dev/null; then
 	# shellcheck disable=SC2086 # IOBENCH_ARGS is a list of flags
@@ -122,10 +123,8 @@ command -v sockperf >/dev/null || net_need+=(sockperf)
 command -v qperf >/dev/null || net_need+=(qperf)
 command -v taskset >/dev/null || net_need+=(util-linux)
 if [ ${#net_need[@]} -gt 0 ]; then
-	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-		echo "bench: installing ${net_need[*]}"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${net_need[@]}" >/dev/null ||
-			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${net_need[@]}" >/dev/null; } || true
+	if can_install; then
+		apt_install "${net_need[@]}" || true
 	else
 		echo "bench: cannot install ${net_need[*]} (not root or no apt-get)"
 	fi

@@ -37,6 +37,24 @@ type Stats struct {
 	Errors            int64   `json:"errors"`
 }
 
+// Latency holds the latency figures every load tool's report shows, in µs:
+// the mean, the percentiles and the maximum. Reports embed it (their JSON
+// stays flat), and so do the benchmark harnesses that compare latscope's
+// figures with other tools'.
+type Latency struct {
+	MeanUS float64 `json:"mean_us"`
+	P50US  float64 `json:"p50_us"`
+	P90US  float64 `json:"p90_us"`
+	P99US  float64 `json:"p99_us"`
+	P999US float64 `json:"p999_us"`
+	MaxUS  float64 `json:"max_us"`
+}
+
+// LatencyFigures returns the step's latency figures.
+func (s Stats) LatencyFigures() Latency {
+	return Latency{MeanUS: s.MeanUS, P50US: s.P50US, P90US: s.P90US, P99US: s.P99US, P999US: s.P999US, MaxUS: s.MaxUS}
+}
+
 // Closed reports whether the step ran a closed loop (no intended rate).
 func (s Stats) Closed() bool { return s.Rate == 0 }
 

@@ -191,3 +191,22 @@ func with(s Stats, f func(*Stats)) Stats {
 	f(&s)
 	return s
 }
+
+// LatencyFigures copies the step's latency figures; embedded in a report
+// they keep Stats' JSON names, flat.
+func TestLatencyFigures(t *testing.T) {
+	st := Summarize(exactStep(t))
+	l := st.LatencyFigures()
+	if l.MeanUS != st.MeanUS || l.P50US != st.P50US || l.P90US != st.P90US || l.P99US != st.P99US ||
+		l.P999US != st.P999US || l.MaxUS != st.MaxUS {
+		t.Errorf("%+v from %+v", l, st)
+	}
+	b, err := json.Marshal(struct {
+		Ops int64 `json:"ops"`
+		Latency
+	}{1, Latency{MeanUS: 1, P50US: 2, P90US: 3, P99US: 4, P999US: 5, MaxUS: 6}})
+	want := `{"ops":1,"mean_us":1,"p50_us":2,"p90_us":3,"p99_us":4,"p999_us":5,"max_us":6}`
+	if err != nil || string(b) != want {
+		t.Errorf("JSON %s, %v; want %s", b, err, want)
+	}
+}

@@ -26,15 +26,10 @@ type Report struct {
 	Seconds      float64 `json:"seconds"`
 	// RoundTrips counts the completed round trips (stream mode:
 	// acknowledged messages; connect mode: connections set up).
-	RoundTrips        int64   `json:"round_trips"`
-	PerSecond         float64 `json:"round_trips_per_s"`
-	MBs               float64 `json:"mb_s"`
-	MeanUS            float64 `json:"mean_us"`
-	P50US             float64 `json:"p50_us"`
-	P90US             float64 `json:"p90_us"`
-	P99US             float64 `json:"p99_us"`
-	P999US            float64 `json:"p999_us"`
-	MaxUS             float64 `json:"max_us"`
+	RoundTrips int64   `json:"round_trips"`
+	PerSecond  float64 `json:"round_trips_per_s"`
+	MBs        float64 `json:"mb_s"`
+	loadtest.Latency
 	CPUPerRoundTripUS float64 `json:"cpu_per_round_trip_us"`
 	// Open loop: how late round trips started (actual − intended send).
 	IssueDelayP50US float64          `json:"issue_delay_p50_us,omitempty"`
@@ -67,8 +62,7 @@ func NewReport(res Result, whatIf *WhatIf) Report {
 	r := Report{
 		Tool: "latscope nettest", Server: cfg.Addr, Mode: cfg.Mode.String(), RequestBytes: cfg.Request,
 		ReplyBytes: cfg.Reply, Connections: cfg.Connections, Rate: cfg.Rate, Seconds: st.Seconds,
-		RoundTrips: st.Ops, PerSecond: st.IOPS, MBs: st.MBs, MeanUS: st.MeanUS, P50US: st.P50US, P90US: st.P90US,
-		P99US: st.P99US, P999US: st.P999US, MaxUS: st.MaxUS, CPUPerRoundTripUS: st.CPUPerOpUS,
+		RoundTrips: st.Ops, PerSecond: st.IOPS, MBs: st.MBs, Latency: st.LatencyFigures(), CPUPerRoundTripUS: st.CPUPerOpUS,
 		Errors: res.Errors, LostConnections: res.Lost, Placement: res.Placement, WhatIf: whatIf,
 	}
 	if cfg.Mode == Connect {

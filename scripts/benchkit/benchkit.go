@@ -1,8 +1,9 @@
-// Package benchkit holds what latscope's side-by-side benchmark harnesses
-// (scripts/iobench, scripts/netbench) share: medians and ratios, the
-// machine facts docs/benchmarks.md quotes, running a measured child with
-// its rusage, background servers that are always stopped, free loopback
-// ports, and the JSON output.
+// Package benchkit holds what latscope's benchmark harnesses
+// (scripts/iobench, netbench, dbbench, flamebench) share: the command line
+// and exit codes (Main), medians, ratios, checks and the comparison table,
+// the machine facts docs/benchmarks.md quotes, running a measured child
+// with its rusage and peak RSS, background servers that are always
+// stopped, free loopback ports, data files and the JSON output.
 package benchkit
 
 import (
@@ -10,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -107,6 +109,26 @@ func WriteJSON(path string, v any) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// SaveJSON writes v to path as WriteJSON does and tells stdout where,
+// after what the file holds ("raw runs and summary: bench-out/x.json").
+func SaveJSON(stdout io.Writer, path, holding string, v any) error {
+	if err := WriteJSON(path, v); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(stdout, "%s: %s\n", holding, path)
+	return err
+}
+
+// DecodeJSON reads into v the JSON object a tool printed, after whatever
+// it printed first (see JSONStart).
+func DecodeJSON(out []byte, v any) error {
+	doc, err := JSONStart(out)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(doc, v)
 }
 
 // JSONStart returns out from the first line that opens a JSON object:

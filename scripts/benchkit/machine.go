@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -22,6 +23,11 @@ type Machine struct {
 	Go     string `json:"go"`
 	Date   string `json:"date"`
 	Commit string `json:"commit,omitempty"`
+}
+
+// Summary is the machine in one line: "CPU, 2 cores; kernel K; go1.x".
+func (m Machine) Summary() string {
+	return fmt.Sprintf("%s, %d cores; kernel %s; %s", m.CPU, m.Cores, m.Kernel, m.Go)
 }
 
 // GatherMachine collects the facts; one that cannot be read is left empty

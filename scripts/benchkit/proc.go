@@ -38,6 +38,13 @@ const stopGrace = 5 * time.Second
 // Cancelling ctx (Ctrl-C) interrupts the group as a terminal would and
 // kills it if it lingers; whatever the child forked is killed when it ends.
 func Run(ctx context.Context, argv []string, timeout time.Duration) (Process, error) {
+	return RunTo(ctx, argv, timeout, nil)
+}
+
+// RunTo is Run with the child's standard output going to the file stdout
+// (nothing read while it runs) instead of Process.Stdout; nil keeps it
+// there.
+func RunTo(ctx context.Context, argv []string, timeout time.Duration, stdout *os.File) (Process, error) {
 	if len(argv) == 0 {
 		return Process{}, errors.New("empty command")
 	}
@@ -50,9 +57,12 @@ func Run(ctx context.Context, argv []string, timeout time.Duration) (Process, er
 	rss.Close()
 	defer os.Remove(rss.Name())
 	argv, rssFile := WithPeakRSS(argv, rss.Name())
-	var stdout, stderr bytes.Buffer
+	var captured, stderr bytes.Buffer
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Stdout, cmd.Stderr = &captured, &stderr
+	if stdout != nil {
+		cmd.Stdout = stdout
+	}
 	cmd.SysProcAttr = childAttr()
 	cmd.WaitDelay = stopGrace
 	start := time.Now()
@@ -67,7 +77,7 @@ func Run(ctx context.Context, argv []string, timeout time.Duration) (Process, er
 		err = stopGroup(cmd, done, interruptSignal)
 	}
 	killGroup(cmd) // anything the child forked and left behind
-	p := finished(cmd, start, stdout.Bytes(), stderr.Bytes())
+	p := finished(cmd, start, captured.Bytes(), stderr.Bytes())
 	if rssFile != "" {
 		if kb, rerr := ReadPeakRSS(rssFile); rerr == nil {
 			p.MaxRSSKB = kb

@@ -5,6 +5,7 @@ package benchkit
 import (
 	"os"
 	"os/exec"
+	"runtime"
 	"syscall"
 	"time"
 )
@@ -33,5 +34,9 @@ func childCPU(ps *os.ProcessState) (user, sys time.Duration, maxRSSKB int64) {
 	if !ok {
 		return ps.UserTime(), ps.SystemTime(), 0
 	}
-	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano()), int64(ru.Maxrss) // KB on Linux
+	maxRSSKB = int64(ru.Maxrss)
+	if runtime.GOOS == "darwin" || runtime.GOOS == "ios" {
+		maxRSSKB /= 1024 // bytes there, KiB elsewhere
+	}
+	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano()), maxRSSKB
 }

@@ -19,11 +19,9 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -32,7 +30,7 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(benchkit.Main("dbbench", os.Args[1:], os.Stdout, os.Stderr, parseFlags, bench))
 }
 
 // The issue's claim for the MariaDB sampler.
@@ -45,45 +43,33 @@ const (
 var knownServers = []string{"mariadb", "postgres"}
 
 type config struct {
+	benchkit.Options
 	servers  []string
 	sessions int
 	duration time.Duration
 	warmup   time.Duration
 	interval time.Duration
 	latscope string
-	out      string
-	strict   bool
-	repo     string
 	// mariadbOptions are extra mariadbd options (-mariadb-option).
 	mariadbOptions []string
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
-	repo := benchkit.RepoRoot()
-	c := config{repo: repo}
-	fs := flag.NewFlagSet("dbbench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: go run ./scripts/dbbench [flags]\n\nlatscope's live database samplers under load: polls/s, events/s, capture ratio, latscope's CPU.\n\n")
-		fs.PrintDefaults()
-	}
+	c := config{Options: benchkit.NewOptions()}
+	fs := benchkit.NewFlagSet("dbbench", "latscope's live database samplers under load: polls/s, events/s, capture ratio, latscope's CPU.", stderr)
+	c.Define(fs, "dbbench.json", "the results", "the MariaDB claim")
 	servers := fs.String("servers", strings.Join(knownServers, ","), "comma-separated servers to measure: "+strings.Join(knownServers, ", "))
 	fs.IntVar(&c.sessions, "sessions", claimSessions, "busy sessions (MariaDB readers, pgbench clients)")
 	fs.DurationVar(&c.duration, "duration", 20*time.Second, "how long latscope samples each server (--duration)")
 	fs.DurationVar(&c.warmup, "warmup", 2*time.Second, "load before latscope starts")
 	fs.DurationVar(&c.interval, "interval", 0, "latscope --interval (0: the sources' default, 1s)")
 	fs.StringVar(&c.latscope, "latscope", "", "latscope binary (default: built from this repository into a temporary directory)")
-	fs.StringVar(&c.out, "out", filepath.Join(repo, "bench-out", "dbbench.json"), "JSON file for the results")
 	fs.Func("mariadb-option", "extra mariadbd option, e.g. --performance-schema-events-waits-history-long-size=100000 (repeatable)", func(v string) error {
 		c.mariadbOptions = append(c.mariadbOptions, v)
 		return nil
 	})
-	fs.BoolVar(&c.strict, "strict", false, "exit 3 when the MariaDB claim fails")
-	if err := fs.Parse(args); err != nil {
+	if err := benchkit.Parse(fs, args); err != nil {
 		return c, err
-	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	for _, s := range strings.Split(*servers, ",") {
 		if s = strings.TrimSpace(s); s == "" {
@@ -125,30 +111,19 @@ type machineFacts struct {
 	Latscope   string `json:"latscope"`
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
-	return benchkit.Main("dbbench", args, stdout, stderr, parseFlags,
-		func(ctx context.Context, c config, stdout, stderr io.Writer) (bool, bool, error) {
-			res, err := bench(ctx, c, stdout, stderr)
-			return res.Pass, c.strict, err
-		})
-}
-
-func bench(ctx context.Context, c config, stdout, stderr io.Writer) (results, error) {
+// bench measures every server, writes the table and the JSON and
+// reports whether the MariaDB claim held (true when MariaDB was not
+// measured).
+func bench(ctx context.Context, c config, stdout, stderr io.Writer) (bool, error) {
 	res := results{Sessions: c.sessions, Duration: c.duration.Seconds(), Pass: true}
 	scratch, err := os.MkdirTemp("", "dbbench-")
 	if err != nil {
-		return res, err
+		return false, err
 	}
 	defer os.RemoveAll(scratch)
-	// Without -latscope, FindLatscope is given a path that does not exist
-	// as its default, so that it builds this tree into scratch.
-	bin, isDefault := c.latscope, false
-	if bin == "" {
-		bin, isDefault = filepath.Join(scratch, "missing"), true
-	}
-	bin, err = benchkit.FindLatscope(ctx, bin, isDefault, c.repo, scratch, stderr)
+	bin, err := benchkit.FindLatscope(ctx, c.latscope, false, c.Repo, scratch, stderr)
 	if err != nil {
-		return res, err
+		return false, err
 	}
 	res.Machine = machineFacts{
 		Machine:    benchkit.GatherMachine(ctx),
@@ -165,17 +140,13 @@ func bench(ctx context.Context, c config, stdout, stderr io.Writer) (results, er
 			continue
 		}
 		if err != nil {
-			return res, err
+			return false, err
 		}
 		res.Rows = append(res.Rows, r)
 	}
 	res.Pass = verdictAll(res.Rows, c.sessions)
 	writeTable(stdout, res.Rows, c.sessions)
-	if err := benchkit.WriteJSON(c.out, res); err != nil {
-		return res, err
-	}
-	fmt.Fprintf(stdout, "results: %s\n", c.out)
-	return res, nil
+	return res.Pass, benchkit.SaveJSON(stdout, c.Out, "results", res)
 }
 
 // measure starts one server, loads it and runs latscope against it.

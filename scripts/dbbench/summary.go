@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -54,12 +53,8 @@ type reportJSON struct {
 
 // summarise reads latscope's report and rusage into a row.
 func summarise(server string, p benchkit.Process, sampled time.Duration) (row, error) {
-	body, err := benchkit.JSONStart(p.Stdout)
-	if err != nil {
-		return row{}, fmt.Errorf("latscope report printed no JSON: %w", err)
-	}
 	var rep reportJSON
-	if err := json.Unmarshal(body, &rep); err != nil {
+	if err := benchkit.DecodeJSON(p.Stdout, &rep); err != nil {
 		return row{}, fmt.Errorf("latscope report's JSON: %w", err)
 	}
 	if rep.Source == nil {

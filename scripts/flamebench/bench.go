@@ -76,28 +76,27 @@ type tools struct {
 
 func (t tools) haveInferno() bool { return t.collapse != "" && t.flamegraph != "" }
 
-// bench prepares the input and the tools, runs everything and writes the
-// table and the JSON.
-func bench(ctx context.Context, c config, stdout, stderr io.Writer) (report, error) {
+// bench prepares the input and the tools, runs everything, writes the
+// table and the JSON and reports whether no claim failed.
+func bench(ctx context.Context, c config, stdout, stderr io.Writer) (bool, error) {
 	rep := report{Runs: c.runs}
 	scratch, err := os.MkdirTemp("", "flamebench-")
 	if err != nil {
-		return rep, err
+		return false, err
 	}
 	defer os.RemoveAll(scratch)
 	dir := c.dir
 	if dir == "" {
 		dir = scratch
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		return rep, err
+		return false, err
 	}
-	m := newMeter(scratch)
 	if !benchkit.PeakRSSMeasured() {
 		fmt.Fprintf(stderr, "flamebench: /usr/bin/time missing (apt-get install time): peak RSS from rusage, which includes the harness's own\n")
 	}
 	t, err := findTools(ctx, c, scratch, stderr)
 	if err != nil {
-		return rep, err
+		return false, err
 	}
 	rep.Machine = machineFacts{
 		Machine:  benchkit.GatherMachine(ctx),
@@ -108,44 +107,34 @@ func bench(ctx context.Context, c config, stdout, stderr io.Writer) (report, err
 		rep.Machine.Inferno = installedInferno(ctx, t.collapse)
 	}
 	if rep.Input, err = prepareInput(ctx, c, dir, stderr); err != nil {
-		return rep, err
+		return false, err
 	}
 	if err := warmPageCache(rep.Input.Path); err != nil {
-		return rep, err
+		return false, err
 	}
 	folded := filepath.Join(scratch, "latscope.folded")
-	if rep.Outputs, err = checkOutputs(ctx, m, t, rep.Input.Path, c.threads, scratch, folded); err != nil {
-		return rep, err
+	if rep.Outputs, err = checkOutputs(ctx, t, rep.Input.Path, c.threads, scratch, folded); err != nil {
+		return false, err
 	}
 	rep.Input.DistinctStacks = rep.Outputs.LatscopeLines
 	writeHeader(stdout, rep, t)
-	if err := collapsePhase(ctx, m, c, t, &rep, stderr); err != nil {
-		return rep, err
+	if err := collapsePhase(ctx, c, t, &rep, stderr); err != nil {
+		return false, err
 	}
-	if err := renderPhase(ctx, m, c, t, folded, scratch, &rep, stderr); err != nil {
-		return rep, err
+	if err := renderPhase(ctx, c, t, folded, scratch, &rep, stderr); err != nil {
+		return false, err
 	}
 	rep.Verdicts = verdicts(rep)
 	rep.Pass = allPass(rep.Verdicts)
 	writeSummary(stdout, rep)
-	if err := benchkit.WriteJSON(c.out, rep); err != nil {
-		return rep, err
-	}
-	fmt.Fprintf(stdout, "input, raw runs and summary: %s\n", c.out)
-	return rep, nil
+	return rep.Pass, benchkit.SaveJSON(stdout, c.Out, "input, raw runs and summary", rep)
 }
 
 // findTools finds (or builds) latscope and finds (or installs) inferno.
 func findTools(ctx context.Context, c config, scratch string, stderr io.Writer) (tools, error) {
 	var t tools
-	// Without -latscope FindLatscope gets a path that does not exist as
-	// its default, so that it builds this tree into scratch.
-	bin, isDefault := c.latscope, false
-	if bin == "" {
-		bin, isDefault = filepath.Join(scratch, "missing"), true
-	}
 	var err error
-	if t.latscope, err = benchkit.FindLatscope(ctx, bin, isDefault, c.repo, scratch, stderr); err != nil {
+	if t.latscope, err = benchkit.FindLatscope(ctx, c.latscope, false, c.Repo, scratch, stderr); err != nil {
 		return t, err
 	}
 	t.collapse, t.flamegraph = findInferno(c.inferno)
@@ -254,12 +243,12 @@ func collapseArgv(t tools, tool, file string, threads int) []string {
 // them: latscope at the largest and the smallest thread count (its output
 // must not depend on it), inferno at the largest. latscope's output is
 // left in folded for the render phase.
-func checkOutputs(ctx context.Context, m meter, t tools, input string, threads []int, scratch, folded string) (*outputCheck, error) {
+func checkOutputs(ctx context.Context, t tools, input string, threads []int, scratch, folded string) (*outputCheck, error) {
 	most, least := threads[0], threads[0]
 	for _, n := range threads {
 		most, least = max(most, n), min(least, n)
 	}
-	if _, err := m.measure(ctx, collapseArgv(t, toolLatscope, input, most), folded); err != nil {
+	if _, err := measure(ctx, collapseArgv(t, toolLatscope, input, most), folded); err != nil {
 		return nil, err
 	}
 	mine, err := os.ReadFile(folded)
@@ -269,7 +258,7 @@ func checkOutputs(ctx context.Context, m meter, t tools, input string, threads [
 	check := &outputCheck{LatscopeLines: countLines(mine), ThreadsCompared: []int{least, most}, SameAcrossThreads: true}
 	if least != most {
 		other := filepath.Join(scratch, "latscope-"+strconv.Itoa(least)+".folded")
-		if _, err := m.measure(ctx, collapseArgv(t, toolLatscope, input, least), other); err != nil {
+		if _, err := measure(ctx, collapseArgv(t, toolLatscope, input, least), other); err != nil {
 			return nil, err
 		}
 		b, err := os.ReadFile(other)
@@ -282,7 +271,7 @@ func checkOutputs(ctx context.Context, m meter, t tools, input string, threads [
 		return check, nil
 	}
 	theirs := filepath.Join(scratch, "inferno.folded")
-	if _, err := m.measure(ctx, collapseArgv(t, toolInferno, input, most), theirs); err != nil {
+	if _, err := measure(ctx, collapseArgv(t, toolInferno, input, most), theirs); err != nil {
 		return nil, err
 	}
 	b, err := os.ReadFile(theirs)
@@ -296,36 +285,23 @@ func checkOutputs(ctx context.Context, m meter, t tools, input string, threads [
 // alternate runs each command once untimed, then runs times each,
 // reversing the order every other run so that a drift in the machine's
 // load does not favour one tool.
-func alternate(ctx context.Context, m meter, phase string, threads int, names []string, argv func(string) []string,
+func alternate(ctx context.Context, phase string, threads int, names []string, argv func(string) []string,
 	stdoutPath func(string) string, runs int, stderr io.Writer) ([]runResult, error) {
 	for _, name := range names {
-		if _, err := m.measure(ctx, argv(name), stdoutPath(name)); err != nil {
+		if _, err := measure(ctx, argv(name), stdoutPath(name)); err != nil {
 			return nil, err
 		}
 	}
-	var out []runResult
-	for i := range runs {
-		order := append([]string(nil), names...)
-		if i%2 == 1 {
-			for a, b := 0, len(order)-1; a < b; a, b = a+1, b-1 {
-				order[a], order[b] = order[b], order[a]
-			}
+	return benchkit.Sweep(ctx, []int{threads}, runs, names, func(s benchkit.Step[int]) (runResult, error) {
+		p, err := measure(ctx, argv(s.Tool), stdoutPath(s.Tool))
+		if err != nil {
+			return runResult{}, err
 		}
-		for _, name := range order {
-			if err := ctx.Err(); err != nil {
-				return out, err
-			}
-			u, err := m.measure(ctx, argv(name), stdoutPath(name))
-			if err != nil {
-				return out, err
-			}
-			r := resultOf(phase, name, threads, i+1, u)
-			out = append(out, r)
-			fmt.Fprintf(stderr, "%s run %d: %7.3f s  CPU %6.3f s  max RSS %6.1f MiB\n",
-				label(phase, name, threads), r.Run, r.WallS, r.UserS+r.SysS, float64(r.MaxRSSKB)/1024)
-		}
-	}
-	return out, nil
+		r := resultOf(phase, s.Tool, threads, s.Run, p)
+		fmt.Fprintf(stderr, "%s run %d: %7.3f s  CPU %6.3f s  max RSS %6.1f MiB\n",
+			label(phase, s.Tool, threads), r.Run, r.WallS, r.UserS+r.SysS, float64(r.MaxRSSKB)/1024)
+		return r, nil
+	})
 }
 
 // label names a run in the progress lines.
@@ -336,17 +312,17 @@ func label(phase, tool string, threads int) string {
 	return fmt.Sprintf("%-8s %-30s", phase, tool)
 }
 
-func resultOf(phase, tool string, threads, run int, u usage) runResult {
+func resultOf(phase, tool string, threads, run int, p benchkit.Process) runResult {
 	return runResult{
 		Phase: phase, Tool: tool, Threads: threads, Run: run,
-		WallS: u.Wall.Seconds(), UserS: u.User.Seconds(), SysS: u.Sys.Seconds(), MaxRSSKB: u.MaxRSSKB,
+		WallS: p.Wall.Seconds(), UserS: p.User.Seconds(), SysS: p.Sys.Seconds(), MaxRSSKB: p.MaxRSSKB,
 	}
 }
 
 // collapsePhase times both collapsers at every thread count, then runs
 // each once per thread count on a single copy of the recording for the
 // memory check.
-func collapsePhase(ctx context.Context, m meter, c config, t tools, rep *report, stderr io.Writer) error {
+func collapsePhase(ctx context.Context, c config, t tools, rep *report, stderr io.Writer) error {
 	names := []string{toolLatscope}
 	if t.haveInferno() {
 		names = append(names, toolInferno)
@@ -354,7 +330,7 @@ func collapsePhase(ctx context.Context, m meter, c config, t tools, rep *report,
 	devNull := func(string) string { return os.DevNull }
 	for _, n := range c.threads {
 		argv := func(tool string) []string { return collapseArgv(t, tool, rep.Input.Path, n) }
-		runs, err := alternate(ctx, m, "collapse", n, names, argv, devNull, c.runs, stderr)
+		runs, err := alternate(ctx, "collapse", n, names, argv, devNull, c.runs, stderr)
 		if err != nil {
 			return err
 		}
@@ -363,11 +339,11 @@ func collapsePhase(ctx context.Context, m meter, c config, t tools, rep *report,
 	}
 	for _, n := range c.threads {
 		for _, tool := range names {
-			u, err := m.measure(ctx, collapseArgv(t, tool, rep.Input.RecordingPath, n), os.DevNull)
+			p, err := measure(ctx, collapseArgv(t, tool, rep.Input.RecordingPath, n), os.DevNull)
 			if err != nil {
 				return err
 			}
-			r := resultOf("collapse-1x", tool, n, 1, u)
+			r := resultOf("collapse-1x", tool, n, 1, p)
 			rep.RawRuns = append(rep.RawRuns, r)
 			rep.Memory = append(rep.Memory, memoryOf(tool, n, rep.Input.Copies, r, rep.RawRuns))
 		}
@@ -377,7 +353,7 @@ func collapsePhase(ctx context.Context, m meter, c config, t tools, rep *report,
 
 // renderPhase times the SVG renderers on latscope's folded output in
 // every case.
-func renderPhase(ctx context.Context, m meter, c config, t tools, folded, scratch string, rep *report, stderr io.Writer) error {
+func renderPhase(ctx context.Context, c config, t tools, folded, scratch string, rep *report, stderr io.Writer) error {
 	commands := map[string][]string{}
 	svgs := map[string]string{}
 	var names []string
@@ -401,7 +377,7 @@ func renderPhase(ctx context.Context, m meter, c config, t tools, folded, scratc
 		}
 		return os.DevNull
 	}
-	runs, err := alternate(ctx, m, "render", 0, names, argv, stdoutPath, 2*c.runs, stderr)
+	runs, err := alternate(ctx, "render", 0, names, argv, stdoutPath, 2*c.runs, stderr)
 	if err != nil {
 		return err
 	}

@@ -64,7 +64,7 @@ func prepareInput(ctx context.Context, c config, dir string, stderr io.Writer) (
 	want := int64(c.mb) << 20
 	recording, err := os.Stat(in.RecordingPath)
 	if err != nil {
-		if in.RecordSeconds, err = record(ctx, c.repo, dir, data, stderr); err != nil {
+		if in.RecordSeconds, err = record(ctx, c.Repo, dir, data, stderr); err != nil {
 			return in, err
 		}
 		if err := perfScript(ctx, data, in.RecordingPath); err != nil {
@@ -122,22 +122,15 @@ func record(ctx context.Context, repo, dir, data string, stderr io.Writer) (floa
 
 // perfScript writes `perf script -i data` to out.
 func perfScript(ctx context.Context, data, out string) error {
-	f, err := os.Create(out)
-	if err != nil {
-		return err
-	}
-	var errOut bytes.Buffer
-	cmd := exec.CommandContext(ctx, "perf", "script", "-i", data)
-	cmd.Stdout, cmd.Stderr = f, &errOut
-	runErr := cmd.Run()
-	if err := f.Close(); err != nil && runErr == nil {
-		runErr = err
-	}
-	if runErr != nil {
-		os.Remove(out)
-		return fmt.Errorf("perf script -i %s: %v%s", data, runErr, benchkit.Indent(benchkit.Tail(errOut.Bytes(), 10)))
-	}
-	return nil
+	return benchkit.WriteFile(out, func(w io.Writer) error {
+		var errOut bytes.Buffer
+		cmd := exec.CommandContext(ctx, "perf", "script", "-i", data)
+		cmd.Stdout, cmd.Stderr = w, &errOut
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("perf script -i %s: %v%s", data, err, benchkit.Indent(benchkit.Tail(errOut.Bytes(), 10)))
+		}
+		return nil
+	})
 }
 
 // copiesFor is how many copies of a size-byte file make at least want
@@ -155,22 +148,14 @@ func repeatFile(src, dst string, copies int) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.Create(dst)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	for range copies {
-		if _, err := w.Write(b); err != nil {
-			f.Close()
-			return fmt.Errorf("writing %s: %w", dst, err)
+	return benchkit.WriteFile(dst, func(w io.Writer) error {
+		for range copies {
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
 		}
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", dst, err)
-	}
-	return f.Close()
+		return nil
+	})
 }
 
 func countSamplesFile(path string) (int64, error) {

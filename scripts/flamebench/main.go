@@ -25,13 +25,10 @@
 package main
 
 import (
-	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 
@@ -39,7 +36,7 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(benchkit.Main("flamebench", os.Args[1:], os.Stdout, os.Stderr, parseFlags, bench))
 }
 
 // The claims.
@@ -57,6 +54,7 @@ const (
 
 // config is the parsed command line.
 type config struct {
+	benchkit.Options
 	latscope string // "" builds ./cmd/latscope into a temporary directory
 	dir      string // "" uses a temporary directory, removed at the end
 	mb       int
@@ -64,20 +62,12 @@ type config struct {
 	threads  []int
 	inferno  string // directory of the inferno binaries, "" = PATH then ~/.cargo/bin
 	install  bool
-	out      string
-	strict   bool
-	repo     string
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
-	repo := benchkit.RepoRoot()
-	c := config{repo: repo}
-	fs := flag.NewFlagSet("flamebench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: go run ./scripts/flamebench [flags]\n\nlatscope collapse and flame vs inferno-collapse-perf and inferno-flamegraph on the same perf script text.\n\n")
-		fs.PrintDefaults()
-	}
+	c := config{Options: benchkit.NewOptions()}
+	fs := benchkit.NewFlagSet("flamebench", "latscope collapse and flame vs inferno-collapse-perf and inferno-flamegraph on the same perf script text.", stderr)
+	c.Define(fs, "flamebench.json", "the input, the raw runs and the summary", "a claim")
 	nproc := runtime.NumCPU()
 	fs.StringVar(&c.latscope, "latscope", "", "latscope binary (default: built from this repository's ./cmd/latscope into a temporary directory)")
 	fs.StringVar(&c.dir, "dir", "", "directory for perf.data and the perf script text, kept and reused by later runs (default: a temporary directory, removed)")
@@ -86,13 +76,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	threads := fs.String("threads", "1,"+strconv.Itoa(nproc), "comma-separated thread counts (both tools get the same)")
 	fs.StringVar(&c.inferno, "inferno", "", "directory holding inferno-collapse-perf and inferno-flamegraph (default: PATH, then ~/.cargo/bin)")
 	fs.BoolVar(&c.install, "install", true, "cargo install --locked inferno --version "+infernoVersion+" when inferno is missing and cargo exists")
-	fs.StringVar(&c.out, "out", filepath.Join(repo, "bench-out", "flamebench.json"), "JSON file for the input, the raw runs and the summary")
-	fs.BoolVar(&c.strict, "strict", false, "exit 3 when a claim fails")
-	if err := fs.Parse(args); err != nil {
+	if err := benchkit.Parse(fs, args); err != nil {
 		return c, err
-	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	var err error
 	if c.threads, err = benchkit.ParseInts(*threads, 1, 1024); err != nil {
@@ -120,12 +105,4 @@ func dedupe(ns []int) []int {
 		}
 	}
 	return out
-}
-
-func run(args []string, stdout, stderr io.Writer) int {
-	return benchkit.Main("flamebench", args, stdout, stderr, parseFlags,
-		func(ctx context.Context, c config, stdout, stderr io.Writer) (bool, bool, error) {
-			rep, err := bench(ctx, c, stdout, stderr)
-			return rep.Pass, c.strict, err
-		})
 }

@@ -61,13 +61,7 @@ func statsOf(runs []runResult, inputBytes int64) toolStats {
 }
 
 func pick(runs []runResult, phase, tool string, threads int) []runResult {
-	var out []runResult
-	for _, r := range runs {
-		if r.Phase == phase && r.Tool == tool && r.Threads == threads {
-			out = append(out, r)
-		}
-	}
-	return out
+	return benchkit.Select(runs, func(r runResult) bool { return r.Phase == phase && r.Tool == tool && r.Threads == threads })
 }
 
 // collapseRow compares the collapsers at one thread count.
@@ -347,8 +341,7 @@ func writeHeader(w io.Writer, rep report, t tools) {
 		inferno = "missing"
 	}
 	fmt.Fprintf(w, "latscope collapse and flame vs inferno (%s): %d timed run(s) per tool, alternating, after one warm-up\n", inferno, rep.Runs)
-	fmt.Fprintf(w, "machine: %s, %d cores; kernel %s; %s; %s; latscope %s (commit %s)\n",
-		m.CPU, m.Cores, m.Kernel, m.Go, m.Perf, m.Latscope, m.Commit)
+	fmt.Fprintf(w, "machine: %s; %s; latscope %s (commit %s)\n", m.Summary(), m.Perf, m.Latscope, m.Commit)
 	reused := ""
 	if in.Reused {
 		reused = ", reused"

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/internal/bytesize"
+	"github.com/latscope/latscope/scripts/benchkit"
 )
 
 // dataFile returns the file both tools read: -file (reused, or created and
@@ -39,7 +40,6 @@ func dataFile(ctx context.Context, c config, scratch string, stderr io.Writer) (
 	start := time.Now()
 	fmt.Fprintf(stderr, "iobench: writing %s of random bytes to %s\n", bytesize.Format(c.size), path)
 	if err := writeRandom(ctx, path, c.size); err != nil {
-		os.Remove(path)
 		return "", err
 	}
 	fmt.Fprintf(stderr, "iobench: written in %.1f s\n", time.Since(start).Seconds())
@@ -50,31 +50,23 @@ func dataFile(ctx context.Context, c config, scratch string, stderr io.Writer) (
 // it, so that neither a compressing layer nor a sparse file makes reads
 // cheaper than real data would be.
 func writeRandom(ctx context.Context, path string, size int64) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	var seed [32]byte
-	for i := range seed {
-		seed[i] = byte(rand.Uint32())
-	}
-	rng := rand.NewChaCha8(seed)
-	buf := make([]byte, 1<<20)
-	for left := size; left > 0; left -= int64(len(buf)) {
-		if ctx.Err() != nil {
-			f.Close()
-			return ctx.Err()
+	return benchkit.WriteFile(path, func(w io.Writer) error {
+		var seed [32]byte
+		for i := range seed {
+			seed[i] = byte(rand.Uint32())
 		}
-		chunk := buf[:min(int64(len(buf)), left)]
-		_, _ = rng.Read(chunk) // ChaCha8.Read never fails
-		if _, err := f.Write(chunk); err != nil {
-			f.Close()
-			return fmt.Errorf("writing %s: %w", path, err)
+		rng := rand.NewChaCha8(seed)
+		buf := make([]byte, 1<<20)
+		for left := size; left > 0; left -= int64(len(buf)) {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			chunk := buf[:min(int64(len(buf)), left)]
+			_, _ = rng.Read(chunk) // ChaCha8.Read never fails
+			if _, err := w.Write(chunk); err != nil {
+				return err
+			}
 		}
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("syncing %s: %w", path, err)
-	}
-	return f.Close()
+		return nil
+	})
 }

@@ -13,7 +13,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -27,51 +26,38 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(benchkit.Main("iobench", os.Args[1:], os.Stdout, os.Stderr, parseFlags, bench))
 }
 
 // config is the parsed command line.
 type config struct {
-	dir, file       string
-	size            int64
-	bs              int
-	concurrency     []int
-	runs            int
-	duration        time.Duration
-	out             string
-	strict          bool
-	cpus            string
-	latscope, fio   string
-	repo            string
-	latscopeDefault bool
+	benchkit.Options
+	dir, file     string
+	size          int64
+	bs            int
+	concurrency   []int
+	runs          int
+	duration      time.Duration
+	cpus          string
+	latscope, fio string
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
-	repo := benchkit.RepoRoot()
-	c := config{repo: repo}
-	fs := flag.NewFlagSet("iobench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: go run ./scripts/iobench [flags]\n\nlatscope iotest vs fio on the same file (psync, O_DIRECT, random reads).\n\n")
-		fs.PrintDefaults()
-	}
+	c := config{Options: benchkit.NewOptions()}
+	fs := benchkit.NewFlagSet("iobench", "latscope iotest vs fio on the same file (psync, O_DIRECT, random reads).", stderr)
+	c.Define(fs, "iotest-vs-fio.json", "the raw runs and the summary", "a requirement")
 	size := fs.String("size", "1g", "data file size (K, M, G are powers of 1024)")
 	bs := fs.String("bs", "8k", "block size of each read")
 	conc := fs.String("concurrency", "1,4", "comma-separated reader counts (fio numjobs)")
-	fs.StringVar(&c.dir, "dir", filepath.Join(repo, "bench-out"), "directory for the temporary data file (must be on the storage to test, not tmpfs)")
+	fs.StringVar(&c.dir, "dir", filepath.Join(c.Repo, "bench-out"), "directory for the temporary data file (must be on the storage to test, not tmpfs)")
 	fs.StringVar(&c.file, "file", "", "use this data file instead: reused when it holds at least -size bytes, created (and kept) when missing")
 	fs.IntVar(&c.runs, "runs", 3, "runs per tool and concurrency (medians are compared)")
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "measured time of each run (no warm-up)")
-	fs.StringVar(&c.out, "out", filepath.Join(repo, "bench-out", "iotest-vs-fio.json"), "JSON file for the raw runs and the summary")
-	fs.BoolVar(&c.strict, "strict", false, "exit 3 when a requirement fails")
 	fs.StringVar(&c.cpus, "cpus", "", "run both tools under taskset -c LIST (e.g. 0 or 0,1)")
 	fs.StringVar(&c.latscope, "latscope", "", "latscope binary (default: bin/latscope, else built from this repository)")
 	fs.StringVar(&c.fio, "fio", "fio", "fio binary")
-	if err := fs.Parse(args); err != nil {
+	if err := benchkit.Parse(fs, args); err != nil {
 		return c, err
-	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	var err error
 	if c.size, err = bytesize.Parse(*size); err != nil || c.size <= 0 {
@@ -91,9 +77,6 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if c.runs < 1 || c.duration < time.Second {
 		return c, errors.New("-runs must be at least 1 and -duration at least 1s")
 	}
-	if c.latscope == "" {
-		c.latscope, c.latscopeDefault = filepath.Join(repo, "bin", "latscope"), true
-	}
 	return c, nil
 }
 
@@ -110,96 +93,69 @@ type report struct {
 	Pass        bool         `json:"pass"`
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
-	return benchkit.Main("iobench", args, stdout, stderr, parseFlags,
-		func(ctx context.Context, c config, stdout, stderr io.Writer) (bool, bool, error) {
-			rep, err := bench(ctx, c, stdout, stderr)
-			return rep.Pass, c.strict, err
-		})
-}
-
-// bench prepares the tools and the data file, runs everything and writes
-// the table and the JSON. The data file it created is removed however it
-// ends.
-func bench(ctx context.Context, c config, stdout, stderr io.Writer) (report, error) {
-	var rep report
+// bench prepares the tools and the data file, runs everything, writes the
+// table and the JSON and reports whether every requirement passed. The
+// data file it created is removed however it ends.
+func bench(ctx context.Context, c config, stdout, stderr io.Writer) (bool, error) {
 	fio, err := exec.LookPath(c.fio)
 	if err != nil {
-		return rep, fmt.Errorf("fio not found (%v): install it (apt-get install fio)", err)
+		return false, fmt.Errorf("fio not found (%v): install it (apt-get install fio)", err)
 	}
 	if err := os.MkdirAll(c.dir, 0o755); err != nil {
-		return rep, err
+		return false, err
 	}
 	scratch, err := os.MkdirTemp(c.dir, "iobench-")
 	if err != nil {
-		return rep, fmt.Errorf("temporary directory in %s: %w", c.dir, err)
+		return false, fmt.Errorf("temporary directory in %s: %w", c.dir, err)
 	}
 	defer os.RemoveAll(scratch)
-	latscope, err := benchkit.FindLatscope(ctx, c.latscope, c.latscopeDefault, c.repo, scratch, stderr)
+	latscope, err := benchkit.FindLatscope(ctx, c.latscope, true, c.Repo, scratch, stderr)
 	if err != nil {
-		return rep, err
+		return false, err
 	}
 	r := runner{fio: fio, latscope: latscope, size: c.size, bs: c.bs, duration: c.duration}
 	if c.cpus != "" {
 		r.pin = []string{"taskset", "-c", c.cpus}
 	}
 	if r.file, err = dataFile(ctx, c, scratch, stderr); err != nil {
-		return rep, err
+		return false, err
 	}
-	rep = report{
+	rep := report{
 		Machine: gatherMachine(ctx, filepath.Dir(r.file), fio, latscope, c.cpus),
 		File:    r.file, SizeBytes: c.size, BlockSize: c.bs, DurationS: c.duration.Seconds(), RunsPerTool: c.runs,
 	}
 	writeHeader(stdout, rep)
 	if rep.Runs, err = runAll(ctx, r, c, stderr); err != nil {
-		return rep, err
+		return false, err
 	}
-	for _, n := range c.concurrency {
-		rep.Summary = append(rep.Summary, compare(n, rep.Runs))
-	}
-	rep.Pass = allPass(rep.Summary)
+	rep.Summary, rep.Pass = benchkit.Judge(c.concurrency, rep.Runs, compare)
 	if err := writeTable(stdout, rep.Summary); err != nil {
-		return rep, err
+		return false, err
 	}
-	if err := benchkit.WriteJSON(c.out, rep); err != nil {
-		return rep, err
-	}
-	fmt.Fprintf(stdout, "raw runs and summary: %s\n", c.out)
-	return rep, nil
+	return rep.Pass, benchkit.SaveJSON(stdout, c.Out, "raw runs and summary", rep)
 }
 
-// runAll alternates the tools at each concurrency; the first tool changes
-// from run to run (fio, latscope; latscope, fio; ...) so that a drift in the
-// machine's load does not favour one of them.
+// runAll runs both tools at each concurrency, alternating which goes first
+// (fio, latscope; latscope, fio; ...) so that a drift in the machine's load
+// does not favour one of them.
 func runAll(ctx context.Context, r runner, c config, stderr io.Writer) ([]runResult, error) {
-	var runs []runResult
-	total := len(c.concurrency) * c.runs * 2
-	for _, n := range c.concurrency {
-		for i := range c.runs {
-			order := []string{toolFio, toolLatscope}
-			if i%2 == 1 {
-				order = []string{toolLatscope, toolFio}
-			}
-			for _, tool := range order {
-				res, err := r.measure(ctx, tool, n)
-				if err != nil {
-					return runs, err
-				}
-				res.Run, res.Sequence = i+1, len(runs)+1
-				runs = append(runs, res)
-				fmt.Fprintf(stderr, "[%2d/%d] %-8s c=%d run %d: %6.0f IOPS  p50 %6.1f µs  p99 %7.1f µs  p99.9 %7.1f µs  CPU/IO %5.2f µs\n",
-					res.Sequence, total, tool, n, res.Run, res.IOPS, res.P50US, res.P99US, res.P999US, res.CPUPerIOUS)
-			}
+	return benchkit.Sweep(ctx, c.concurrency, c.runs, []string{toolFio, toolLatscope}, func(s benchkit.Step[int]) (runResult, error) {
+		res, err := r.measure(ctx, s.Tool, s.Key)
+		if err != nil {
+			return res, err
 		}
-	}
-	return runs, nil
+		res.Run, res.Sequence = s.Run, s.Seq
+		fmt.Fprintf(stderr, "[%2d/%d] %-8s c=%d run %d: %6.0f IOPS  p50 %6.1f µs  p99 %7.1f µs  p99.9 %7.1f µs  CPU/IO %5.2f µs\n",
+			res.Sequence, s.Total, s.Tool, s.Key, res.Run, res.IOPS, res.P50US, res.P99US, res.P999US, res.CPUPerIOUS)
+		return res, nil
+	})
 }
 
 func writeHeader(w io.Writer, rep report) {
 	m, s := rep.Machine, rep.Machine.Storage
 	fmt.Fprintf(w, "latscope iotest vs fio: %s random reads, psync, O_DIRECT, %s file, %s per run, %d runs each, no warm-up\n",
 		bytesize.Format(int64(rep.BlockSize)), bytesize.Format(rep.SizeBytes), time.Duration(rep.DurationS*float64(time.Second)), rep.RunsPerTool)
-	fmt.Fprintf(w, "machine: %s, %d cores; kernel %s; %s; %s; latscope %s\n", m.CPU, m.Cores, m.Kernel, m.Go, m.Fio, m.Latscope)
+	fmt.Fprintf(w, "machine: %s; %s; latscope %s\n", m.Summary(), m.Fio, m.Latscope)
 	dev := s.Device
 	if s.Partition != "" {
 		dev = s.Partition + " on " + s.Device

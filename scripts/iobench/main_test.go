@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/latscope/latscope/probe/loadtest"
+	"github.com/latscope/latscope/scripts/benchkit"
 )
 
 func readTestdata(t *testing.T, name string) []byte {
@@ -33,8 +36,8 @@ func TestParseFioReal(t *testing.T) {
 		t.Errorf("version %q", version)
 	}
 	want := measurement{
-		Ops: 73582, Seconds: 2.001, IOPS: 36772.613693, MeanUS: 108.289021840,
-		P50US: 98.816, P90US: 146.432, P99US: 280.576, P999US: 1269.760, MaxUS: 11197.196,
+		Ops: 73582, Seconds: 2.001, IOPS: 36772.613693, Latency: loadtest.Latency{MeanUS: 108.289021840,
+			P50US: 98.816, P90US: 146.432, P99US: 280.576, P999US: 1269.760, MaxUS: 11197.196},
 		// (usr_cpu 0.5125 % + sys_cpu 12.8 %) of job_runtime 8000 ms, per I/O.
 		SelfCPUPerOpUS: (0.5125 + 12.8) / 100 * 8.0 * 1e6 / 73582,
 	}
@@ -118,9 +121,9 @@ func TestParseLatscopeReal(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkMeasurement(t, m, measurement{
-		Ops: 70472, Seconds: 2, IOPS: 35236, MeanUS: 113.15426288454984,
-		P50US: 99.33781056692656, P90US: 174.81105303793416, P99US: 315.67820589447564,
-		P999US: 847.4715238918607, MaxUS: 4623.386, SelfCPUPerOpUS: 20.212836303780225,
+		Ops: 70472, Seconds: 2, IOPS: 35236, Latency: loadtest.Latency{MeanUS: 113.15426288454984,
+			P50US: 99.33781056692656, P90US: 174.81105303793416, P99US: 315.67820589447564,
+			P999US: 847.4715238918607, MaxUS: 4623.386}, SelfCPUPerOpUS: 20.212836303780225,
 	})
 	if got := float64(m.Ops) / m.Seconds; !near(got, m.IOPS) {
 		t.Errorf("ops/seconds = %v, iops %v", got, m.IOPS)
@@ -153,7 +156,7 @@ func TestParseLatscopeReal(t *testing.T) {
 func TestCompare(t *testing.T) {
 	fio := func(p50, p99, iops, cpu float64) runResult {
 		return runResult{Tool: toolFio, Concurrency: 4, CPUPerIOUS: cpu,
-			measurement: measurement{P50US: p50, P99US: p99, IOPS: iops, P999US: 2 * p99, MaxUS: 10 * p99, MeanUS: p50}}
+			measurement: measurement{IOPS: iops, Latency: loadtest.Latency{P50US: p50, P99US: p99, P999US: 2 * p99, MaxUS: 10 * p99, MeanUS: p50}}}
 	}
 	ls := func(p50, p99, iops, cpu float64) runResult {
 		r := fio(p50, p99, iops, cpu)
@@ -182,7 +185,7 @@ func TestCompare(t *testing.T) {
 			t.Errorf("%s ratio %v on the limit should pass", ch.Name, ch.Ratio)
 		}
 	}
-	if !c.Pass || !allPass([]comparison{c}) {
+	if !c.Pass || !benchkit.AllPass([]comparison{c}) {
 		t.Error("comparison on the limits should pass")
 	}
 	if !near(c.Info["p99.9"], 1.1) || !near(c.Info["max"], 1.1) {
@@ -218,8 +221,8 @@ func TestCompare(t *testing.T) {
 }
 
 func TestWriteTable(t *testing.T) {
-	fio := runResult{Tool: toolFio, Concurrency: 1, CPUPerIOUS: 10, measurement: measurement{P50US: 50, P99US: 90, IOPS: 18000}}
-	ls := runResult{Tool: toolLatscope, Concurrency: 1, CPUPerIOUS: 12, measurement: measurement{P50US: 51, P99US: 140, IOPS: 17500}}
+	fio := runResult{Tool: toolFio, Concurrency: 1, CPUPerIOUS: 10, measurement: measurement{IOPS: 18000, Latency: loadtest.Latency{P50US: 50, P99US: 90}}}
+	ls := runResult{Tool: toolLatscope, Concurrency: 1, CPUPerIOUS: 12, measurement: measurement{IOPS: 17500, Latency: loadtest.Latency{P50US: 51, P99US: 140}}}
 	var b strings.Builder
 	if err := writeTable(&b, []comparison{compare(1, []runResult{fio, ls})}); err != nil {
 		t.Fatal(err)

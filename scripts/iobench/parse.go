@@ -1,12 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"strconv"
 
+	"github.com/latscope/latscope/probe/loadtest"
 	"github.com/latscope/latscope/scripts/benchkit"
 )
 
@@ -16,12 +16,7 @@ type measurement struct {
 	Ops     int64   `json:"ops"`
 	Seconds float64 `json:"seconds"`
 	IOPS    float64 `json:"iops"`
-	MeanUS  float64 `json:"mean_us"`
-	P50US   float64 `json:"p50_us"`
-	P90US   float64 `json:"p90_us"`
-	P99US   float64 `json:"p99_us"`
-	P999US  float64 `json:"p999_us"`
-	MaxUS   float64 `json:"max_us"`
+	loadtest.Latency
 	// SelfCPUPerOpUS is the CPU time per I/O the tool measured itself
 	// (latscope: its step's process CPU; fio: its job threads' usr+sys),
 	// kept beside the harness's rusage figure to show what each includes.
@@ -69,12 +64,8 @@ type fioLat struct {
 // fio may print warnings before the JSON, so the report starts at the first
 // '{' of a line.
 func parseFio(out []byte) (measurement, string, error) {
-	doc, err := benchkit.JSONStart(out)
-	if err != nil {
-		return measurement{}, "", fmt.Errorf("fio output: %w", err)
-	}
 	var f fioOutput
-	if err := json.Unmarshal(doc, &f); err != nil {
+	if err := benchkit.DecodeJSON(out, &f); err != nil {
 		return measurement{}, "", fmt.Errorf("fio output: %w", err)
 	}
 	if len(f.Jobs) != 1 {
@@ -94,15 +85,13 @@ func parseFio(out []byte) (measurement, string, error) {
 	}
 	cpuSeconds := (j.UsrCPU + j.SysCPU) / 100 * float64(j.JobRuntime) / 1e3
 	return measurement{
-		Ops:            r.TotalIOs,
-		Seconds:        float64(r.Runtime) / 1e3,
-		IOPS:           r.IOPS,
-		MeanUS:         r.Lat.Mean / 1e3,
-		P50US:          pct[0] / 1e3,
-		P90US:          pct[1] / 1e3,
-		P99US:          pct[2] / 1e3,
-		P999US:         pct[3] / 1e3,
-		MaxUS:          r.Lat.Max / 1e3,
+		Ops:     r.TotalIOs,
+		Seconds: float64(r.Runtime) / 1e3,
+		IOPS:    r.IOPS,
+		Latency: loadtest.Latency{
+			MeanUS: r.Lat.Mean / 1e3, P50US: pct[0] / 1e3, P90US: pct[1] / 1e3,
+			P99US: pct[2] / 1e3, P999US: pct[3] / 1e3, MaxUS: r.Lat.Max / 1e3,
+		},
 		SelfCPUPerOpUS: cpuSeconds * 1e6 / float64(r.TotalIOs),
 	}, f.Version, nil
 }
@@ -131,37 +120,20 @@ func fioPercentiles(m map[string]float64, want ...float64) ([]float64, error) {
 }
 
 // latscopeReport is the part of `latscope iotest --format json` the harness
-// reads.
+// reads: each step's figures are loadtest.Stats.
 type latscopeReport struct {
 	BS int `json:"bs"`
 	// Direct is false when the filesystem refused O_DIRECT and latscope
 	// read through the page cache.
-	Direct *bool `json:"direct"`
-	Steps  []struct {
-		Concurrency int     `json:"concurrency"`
-		Seconds     float64 `json:"seconds"`
-		Ops         int64   `json:"ops"`
-		IOPS        float64 `json:"iops"`
-		MeanUS      float64 `json:"mean_us"`
-		P50US       float64 `json:"p50_us"`
-		P90US       float64 `json:"p90_us"`
-		P99US       float64 `json:"p99_us"`
-		P999US      float64 `json:"p999_us"`
-		MaxUS       float64 `json:"max_us"`
-		CPUPerOpUS  float64 `json:"cpu_per_op_us"`
-		Errors      int64   `json:"errors"`
-	} `json:"steps"`
+	Direct *bool            `json:"direct"`
+	Steps  []loadtest.Stats `json:"steps"`
 }
 
 // parseLatscope reads latscope's JSON report of a single-step test at
 // concurrency readers and block size bs.
 func parseLatscope(out []byte, concurrency, bs int) (measurement, error) {
-	doc, err := benchkit.JSONStart(out)
-	if err != nil {
-		return measurement{}, fmt.Errorf("latscope output: %w", err)
-	}
 	var r latscopeReport
-	if err := json.Unmarshal(doc, &r); err != nil {
+	if err := benchkit.DecodeJSON(out, &r); err != nil {
 		return measurement{}, fmt.Errorf("latscope output: %w", err)
 	}
 	if len(r.Steps) != 1 {
@@ -181,8 +153,6 @@ func parseLatscope(out []byte, concurrency, bs int) (measurement, error) {
 		return measurement{}, fmt.Errorf("latscope output: %d failed reads", s.Errors)
 	}
 	return measurement{
-		Ops: s.Ops, Seconds: s.Seconds, IOPS: s.IOPS, MeanUS: s.MeanUS,
-		P50US: s.P50US, P90US: s.P90US, P99US: s.P99US, P999US: s.P999US, MaxUS: s.MaxUS,
-		SelfCPUPerOpUS: s.CPUPerOpUS,
+		Ops: s.Ops, Seconds: s.Seconds, IOPS: s.IOPS, Latency: s.LatencyFigures(), SelfCPUPerOpUS: s.CPUPerOpUS,
 	}, nil
 }

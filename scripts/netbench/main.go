@@ -15,12 +15,10 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"time"
 
 	"github.com/latscope/latscope/scripts/benchkit"
@@ -34,46 +32,33 @@ const (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(benchkit.Main("netbench", os.Args[1:], os.Stdout, os.Stderr, parseFlags, bench))
 }
 
 // config is the parsed command line.
 type config struct {
-	sizes                        []int
-	runs                         int
-	duration                     time.Duration
-	out                          string
-	strict                       bool
-	serverCPUs, clientCPUs       string
-	latscope, sockperf, qperf    string
-	repo                         string
-	latscopeDefault, qperfNeeded bool
+	benchkit.Options
+	sizes                     []int
+	runs                      int
+	duration                  time.Duration
+	serverCPUs, clientCPUs    string
+	latscope, sockperf, qperf string
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
-	repo := benchkit.RepoRoot()
-	c := config{repo: repo}
-	fs := flag.NewFlagSet("netbench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: go run ./scripts/netbench [flags]\n\nlatscope nettest vs sockperf (and qperf) on loopback: TCP round trips, one connection.\n\n")
-		fs.PrintDefaults()
-	}
+	c := config{Options: benchkit.NewOptions()}
+	fs := benchkit.NewFlagSet("netbench", "latscope nettest vs sockperf (and qperf) on loopback: TCP round trips, one connection.", stderr)
+	c.Define(fs, "nettest-vs-sockperf.json", "the raw runs and the summary", "a requirement")
 	sizes := fs.String("sizes", "64,1024", fmt.Sprintf("comma-separated message sizes in bytes, each way, headers included (%d to %d)", minSize, maxSize))
 	fs.IntVar(&c.runs, "runs", 3, "runs per tool and size (medians are compared)")
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "length of each run, whole seconds (sockperf measures after a 0.4 s warm-up)")
-	fs.StringVar(&c.out, "out", filepath.Join(repo, "bench-out", "nettest-vs-sockperf.json"), "JSON file for the raw runs and the summary")
-	fs.BoolVar(&c.strict, "strict", false, "exit 3 when a requirement fails")
 	fs.StringVar(&c.serverCPUs, "server-cpus", "0", "taskset -c list for every server (\"\": not pinned)")
 	fs.StringVar(&c.clientCPUs, "client-cpus", "1", "taskset -c list for every client (\"\": not pinned)")
 	fs.StringVar(&c.latscope, "latscope", "", "latscope binary (default: bin/latscope, else built from this repository)")
 	fs.StringVar(&c.sockperf, "sockperf", "sockperf", "sockperf binary")
 	fs.StringVar(&c.qperf, "qperf", "qperf", "qperf binary (\"\": no qperf runs); skipped with a warning when missing")
-	if err := fs.Parse(args); err != nil {
+	if err := benchkit.Parse(fs, args); err != nil {
 		return c, err
-	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	var err error
 	if c.sizes, err = benchkit.ParseInts(*sizes, minSize, maxSize); err != nil {
@@ -85,9 +70,6 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	// sockperf and qperf take whole seconds; sockperf's warm-up takes 0.4 s.
 	if c.duration < 2*time.Second || c.duration%time.Second != 0 {
 		return c, fmt.Errorf("-duration %s: want whole seconds, at least 2s", c.duration)
-	}
-	if c.latscope == "" {
-		c.latscope, c.latscopeDefault = filepath.Join(repo, "bin", "latscope"), true
 	}
 	return c, nil
 }
@@ -116,47 +98,31 @@ type machineFacts struct {
 	ClientCPUs      string `json:"client_cpus,omitempty"`
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
-	return benchkit.Main("netbench", args, stdout, stderr, parseFlags,
-		func(ctx context.Context, c config, stdout, stderr io.Writer) (bool, bool, error) {
-			rep, err := bench(ctx, c, stdout, stderr)
-			return rep.Pass, c.strict, err
-		})
-}
-
-// bench finds the tools, runs everything and writes the table and the
-// JSON.
-func bench(ctx context.Context, c config, stdout, stderr io.Writer) (report, error) {
-	var rep report
+// bench finds the tools, runs everything, writes the table and the JSON
+// and reports whether every requirement passed.
+func bench(ctx context.Context, c config, stdout, stderr io.Writer) (bool, error) {
 	scratch, err := os.MkdirTemp("", "netbench-")
 	if err != nil {
-		return rep, err
+		return false, err
 	}
 	defer os.RemoveAll(scratch)
 	r, err := prepare(ctx, c, scratch, stderr)
 	if err != nil {
-		return rep, err
+		return false, err
 	}
-	rep = report{
+	rep := report{
 		Machine: gatherMachine(ctx, r, c), Sizes: c.sizes, Connections: 1,
 		DurationS: c.duration.Seconds(), RunsPerTool: c.runs,
 	}
 	writeHeader(stdout, rep, r)
 	if rep.Runs, err = runAll(ctx, r, c, stderr); err != nil {
-		return rep, err
+		return false, err
 	}
-	for _, n := range c.sizes {
-		rep.Summary = append(rep.Summary, compare(n, rep.Runs))
-	}
-	rep.Pass = allPass(rep.Summary)
+	rep.Summary, rep.Pass = benchkit.Judge(c.sizes, rep.Runs, compare)
 	if err := writeTable(stdout, rep.Summary); err != nil {
-		return rep, err
+		return false, err
 	}
-	if err := benchkit.WriteJSON(c.out, rep); err != nil {
-		return rep, err
-	}
-	fmt.Fprintf(stdout, "raw runs and summary: %s\n", c.out)
-	return rep, nil
+	return rep.Pass, benchkit.SaveJSON(stdout, c.Out, "raw runs and summary", rep)
 }
 
 // prepare finds the tools: sockperf is required, qperf optional, latscope
@@ -184,61 +150,49 @@ func prepare(ctx context.Context, c config, scratch string, stderr io.Writer) (r
 	if c.clientCPUs != "" {
 		r.clientPin = []string{"taskset", "-c", c.clientCPUs}
 	}
-	r.latscope, err = benchkit.FindLatscope(ctx, c.latscope, c.latscopeDefault, c.repo, scratch, stderr)
+	r.latscope, err = benchkit.FindLatscope(ctx, c.latscope, true, c.Repo, scratch, stderr)
 	if err != nil {
 		return r, err
 	}
 	return r, nil
 }
 
-// tools returns the tools to run in the order of run i: sockperf and
-// latscope always side by side, which goes first alternating from run to
-// run, qperf at either end.
-func (r runner) tools(i int) []string {
-	order := []string{toolSockperf, toolLatscope}
+// tools are the tools to run: sockperf and latscope side by side, and
+// qperf when there is one; benchkit.RunOrder reverses them every other
+// run, so that the first of the two alternates and qperf is at either end.
+func (r runner) tools() []string {
+	tools := []string{toolSockperf, toolLatscope}
 	if r.qperf != "" {
-		order = append(order, toolQperf)
+		tools = append(tools, toolQperf)
 	}
-	if i%2 == 1 {
-		for a, b := 0, len(order)-1; a < b; a, b = a+1, b-1 {
-			order[a], order[b] = order[b], order[a]
-		}
-	}
-	return order
+	return tools
 }
 
 // runAll runs every tool at every size, alternating the order so that a
 // drift in the machine's load does not favour one tool.
 func runAll(ctx context.Context, r runner, c config, stderr io.Writer) ([]runResult, error) {
-	var runs []runResult
-	total := len(c.sizes) * c.runs * len(r.tools(0))
-	for _, size := range c.sizes {
-		for i := range c.runs {
-			for _, tool := range r.tools(i) {
-				res, err := r.measure(ctx, tool, size)
-				if err != nil && ctx.Err() == nil {
-					// A run can fail for a reason outside the tools (a
-					// stranger killing a server on a shared machine): once.
-					fmt.Fprintf(stderr, "netbench: %v\nnetbench: repeating this run once\n", err)
-					first := err.Error()
-					res, err = r.measure(ctx, tool, size)
-					res.RetriedAfter = first
-				}
-				if err != nil {
-					return runs, err
-				}
-				res.Run, res.Sequence = i+1, len(runs)+1
-				runs = append(runs, res)
-				fmt.Fprintf(stderr, "[%2d/%d] %s\n", res.Sequence, total, progressLine(res))
-			}
+	return benchkit.Sweep(ctx, c.sizes, c.runs, r.tools(), func(s benchkit.Step[int]) (runResult, error) {
+		res, err := r.measure(ctx, s.Tool, s.Key)
+		if err != nil && ctx.Err() == nil {
+			// A run can fail for a reason outside the tools (a stranger
+			// killing a server on a shared machine): once.
+			fmt.Fprintf(stderr, "netbench: %v\nnetbench: repeating this run once\n", err)
+			first := err.Error()
+			res, err = r.measure(ctx, s.Tool, s.Key)
+			res.RetriedAfter = first
 		}
-	}
-	return runs, nil
+		if err != nil {
+			return res, err
+		}
+		res.Run, res.Sequence = s.Run, s.Seq
+		fmt.Fprintf(stderr, "[%2d/%d] %s\n", res.Sequence, s.Total, progressLine(res))
+		return res, nil
+	})
 }
 
 // progressLine sums up a run on stderr while the harness works.
 func progressLine(r runResult) string {
-	us := func(v float64) string { return figure("%.1f µs", v) }
+	us := func(v float64) string { return benchkit.Figure("%.1f µs", v) }
 	return fmt.Sprintf("%-8s %5d B run %d: %6.0f RT/s  mean %8s  p50 %8s  p99 %9s  client CPU/RT %5.2f µs",
 		r.Tool, r.SizeBytes, r.Run, r.PerSecond, us(r.MeanUS), us(r.P50US), us(r.P99US), r.ClientCPUPerRoundTripUS)
 }
@@ -266,8 +220,8 @@ func writeHeader(w io.Writer, rep report, r runner) {
 	}
 	fmt.Fprintf(w, "latscope nettest vs %s: TCP round trips on loopback, %d connection, %s per run, %d run(s) of each tool, alternating\n",
 		tools, rep.Connections, time.Duration(rep.DurationS*float64(time.Second)), rep.RunsPerTool)
-	fmt.Fprintf(w, "machine: %s, %d cores; kernel %s; %s; %s (%s); %s (%s); latscope %s (commit %s)\n",
-		m.CPU, m.Cores, m.Kernel, m.Go, m.Sockperf, m.SockperfPackage, m.Qperf, m.QperfPackage, m.Latscope, m.Commit)
+	fmt.Fprintf(w, "machine: %s; %s (%s); %s (%s); latscope %s (commit %s)\n",
+		m.Summary(), m.Sockperf, m.SockperfPackage, m.Qperf, m.QperfPackage, m.Latscope, m.Commit)
 	pin := func(s string) string {
 		if s == "" {
 			return "not pinned"

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/latscope/latscope/probe/loadtest"
+	"github.com/latscope/latscope/scripts/benchkit"
 )
 
 // Synthetic runs (figures chosen to sit on and just past the limit): the
@@ -14,7 +17,8 @@ import (
 func TestCompare(t *testing.T) {
 	run := func(tool string, size int, p50, p99, mean, cpu float64) runResult {
 		return runResult{Tool: tool, SizeBytes: size, ClientCPUPerRoundTripUS: cpu, ServerCPUPerRoundTripUS: 2 * cpu,
-			measurement: measurement{P50US: p50, P99US: p99, MeanUS: mean, P90US: 1.5 * p50, P999US: 3 * p99, MaxUS: 10 * p99, PerSecond: 1e6 / mean}}
+			measurement: measurement{PerSecond: 1e6 / mean,
+				Latency: loadtest.Latency{P50US: p50, P99US: p99, MeanUS: mean, P90US: 1.5 * p50, P999US: 3 * p99, MaxUS: 10 * p99}}}
 	}
 	other := run(toolSockperf, 1024, 1, 1, 1, 1) // another size: ignored
 	runs := []runResult{
@@ -55,21 +59,21 @@ func TestCompare(t *testing.T) {
 	// No sockperf runs, or no qperf: a failed comparison without NaN in
 	// the JSON, and no qperf section.
 	c = compare(64, []runResult{run(toolLatscope, 64, 50, 90, 50, 20)})
-	if c.Pass || c.Qperf != nil || allPass([]comparison{c}) {
+	if c.Pass || c.Qperf != nil || benchkit.AllPass([]comparison{c}) {
 		t.Errorf("a comparison without sockperf runs: %+v", c)
 	}
 	if _, err := json.Marshal(c); err != nil {
 		t.Errorf("JSON of an empty comparison: %v", err)
 	}
-	if allPass(nil) {
+	if benchkit.AllPass[comparison](nil) {
 		t.Error("no comparison passed")
 	}
 }
 
 func TestWriteTable(t *testing.T) {
-	s := runResult{Tool: toolSockperf, SizeBytes: 64, measurement: measurement{P50US: 50, P99US: 90, MeanUS: 52, PerSecond: 19000}}
-	l := runResult{Tool: toolLatscope, SizeBytes: 64, measurement: measurement{P50US: 60, P99US: 140, MeanUS: 61, PerSecond: 16000}}
-	q := runResult{Tool: toolQperf, SizeBytes: 64, measurement: measurement{MeanUS: 55, PerSecond: 18000}}
+	s := runResult{Tool: toolSockperf, SizeBytes: 64, measurement: measurement{Latency: loadtest.Latency{P50US: 50, P99US: 90, MeanUS: 52}, PerSecond: 19000}}
+	l := runResult{Tool: toolLatscope, SizeBytes: 64, measurement: measurement{Latency: loadtest.Latency{P50US: 60, P99US: 140, MeanUS: 61}, PerSecond: 16000}}
+	q := runResult{Tool: toolQperf, SizeBytes: 64, measurement: measurement{Latency: loadtest.Latency{MeanUS: 55}, PerSecond: 18000}}
 	var b strings.Builder
 	if err := writeTable(&b, []comparison{compare(64, []runResult{s, l, q})}); err != nil {
 		t.Fatal(err)
@@ -123,14 +127,14 @@ func TestCommands(t *testing.T) {
 // qperf at either end; without qperf the two alternate.
 func TestToolOrder(t *testing.T) {
 	r := runner{qperf: "qperf"}
-	if got := r.tools(0); !slices.Equal(got, []string{toolSockperf, toolLatscope, toolQperf}) {
+	if got := benchkit.RunOrder(r.tools(), 0); !slices.Equal(got, []string{toolSockperf, toolLatscope, toolQperf}) {
 		t.Errorf("run 1: %v", got)
 	}
-	if got := r.tools(1); !slices.Equal(got, []string{toolQperf, toolLatscope, toolSockperf}) {
+	if got := benchkit.RunOrder(r.tools(), 1); !slices.Equal(got, []string{toolQperf, toolLatscope, toolSockperf}) {
 		t.Errorf("run 2: %v", got)
 	}
 	r.qperf = ""
-	if got := r.tools(1); !slices.Equal(got, []string{toolLatscope, toolSockperf}) {
+	if got := benchkit.RunOrder(r.tools(), 1); !slices.Equal(got, []string{toolLatscope, toolSockperf}) {
 		t.Errorf("run 2 without qperf: %v", got)
 	}
 }
@@ -145,7 +149,7 @@ func TestParseFlags(t *testing.T) {
 		t.Errorf("config %+v", c)
 	}
 	if c, _ := parseFlags(nil, &stderr); !slices.Equal(c.sizes, []int{64, 1024}) || c.runs != 3 || c.duration != 10*time.Second ||
-		c.serverCPUs != "0" || c.clientCPUs != "1" || !c.latscopeDefault || !strings.HasSuffix(c.out, "bench-out/nettest-vs-sockperf.json") {
+		c.serverCPUs != "0" || c.clientCPUs != "1" || c.latscope != "" || !strings.HasSuffix(c.Out, "bench-out/nettest-vs-sockperf.json") {
 		t.Errorf("defaults %+v", c)
 	}
 	for _, args := range [][]string{

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/latscope/latscope/probe/loadtest"
+	"github.com/latscope/latscope/probe/nettest"
 	"github.com/latscope/latscope/scripts/benchkit"
 )
 
@@ -23,13 +24,8 @@ type measurement struct {
 	RoundTrips int64   `json:"round_trips"`
 	Seconds    float64 `json:"seconds"`
 	PerSecond  float64 `json:"round_trips_per_s"`
-	MeanUS     float64 `json:"mean_us"`
-	P50US      float64 `json:"p50_us"`
-	P90US      float64 `json:"p90_us"`
-	P99US      float64 `json:"p99_us"`
-	P999US     float64 `json:"p999_us"`
-	MinUS      float64 `json:"min_us,omitempty"`
-	MaxUS      float64 `json:"max_us"`
+	loadtest.Latency
+	MinUS float64 `json:"min_us,omitempty"`
 	// AllRoundTrips counts every round trip of the process, warm-up
 	// included: the divisor of its CPU time.
 	AllRoundTrips int64 `json:"all_round_trips"`
@@ -91,8 +87,8 @@ func parseSockperf(out []byte) (measurement, error) {
 	return measurement{
 		RoundTrips: r.observations, Seconds: r.valid.seconds,
 		PerSecond: float64(r.observations) / r.valid.seconds,
-		MeanUS:    r.avgRTT, P50US: pct[0], P90US: pct[1], P99US: pct[2], P999US: pct[3],
-		MinUS: r.minUS, MaxUS: r.maxUS, AllRoundTrips: int64(r.total.received),
+		Latency:   loadtest.Latency{MeanUS: r.avgRTT, P50US: pct[0], P90US: pct[1], P99US: pct[2], P999US: pct[3], MaxUS: r.maxUS},
+		MinUS:     r.minUS, AllRoundTrips: int64(r.total.received),
 	}, nil
 }
 
@@ -234,7 +230,7 @@ func parseQperf(out []byte, seconds float64) (measurement, error) {
 		return measurement{}, err
 	}
 	rtt := 2 * q.OneWayUS
-	m := measurement{MeanUS: rtt, Seconds: seconds, PerSecond: 1e6 / rtt, AllRoundTrips: q.RecvMsgs}
+	m := measurement{Latency: loadtest.Latency{MeanUS: rtt}, Seconds: seconds, PerSecond: 1e6 / rtt, AllRoundTrips: q.RecvMsgs}
 	if q.RecvMsgs > 0 {
 		m.RoundTrips = q.RecvMsgs
 		m.PerSecond = float64(q.RecvMsgs) / seconds
@@ -305,41 +301,15 @@ func qperfMicroseconds(v string) (float64, error) {
 	return x * scale, nil
 }
 
-// latscopeReport is the part of `latscope nettest client --format json`
-// the harness reads.
-type latscopeReport struct {
-	Mode              string  `json:"mode"`
-	RequestBytes      int     `json:"request_bytes"`
-	ReplyBytes        int     `json:"reply_bytes"`
-	Connections       int     `json:"connections"`
-	Rate              float64 `json:"rate"`
-	Seconds           float64 `json:"seconds"`
-	RoundTrips        int64   `json:"round_trips"`
-	PerSecond         float64 `json:"round_trips_per_s"`
-	MeanUS            float64 `json:"mean_us"`
-	P50US             float64 `json:"p50_us"`
-	P90US             float64 `json:"p90_us"`
-	P99US             float64 `json:"p99_us"`
-	P999US            float64 `json:"p999_us"`
-	MaxUS             float64 `json:"max_us"`
-	CPUPerRoundTripUS float64 `json:"cpu_per_round_trip_us"`
-	Errors            int     `json:"errors"`
-	LostConnections   int     `json:"lost_connections"`
-}
-
 // parseLatscope reads latscope's report of a closed-loop sync test of size
 // bytes each way over one connection.
 func parseLatscope(out []byte, size int) (measurement, error) {
-	doc, err := benchkit.JSONStart(out)
-	if err != nil {
-		return measurement{}, fmt.Errorf("latscope output: %w", err)
-	}
-	var r latscopeReport
-	if err := json.Unmarshal(doc, &r); err != nil {
+	var r nettest.Report
+	if err := benchkit.DecodeJSON(out, &r); err != nil {
 		return measurement{}, fmt.Errorf("latscope output: %w", err)
 	}
 	switch {
-	case r.Mode != "sync" || r.Rate != 0:
+	case r.Mode != nettest.Sync.String() || r.Rate != 0:
 		return measurement{}, fmt.Errorf("latscope output: mode %q at rate %g, want a closed-loop sync test", r.Mode, r.Rate)
 	case r.RequestBytes != size || r.ReplyBytes != size:
 		return measurement{}, fmt.Errorf("latscope output: %d-byte requests, %d-byte replies, want %d each way", r.RequestBytes, r.ReplyBytes, size)
@@ -351,8 +321,7 @@ func parseLatscope(out []byte, size int) (measurement, error) {
 		return measurement{}, fmt.Errorf("latscope output: %d errors, %d lost connections", r.Errors, r.LostConnections)
 	}
 	return measurement{
-		RoundTrips: r.RoundTrips, Seconds: r.Seconds, PerSecond: r.PerSecond, MeanUS: r.MeanUS,
-		P50US: r.P50US, P90US: r.P90US, P99US: r.P99US, P999US: r.P999US, MaxUS: r.MaxUS,
+		RoundTrips: r.RoundTrips, Seconds: r.Seconds, PerSecond: r.PerSecond, Latency: r.Latency,
 		AllRoundTrips: r.RoundTrips, SelfCPUPerRoundTripUS: r.CPUPerRoundTripUS,
 	}, nil
 }

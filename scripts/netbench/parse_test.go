@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/latscope/latscope/probe/loadtest"
 )
 
 func readTestdata(t testing.TB, name string) []byte {
@@ -44,12 +46,12 @@ func TestParseSockperfReal(t *testing.T) {
 		want measurement
 	}{
 		{"sockperf-3.7-pingpong-tcp-fullrtt-m64.txt", measurement{
-			RoundTrips: 22617, Seconds: 1.55, PerSecond: 22617 / 1.55, MeanUS: 68.519,
-			P50US: 67.360, P90US: 76.123, P99US: 95.662, P999US: 131.135, MinUS: 23.414, MaxUS: 3150.220, AllRoundTrips: 28593,
+			RoundTrips: 22617, Seconds: 1.55, PerSecond: 22617 / 1.55, Latency: loadtest.Latency{MeanUS: 68.519,
+				P50US: 67.360, P90US: 76.123, P99US: 95.662, P999US: 131.135, MaxUS: 3150.220}, MinUS: 23.414, AllRoundTrips: 28593,
 		}},
 		{"sockperf-3.7-pingpong-tcp-fullrtt-m1024.txt", measurement{
-			RoundTrips: 26014, Seconds: 1.55, PerSecond: 26014 / 1.55, MeanUS: 59.576,
-			P50US: 57.154, P90US: 70.124, P99US: 81.711, P999US: 112.306, MinUS: 16.033, MaxUS: 2505.259, AllRoundTrips: 34023,
+			RoundTrips: 26014, Seconds: 1.55, PerSecond: 26014 / 1.55, Latency: loadtest.Latency{MeanUS: 59.576,
+				P50US: 57.154, P90US: 70.124, P99US: 81.711, P999US: 112.306, MaxUS: 2505.259}, MinUS: 16.033, AllRoundTrips: 34023,
 		}},
 	} {
 		t.Run(c.file, func(t *testing.T) {
@@ -119,7 +121,7 @@ func TestParseQperfReal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkMeasurement(t, m, measurement{RoundTrips: 35935, AllRoundTrips: 35935, Seconds: 2, PerSecond: 35935 / 2.0, MeanUS: 55.6})
+	checkMeasurement(t, m, measurement{RoundTrips: 35935, AllRoundTrips: 35935, Seconds: 2, PerSecond: 35935 / 2.0, Latency: loadtest.Latency{MeanUS: 55.6}})
 	// Independent check: qperf's count over its 2 s agrees with its mean
 	// (3 significant digits) within 0.2 %.
 	if got := 2e6 / m.MeanUS; math.Abs(got/float64(m.RoundTrips)-1) > 0.002 {
@@ -131,7 +133,7 @@ func TestParseQperfReal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkMeasurement(t, m, measurement{RoundTrips: 35211, AllRoundTrips: 35211, Seconds: 2, PerSecond: 1e6 / 56.8, MeanUS: 56.8})
+	checkMeasurement(t, m, measurement{RoundTrips: 35211, AllRoundTrips: 35211, Seconds: 2, PerSecond: 1e6 / 56.8, Latency: loadtest.Latency{MeanUS: 56.8}})
 
 	if _, err := parseQperf(readTestdata(t, "qperf-0.4.11-refused.txt"), 2); err == nil || !strings.Contains(err.Error(), "127.0.0.1: failed to connect") {
 		t.Errorf("refused: err %v", err)
@@ -168,8 +170,9 @@ func TestParseLatscopeReal(t *testing.T) {
 	}
 	checkMeasurement(t, m, measurement{
 		RoundTrips: 31488, AllRoundTrips: 31488, Seconds: 1.9999222300000001, PerSecond: 15744.612229246533,
-		MeanUS: 63.36120909552844, P50US: 62.41507217599345, P90US: 86.92694308910269, P99US: 112.24863643581152,
-		P999US: 146.3649356468334, MaxUS: 2407.911, SelfCPUPerRoundTripUS: 30.77762957317073,
+		Latency: loadtest.Latency{MeanUS: 63.36120909552844, P50US: 62.41507217599345, P90US: 86.92694308910269,
+			P99US: 112.24863643581152, P999US: 146.3649356468334, MaxUS: 2407.911},
+		SelfCPUPerRoundTripUS: 30.77762957317073,
 	})
 	if got := float64(m.RoundTrips) / m.Seconds; !near(got, m.PerSecond) {
 		t.Errorf("round trips / seconds = %v, per second %v", got, m.PerSecond)
