@@ -10,7 +10,7 @@ import (
 func sweep(rows ...[3]float64) []Stats {
 	var out []Stats
 	for _, r := range rows {
-		out = append(out, Stats{Concurrency: int(r[0]), Seconds: 10, Ops: int64(r[1] * 10), IOPS: r[1], P99US: r[2]})
+		out = append(out, Stats{Concurrency: int(r[0]), Seconds: 10, Ops: int64(r[1] * 10), IOPS: r[1], Latency: Latency{P99US: r[2]}})
 	}
 	return out
 }
@@ -19,7 +19,7 @@ func sweep(rows ...[3]float64) []Stats {
 func rates(rows ...[3]float64) []Stats {
 	var out []Stats
 	for _, r := range rows {
-		out = append(out, Stats{Concurrency: 64, Rate: r[0], Seconds: 10, Ops: int64(r[1] * 10), IOPS: r[1], P99US: r[2]})
+		out = append(out, Stats{Concurrency: 64, Rate: r[0], Seconds: 10, Ops: int64(r[1] * 10), IOPS: r[1], Latency: Latency{P99US: r[2]}})
 	}
 	return out
 }
@@ -59,7 +59,7 @@ func TestFindKnee(t *testing.T) {
 			Words{}, 2, "16 workers gave only 20 % more ops/s than 4 (4.0× the load: at least 21 % more expected, 10 % per doubling)"},
 		// The 1-worker step ran too few operations: the 2-worker step is
 		// the reference, and its p99 is what later steps are held to.
-		{"too few operations", append([]Stats{{Concurrency: 1, Seconds: 1, Ops: 99, IOPS: 99, P99US: 50}},
+		{"too few operations", append([]Stats{{Concurrency: 1, Seconds: 1, Ops: 99, IOPS: 99, Latency: Latency{P99US: 50}}},
 			sweep([3]float64{2, 1950, 210}, [3]float64{4, 3800, 400})...),
 			Words{}, -1, ""},
 		{"repeated concurrency judged by p99 only", sweep([3]float64{4, 3800, 200}, [3]float64{4, 3000, 300}, [3]float64{4, 3000, 460}),

@@ -17,7 +17,7 @@ func queueSteps(serviceUS float64, rhos []float64, noise float64, rng *rand.Rand
 		if noise > 0 {
 			r *= 1 + noise*rng.NormFloat64()
 		}
-		out = append(out, Stats{Concurrency: 64, Rate: x, Seconds: 10, Ops: int64(10 * x), IOPS: x, MeanUS: r})
+		out = append(out, Stats{Concurrency: 64, Rate: x, Seconds: 10, Ops: int64(10 * x), IOPS: x, Latency: Latency{MeanUS: r}})
 	}
 	return out
 }
@@ -82,7 +82,7 @@ func TestFitQueueOnParallelChannels(t *testing.T) {
 	for _, rho := range []float64{0.1, 0.3, 0.5, 0.7, 0.8, 0.9} {
 		x := rho * k / (serviceUS / 1e6)
 		r := serviceUS + erlangC(k, rho*k)*serviceUS/(k*(1-rho))
-		steps = append(steps, Stats{Concurrency: 64, Rate: x, Seconds: 10, Ops: int64(10 * x), IOPS: x, MeanUS: r})
+		steps = append(steps, Stats{Concurrency: 64, Rate: x, Seconds: 10, Ops: int64(10 * x), IOPS: x, Latency: Latency{MeanUS: r}})
 	}
 	q, ok := FitQueue(steps)
 	if !ok {

@@ -19,17 +19,7 @@ type Stats struct {
 	Ops     int64   `json:"ops"`
 	IOPS    float64 `json:"iops"`
 	MBs     float64 `json:"mb_s"`
-	// MeanUS is exact: the histogram's sum is exact for recorded latencies.
-	MeanUS float64 `json:"mean_us"`
-	// Percentiles interpolate linearly inside the histogram bucket that
-	// holds them (1.1 % wide buckets at scale 6) and never exceed MaxUS.
-	P50US  float64 `json:"p50_us"`
-	P90US  float64 `json:"p90_us"`
-	P99US  float64 `json:"p99_us"`
-	P999US float64 `json:"p999_us"`
-	// MaxUS is the exact maximum (Step.Max); when the step did not record
-	// one, the upper edge of the highest non-empty bucket.
-	MaxUS      float64 `json:"max_us"`
+	Latency
 	CPUPerOpUS float64 `json:"cpu_per_op_us"`
 	// LittleConcurrency is Little's law L = X·R: operations per second times
 	// the mean latency in seconds, the mean number of operations in flight.
@@ -42,17 +32,17 @@ type Stats struct {
 // stays flat), and so do the benchmark harnesses that compare latscope's
 // figures with other tools'.
 type Latency struct {
+	// MeanUS is exact: the histogram's sum is exact for recorded latencies.
 	MeanUS float64 `json:"mean_us"`
+	// Percentiles interpolate linearly inside the histogram bucket that
+	// holds them (1.1 % wide buckets at scale 6) and never exceed MaxUS.
 	P50US  float64 `json:"p50_us"`
 	P90US  float64 `json:"p90_us"`
 	P99US  float64 `json:"p99_us"`
 	P999US float64 `json:"p999_us"`
-	MaxUS  float64 `json:"max_us"`
-}
-
-// LatencyFigures returns the step's latency figures.
-func (s Stats) LatencyFigures() Latency {
-	return Latency{MeanUS: s.MeanUS, P50US: s.P50US, P90US: s.P90US, P99US: s.P99US, P999US: s.P999US, MaxUS: s.MaxUS}
+	// MaxUS is the exact maximum (Step.Max); when the step did not record
+	// one, the upper edge of the highest non-empty bucket.
+	MaxUS float64 `json:"max_us"`
 }
 
 // Closed reports whether the step ran a closed loop (no intended rate).

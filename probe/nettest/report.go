@@ -62,7 +62,7 @@ func NewReport(res Result, whatIf *WhatIf) Report {
 	r := Report{
 		Tool: "latscope nettest", Server: cfg.Addr, Mode: cfg.Mode.String(), RequestBytes: cfg.Request,
 		ReplyBytes: cfg.Reply, Connections: cfg.Connections, Rate: cfg.Rate, Seconds: st.Seconds,
-		RoundTrips: st.Ops, PerSecond: st.IOPS, MBs: st.MBs, Latency: st.LatencyFigures(), CPUPerRoundTripUS: st.CPUPerOpUS,
+		RoundTrips: st.Ops, PerSecond: st.IOPS, MBs: st.MBs, Latency: st.Latency, CPUPerRoundTripUS: st.CPUPerOpUS,
 		Errors: res.Errors, LostConnections: res.Lost, Placement: res.Placement, WhatIf: whatIf,
 	}
 	if cfg.Mode == Connect {

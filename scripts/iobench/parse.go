@@ -153,6 +153,6 @@ func parseLatscope(out []byte, concurrency, bs int) (measurement, error) {
 		return measurement{}, fmt.Errorf("latscope output: %d failed reads", s.Errors)
 	}
 	return measurement{
-		Ops: s.Ops, Seconds: s.Seconds, IOPS: s.IOPS, Latency: s.LatencyFigures(), SelfCPUPerOpUS: s.CPUPerOpUS,
+		Ops: s.Ops, Seconds: s.Seconds, IOPS: s.IOPS, Latency: s.Latency, SelfCPUPerOpUS: s.CPUPerOpUS,
 	}, nil
 }
