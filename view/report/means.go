@@ -6,7 +6,6 @@ import (
 	"math"
 	"strconv"
 	"text/tabwriter"
-	"time"
 
 	"github.com/latscope/latscope/stream"
 )
@@ -49,46 +48,24 @@ func summariseMean(s *stream.MeanSeries) Mean {
 	if s.Count > 0 {
 		out.MeanUs = ptr(s.Mean() / 1e3)
 	}
-	var origin time.Time
-	observed := 0.0
-	for i, p := range s.Points {
-		if i == 0 {
-			origin = p.Start
-		}
-		iv := Interval{OffsetS: p.Start.Sub(origin).Seconds(), Seconds: p.Duration.Seconds(), Gap: p.Gap}
-		if !p.Relative {
-			iv.Start = ptr(p.Start.Format(time.RFC3339Nano))
-		}
+	if rate := s.Rate(); !math.IsNaN(rate) {
+		out.PerS = ptr(rate)
+	}
+	if lo, hi, ok := s.MeanRange(); ok {
+		out.MinIntervalMeanUs, out.MaxIntervalMeanUs = ptr(lo/1e3), ptr(hi/1e3)
+	}
+	for _, p := range s.Points {
+		iv := newInterval(p.Start, s.Points[0].Start, p.Duration, p.Relative, p.Gap)
 		if !p.Gap {
-			observed += iv.Seconds
 			iv.Count, iv.SumUs = p.Count, us(p.Sum)
 		}
-		if !p.Gap && p.Count > 0 {
-			m := p.Mean(s.Unit) / 1e3
-			if out.MinIntervalMeanUs == nil || m < *out.MinIntervalMeanUs {
-				out.MinIntervalMeanUs = ptr(m)
-			}
-			if out.MaxIntervalMeanUs == nil || m > *out.MaxIntervalMeanUs {
-				out.MaxIntervalMeanUs = ptr(m)
-			}
-		}
 		out.Intervals = append(out.Intervals, iv)
-	}
-	if observed > 0 {
-		out.PerS = ptr(s.Count / observed)
 	}
 	return out
 }
 
-func (m Mean) name() string {
-	name := m.Event
-	if m.Instance != "" {
-		name += " @" + m.Instance
-	}
-	if m.Source != "" {
-		name += " [" + m.Source + "]"
-	}
-	return name
+func (m Mean) key() stream.Key {
+	return stream.Key{Event: m.Event, Instance: m.Instance, Source: m.Source}
 }
 
 // writeMeansTable writes the means section of the human table.
@@ -96,7 +73,7 @@ func writeMeansTable(w io.Writer, means []Mean, o Options) {
 	fmt.Fprintln(w, meansTitle)
 	for _, m := range means {
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, m.name())
+		fmt.Fprintln(w, m.key())
 		rate := "-"
 		if m.PerS != nil {
 			rate = strconv.FormatFloat(*m.PerS, 'f', 1, 64)

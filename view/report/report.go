@@ -93,6 +93,16 @@ type Interval struct {
 	SumUs   float64 `json:"sum_us"`
 }
 
+// newInterval starts the row of one window: its start (none without a wall
+// clock), its offset from the series' first window and its length.
+func newInterval(start, origin time.Time, d time.Duration, relative, gap bool) Interval {
+	iv := Interval{OffsetS: start.Sub(origin).Seconds(), Seconds: d.Seconds(), Gap: gap}
+	if !relative {
+		iv.Start = ptr(start.Format(time.RFC3339Nano))
+	}
+	return iv
+}
+
 // Build summarises the recording; diag (may be nil) adds skipped-input
 // counts and warnings.
 func Build(rec *stream.Recording, diag *input.Diagnostics) Report {
@@ -110,6 +120,10 @@ func Build(rec *stream.Recording, diag *input.Diagnostics) Report {
 		r.Means = append(r.Means, summariseMean(m))
 	}
 	return r
+}
+
+func (s Series) key() stream.Key {
+	return stream.Key{Event: s.Event, Instance: s.Instance, Source: s.Source}
 }
 
 func summarise(s *stream.Series) Series {
@@ -131,15 +145,8 @@ func summarise(s *stream.Series) Series {
 	if t.IsCustom() {
 		out.Buckets = nativeBuckets(t)
 	}
-	var origin time.Time
-	for i, p := range s.Points {
-		if i == 0 {
-			origin = p.Start
-		}
-		iv := Interval{OffsetS: p.Start.Sub(origin).Seconds(), Seconds: p.Duration.Seconds(), Gap: p.Gap}
-		if !p.Relative {
-			iv.Start = ptr(p.Start.Format(time.RFC3339Nano))
-		}
+	for _, p := range s.Points {
+		iv := newInterval(p.Start, s.Points[0].Start, p.Duration, p.Relative, p.Gap)
 		if p.Hist != nil {
 			iv.Count = p.Hist.Count()
 			iv.SumUs = p.Hist.Unit.Nanos(p.Hist.Sum) / 1e3

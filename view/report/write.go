@@ -146,13 +146,7 @@ func WriteTable(w io.Writer, r Report, o Options) error {
 }
 
 func writeSeriesTable(w io.Writer, s Series, o Options) {
-	name := s.Event
-	if s.Instance != "" {
-		name += " @" + s.Instance
-	}
-	if s.Source != "" {
-		name += " [" + s.Source + "]"
-	}
+	name := s.key().String()
 	if s.Idle {
 		name += "  (idle wait)"
 	}

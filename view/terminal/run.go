@@ -104,7 +104,7 @@ func Run(ctx context.Context, feed <-chan stream.Interval, o Options) error {
 type viewer struct {
 	o     Options
 	grid  *stream.Grid
-	means MeanTracker
+	means *stream.MeanTracker
 	show  Show
 	scale heatmap.Scale
 
@@ -140,7 +140,7 @@ type viewer struct {
 }
 
 func newViewer(o Options) *viewer {
-	v := &viewer{o: o, grid: stream.NewGrid(o.ColumnWidth), show: o.Show, scale: o.Scale, newline: "\n"}
+	v := &viewer{o: o, grid: stream.NewGrid(o.ColumnWidth), means: newMeanTracker(), show: o.Show, scale: o.Scale, newline: "\n"}
 	// A raw-mode terminal does not turn \n into \r\n.
 	if _, raw := o.Keys.(*TTY); raw || o.FullScreen {
 		v.newline = "\r\n"
@@ -178,7 +178,7 @@ func (v *viewer) printAll() error {
 		v.appendLines(v.screen.Bytes(), true)
 		v.write(v.out.Bytes())
 	}
-	if means := v.means.Lines(); len(means) > 0 {
+	if means := meanLines(v.means); len(means) > 0 {
 		v.screen.Reset()
 		RenderMeans(&v.screen, means, w, len(means)+1, v.o.Plain)
 		v.out.Reset()
@@ -517,7 +517,7 @@ func (v *viewer) render() {
 	v.width, v.height = v.size()
 	// Mean series take a line each under the map, at most a third of the
 	// screen.
-	means := v.means.Lines()
+	means := meanLines(v.means)
 	reserved := MeanLinesNeeded(len(means), v.height/3)
 	defer RenderMeans(&v.screen, means, v.width, reserved, v.o.Plain)
 	cols, rows := Layout(v.width, v.height-reserved, v.show)
