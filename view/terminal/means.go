@@ -7,7 +7,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -88,7 +87,7 @@ func meanLine(l MeanLine, width int, plain bool) string {
 	if !math.IsNaN(l.LastRate) {
 		rate = formatMeanRate(l.LastRate) + "/s"
 	}
-	figures := fmt.Sprintf(" mean %s %s", meanText(l.LastMean), rate)
+	figures := fmt.Sprintf(" mean %s %s", latency(l.LastMean), rate)
 	name := l.Name
 	nameW := min(utf8.RuneCountInString(name), max(width/3, 12))
 	sparkW := width - nameW - utf8.RuneCountInString(figures) - 2
@@ -97,13 +96,6 @@ func meanLine(l MeanLine, width int, plain bool) string {
 	}
 	recent := l.Recent[max(0, len(l.Recent)-sparkW):]
 	return clip(clip(name, nameW)+"  "+sparkline(recent, plain)+figures, width)
-}
-
-func meanText(ns float64) string {
-	if math.IsNaN(ns) {
-		return "-"
-	}
-	return hist.FormatDuration(ns)
 }
 
 func formatMeanRate(v float64) string {
