@@ -6,6 +6,7 @@
 package heatmap
 
 import (
+	"fmt"
 	"math"
 	"time"
 
@@ -48,6 +49,17 @@ func (s Scale) String() string {
 		return "log"
 	}
 	return "linear"
+}
+
+// ParseScale reads a scale's name: linear or log.
+func ParseScale(name string) (Scale, error) {
+	switch name {
+	case "linear":
+		return Linear, nil
+	case "log":
+		return Log, nil
+	}
+	return Linear, fmt.Errorf("scale %q: want linear or log", name)
 }
 
 // Levels is the number of colour levels above zero, as in OraLatencyMap.

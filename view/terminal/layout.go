@@ -1,6 +1,10 @@
 package terminal
 
-import "github.com/latscope/latscope/view/heatmap"
+import (
+	"fmt"
+
+	"github.com/latscope/latscope/view/heatmap"
+)
 
 // Show selects which maps a screen shows.
 type Show int
@@ -21,6 +25,19 @@ func (s Show) String() string {
 		return "intensity"
 	}
 	return "both"
+}
+
+// ParseShow reads what a screen shows: both, frequency or intensity.
+func ParseShow(name string) (Show, error) {
+	switch name {
+	case "both":
+		return Both, nil
+	case "frequency":
+		return FrequencyOnly, nil
+	case "intensity":
+		return IntensityOnly, nil
+	}
+	return Both, fmt.Errorf("show %q: want both, frequency or intensity", name)
 }
 
 // modes returns the maps shown, top first.
