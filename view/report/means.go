@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/latscope/latscope/stream"
@@ -19,12 +20,7 @@ const meansTitle = "Means (no distribution: count and total per interval)"
 // Latencies are in microseconds; nil means no events. Interval means are the
 // smallest and largest per-interval mean over intervals with events.
 type Mean struct {
-	Event             string     `json:"event"`
-	Instance          string     `json:"instance"`
-	Source            string     `json:"source,omitempty"`
-	Sources           []string   `json:"sources"`
-	Unit              string     `json:"unit"`
-	SourceUnit        string     `json:"source_unit"`
+	SeriesHeader
 	Count             float64    `json:"count"`
 	PerS              *float64   `json:"per_s"`
 	SumUs             float64    `json:"sum_us"`
@@ -38,13 +34,7 @@ type Mean struct {
 // observed time (gaps excluded).
 func summariseMean(s *stream.MeanSeries) Mean {
 	us := func(v float64) float64 { return s.Unit.Nanos(v) / 1e3 }
-	out := Mean{
-		Event: s.Key.Event, Instance: s.Key.Instance, Source: s.Key.Source, Sources: s.Sources,
-		Unit: "us", SourceUnit: s.Unit.String(), Count: s.Count, SumUs: us(s.Sum), Intervals: []Interval{},
-	}
-	if out.Sources == nil {
-		out.Sources = []string{}
-	}
+	out := Mean{SeriesHeader: newSeriesHeader(s.Key, s.Sources, s.Unit), Count: s.Count, SumUs: us(s.Sum), Intervals: []Interval{}}
 	if s.Count > 0 {
 		out.MeanUs = ptr(s.Mean() / 1e3)
 	}
@@ -62,10 +52,6 @@ func summariseMean(s *stream.MeanSeries) Mean {
 		out.Intervals = append(out.Intervals, iv)
 	}
 	return out
-}
-
-func (m Mean) key() stream.Key {
-	return stream.Key{Event: m.Event, Instance: m.Instance, Source: m.Source}
 }
 
 // writeMeansTable writes the means section of the human table.
@@ -95,10 +81,7 @@ func writeIntervalRows(w io.Writer, ivs []Interval) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "  start\tseconds\tevents\tevents/s\tmean\t")
 	for _, iv := range ivs {
-		start := fmt.Sprintf("+%.1fs", iv.OffsetS)
-		if iv.Start != nil {
-			start = *iv.Start
-		}
+		start := iv.startOr(fmt.Sprintf("+%.1fs", iv.OffsetS))
 		if iv.Gap {
 			fmt.Fprintf(tw, "  %s\t%.3f\tno data\t\t\t\n", start, iv.Seconds)
 			continue
@@ -116,11 +99,7 @@ func joinOrDash(ss []string) string {
 	if len(ss) == 0 {
 		return "-"
 	}
-	out := ss[0]
-	for _, s := range ss[1:] {
-		out += ", " + s
-	}
-	return out
+	return strings.Join(ss, ", ")
 }
 
 // meanCSVHeader extends the CSV header when the report has mean series, so
@@ -130,29 +109,22 @@ var meanCSVHeader = []string{"per_s", "min_interval_mean_us", "max_interval_mean
 // meanCSVRows returns the "mean" and "mean_interval" rows of one mean series
 // in the long CSV's columns plus meanCSVHeader's.
 func meanCSVRows(m Mean) [][]string {
-	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	opt := func(v *float64) string {
 		if v == nil || math.IsNaN(*v) {
 			return ""
 		}
-		return num(*v)
+		return csvNumber(*v)
 	}
-	id := []string{m.Event, m.Instance, m.Source}
-	row := func(kind string, rest ...string) []string { return append(append([]string{kind}, id...), rest...) }
-	rows := [][]string{row("mean", "", "", "", "", "", num(m.Count), num(m.SumUs), "true", opt(m.MeanUs), "", "", "",
+	rows := [][]string{m.csvRow("mean", "", "", "", "", "", csvNumber(m.Count), csvNumber(m.SumUs), "true", opt(m.MeanUs), "", "", "",
 		opt(m.PerS), opt(m.MinIntervalMeanUs), opt(m.MaxIntervalMeanUs))}
 	for _, iv := range m.Intervals {
-		start := ""
-		if iv.Start != nil {
-			start = *iv.Start
-		}
-		count, sum, mean := num(iv.Count), num(iv.SumUs), ""
+		count, sum, mean := csvNumber(iv.Count), csvNumber(iv.SumUs), ""
 		if iv.Gap {
 			count, sum = "", ""
 		} else if iv.Count > 0 {
-			mean = num(iv.SumUs / iv.Count)
+			mean = csvNumber(iv.SumUs / iv.Count)
 		}
-		rows = append(rows, row("mean_interval", start, num(iv.OffsetS), num(iv.Seconds), "", "", count, sum, "", mean, "", "", "", "", "", ""))
+		rows = append(rows, m.csvRow("mean_interval", iv.startOr(""), csvNumber(iv.OffsetS), csvNumber(iv.Seconds), "", "", count, sum, "", mean, "", "", "", "", "", ""))
 	}
 	return rows
 }

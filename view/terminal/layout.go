@@ -2,6 +2,7 @@ package terminal
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/latscope/latscope/view/heatmap"
 )
@@ -16,26 +17,21 @@ const (
 	IntensityOnly
 )
 
+// showNames name what a screen shows, as --show takes them.
+var showNames = [...]string{Both: "both", FrequencyOnly: "frequency", IntensityOnly: "intensity"}
+
 // String returns "both", "frequency" or "intensity".
 func (s Show) String() string {
-	switch s {
-	case FrequencyOnly:
-		return "frequency"
-	case IntensityOnly:
-		return "intensity"
+	if s < 0 || int(s) >= len(showNames) {
+		return showNames[Both]
 	}
-	return "both"
+	return showNames[s]
 }
 
 // ParseShow reads what a screen shows: both, frequency or intensity.
 func ParseShow(name string) (Show, error) {
-	switch name {
-	case "both":
-		return Both, nil
-	case "frequency":
-		return FrequencyOnly, nil
-	case "intensity":
-		return IntensityOnly, nil
+	if i := slices.Index(showNames[:], name); i >= 0 {
+		return Show(i), nil
 	}
 	return Both, fmt.Errorf("show %q: want both, frequency or intensity", name)
 }
