@@ -354,6 +354,28 @@ func TestFormatDuration(t *testing.T) {
 	}
 }
 
+func TestFormatLatency(t *testing.T) {
+	for _, c := range []struct {
+		ns   float64
+		want string
+	}{{math.NaN(), "-"}, {math.Inf(1), "-"}, {math.Inf(-1), "-"}, {0, "0"}, {1500, "1.5µs"}, {4e9, "4s"}, {3 * 3600e9, "3h0m0s"}} {
+		if got := FormatLatency(c.ns, "-"); got != c.want {
+			t.Errorf("FormatLatency(%g) = %q, want %q", c.ns, got, c.want)
+		}
+	}
+}
+
+func TestFormatSignificant(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		want string
+	}{{0, "0"}, {0.25, "0.25"}, {0.004, "0"}, {1.005, "1"}, {9.999, "10"}, {12.34, "12.3"}, {-12.34, "-12.3"}, {456.7, "457"}, {1234, "1234"}} {
+		if got := FormatSignificant(c.v); got != c.want {
+			t.Errorf("FormatSignificant(%g) = %q, want %q", c.v, got, c.want)
+		}
+	}
+}
+
 func TestParseUnit(t *testing.T) {
 	for in, want := range map[string]Unit{"millisec": Millisecond, "microsec": Microsecond, "nanosec": Nanosecond, "US": Microsecond, "µs": Microsecond} {
 		if got, err := ParseUnit(in); err != nil || got != want {

@@ -9,6 +9,7 @@ package hist
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -76,37 +77,47 @@ func ParseUnit(s string) (Unit, error) {
 }
 
 // FormatDuration prints a latency given in nanoseconds in a human unit with
-// three significant digits: 512ns, 1.02µs, 65.5µs, 8.19ms, 1.05s.
+// three significant digits: 512ns, 1.02µs, 65.5µs, 8.19ms, 1.05s. It is the
+// one latency format of every view.
 func FormatDuration(ns float64) string {
 	abs := math.Abs(ns)
 	switch {
 	case abs == 0:
 		return "0"
 	case abs < 1e3:
-		return trimFloat(ns) + "ns"
+		return FormatSignificant(ns) + "ns"
 	case abs < 1e6:
-		return trimFloat(ns/1e3) + "µs"
+		return FormatSignificant(ns/1e3) + "µs"
 	case abs < 1e9:
-		return trimFloat(ns/1e6) + "ms"
+		return FormatSignificant(ns/1e6) + "ms"
 	case abs < 100e9:
-		return trimFloat(ns/1e9) + "s"
+		return FormatSignificant(ns/1e9) + "s"
 	default:
 		// Long totals read better as 3h51m than as 13881s.
 		return time.Duration(ns).Round(time.Second).String()
 	}
 }
 
-// trimFloat prints v with three significant digits and no trailing zeros.
-func trimFloat(v float64) string {
-	var s string
+// FormatLatency prints a latency in nanoseconds as FormatDuration does, or
+// none when there is none to print: NaN (no events) or an infinity.
+func FormatLatency(ns float64, none string) string {
+	if math.IsNaN(ns) || math.IsInf(ns, 0) {
+		return none
+	}
+	return FormatDuration(ns)
+}
+
+// FormatSignificant prints v with three significant digits below 1000 (no
+// decimals above) and no trailing zeros: 0.25, 12.3, 456, 1234.
+func FormatSignificant(v float64) string {
+	decimals := 2
 	switch a := math.Abs(v); {
 	case a >= 100:
-		s = fmt.Sprintf("%.0f", v)
+		decimals = 0
 	case a >= 10:
-		s = fmt.Sprintf("%.1f", v)
-	default:
-		s = fmt.Sprintf("%.2f", v)
+		decimals = 1
 	}
+	s := strconv.FormatFloat(v, 'f', decimals, 64)
 	if strings.Contains(s, ".") {
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	}

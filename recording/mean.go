@@ -44,9 +44,7 @@ func (w *Writer) defineMean(m stream.SeriesMean) {
 	def := meanDef{id: uint64(len(w.means)), unit: m.Unit}
 	w.means[m.Key] = def
 	p := binary.AppendUvarint(w.payload[:0], def.id)
-	p = appendString(p, m.Key.Event)
-	p = appendString(p, m.Key.Instance)
-	p = appendString(p, m.Key.Source)
+	p = appendKey(p, m.Key)
 	p = binary.AppendUvarint(p, uint64(def.unit))
 	w.appendFrame(frameMeanSeries, p)
 }
@@ -88,16 +86,10 @@ type readerMean struct {
 func (r *Reader) defineMean(payload []byte) error {
 	d := decoder{b: payload}
 	id := d.uvarint("mean series id")
-	var m readerMean
-	m.key.Event = d.string("event")
-	m.key.Instance = d.string("instance")
-	m.key.Source = d.string("key source")
+	m := readerMean{key: d.key()}
 	m.unit = hist.Unit(d.ubounded("unit", math.MaxInt64))
-	if d.err != nil {
-		return fmt.Errorf("mean series definition: %w", d.err)
-	}
-	if id != uint64(len(r.means)) {
-		return fmt.Errorf("mean series definition: id %d out of sequence (expected %d)", id, len(r.means))
+	if err := d.definition("mean series", id, len(r.means)); err != nil {
+		return err
 	}
 	if !m.unit.Valid() {
 		return fmt.Errorf("mean series definition %d (%s): %w: %d", id, m.key, hist.ErrBadUnit, int64(m.unit))
@@ -117,11 +109,8 @@ func (r *Reader) decodeMeans(d *decoder) []stream.SeriesMean {
 	// the payload cannot hold.
 	var out []stream.SeriesMean
 	for i := uint64(0); i < n && d.err == nil; i++ {
-		id := d.uvarint("mean series id")
-		if d.err == nil && id >= uint64(len(r.means)) {
-			d.fail("undefined mean series id %d", id)
-		}
-		if d.err != nil {
+		id, ok := d.ref("mean series id", len(r.means))
+		if !ok {
 			break
 		}
 		def := r.means[id]

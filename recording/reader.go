@@ -256,11 +256,8 @@ func (r *Reader) defineSource(payload []byte) error {
 	d := decoder{b: payload}
 	id := d.uvarint("source id")
 	name := d.string("source name")
-	if d.err != nil {
-		return fmt.Errorf("source definition: %w", d.err)
-	}
-	if id != uint64(len(r.sources)) {
-		return fmt.Errorf("source definition: id %d out of sequence (expected %d)", id, len(r.sources))
+	if err := d.definition("source", id, len(r.sources)); err != nil {
+		return err
 	}
 	r.sources = append(r.sources, readerSource{name: name, clock: newClock()})
 	return nil
@@ -269,16 +266,10 @@ func (r *Reader) defineSource(payload []byte) error {
 func (r *Reader) defineSeries(payload []byte) error {
 	d := decoder{b: payload}
 	id := d.uvarint("series id")
-	var s readerSeries
-	s.key.Event = d.string("event")
-	s.key.Instance = d.string("instance")
-	s.key.Source = d.string("key source")
+	s := readerSeries{key: d.key()}
 	s.grid = decodeGrid(&d)
-	if d.err != nil {
-		return fmt.Errorf("series definition: %w", d.err)
-	}
-	if id != uint64(len(r.series)) {
-		return fmt.Errorf("series definition: id %d out of sequence (expected %d)", id, len(r.series))
+	if err := d.definition("series", id, len(r.series)); err != nil {
+		return err
 	}
 	if err := checkGrid(s.grid); err != nil {
 		return fmt.Errorf("series definition %d (%s): %w", id, s.key, err)
@@ -354,11 +345,8 @@ func (r *Reader) decodeSeries(d *decoder) []stream.SeriesHist {
 	var out []stream.SeriesHist
 	var ids []uint64
 	for i := uint64(0); i < n && d.err == nil; i++ {
-		id := d.uvarint("series id")
-		if d.err == nil && id >= uint64(len(r.series)) {
-			d.fail("undefined series id %d", id)
-		}
-		if d.err != nil {
+		id, ok := d.ref("series id", len(r.series))
+		if !ok {
 			break
 		}
 		def := r.series[id]

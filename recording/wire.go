@@ -4,12 +4,19 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+
+	"github.com/latscope/latscope/stream"
 )
 
 // appendString appends a uvarint byte length and the bytes of s.
 func appendString(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)
+}
+
+// appendKey appends a series key: event, instance and source.
+func appendKey(b []byte, k stream.Key) []byte {
+	return appendString(appendString(appendString(b, k.Event), k.Instance), k.Source)
 }
 
 // appendFloat appends the IEEE 754 bits of v, little-endian.
@@ -68,6 +75,33 @@ func (d *decoder) varint(what string) int64 {
 	}
 	d.b = d.b[n:]
 	return v
+}
+
+// ref reads the id of one of the defined definitions so far; ok is false,
+// and the decoder failed, when the id is bad or undefined.
+func (d *decoder) ref(what string, defined int) (id uint64, ok bool) {
+	id = d.uvarint(what)
+	if d.err == nil && id >= uint64(defined) {
+		d.fail("undefined %s %d", what, id)
+	}
+	return id, d.err == nil
+}
+
+// key reads a series key: event, instance and source.
+func (d *decoder) key() stream.Key {
+	return stream.Key{Event: d.string("event"), Instance: d.string("instance"), Source: d.string("key source")}
+}
+
+// definition checks a definition frame: read whole, with the next id in
+// sequence.
+func (d *decoder) definition(what string, id uint64, next int) error {
+	if d.err != nil {
+		return fmt.Errorf("%s definition: %w", what, d.err)
+	}
+	if id != uint64(next) {
+		return fmt.Errorf("%s definition: id %d out of sequence (expected %d)", what, id, next)
+	}
+	return nil
 }
 
 // bounded reads a signed varint that must lie in [lo, hi].

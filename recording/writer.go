@@ -192,9 +192,7 @@ func (w *Writer) defineSeries(key stream.Key, first *hist.Histogram) {
 	def := seriesDef{id: uint64(len(w.series)), grid: gridOf(first)}
 	w.series[key] = def
 	p := binary.AppendUvarint(w.payload[:0], def.id)
-	p = appendString(p, key.Event)
-	p = appendString(p, key.Instance)
-	p = appendString(p, key.Source)
+	p = appendKey(p, key)
 	p = appendGrid(p, def.grid)
 	w.appendFrame(frameSeries, p)
 }

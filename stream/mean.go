@@ -1,11 +1,9 @@
 package stream
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
-	"time"
 
 	"github.com/latscope/latscope/hist"
 )
@@ -64,107 +62,4 @@ func (m SeriesMean) plus(b SeriesMean) SeriesMean {
 	m.Count += b.Count
 	m.Sum += b.Sum * float64(b.Unit) / float64(m.Unit)
 	return m
-}
-
-// MeanPoint is one mean series over one window.
-type MeanPoint struct {
-	Start    time.Time
-	Duration time.Duration
-	Relative bool
-	// Gap says the source could not observe this window.
-	Gap   bool
-	Count float64
-	// Sum is the total latency in the series' Unit.
-	Sum float64
-}
-
-// Mean returns the point's mean latency in nanoseconds, given the series'
-// unit (NaN without events).
-func (p MeanPoint) Mean(u hist.Unit) float64 {
-	return SeriesMean{Count: p.Count, Sum: p.Sum, Unit: u}.Mean()
-}
-
-// MeanSeries is one mean series across the recording.
-type MeanSeries struct {
-	Key     Key
-	Sources []string
-	Unit    hist.Unit
-	// Count and Sum total every point.
-	Count  float64
-	Sum    float64
-	Points []MeanPoint
-}
-
-// Mean returns the overall mean latency in nanoseconds.
-func (s *MeanSeries) Mean() float64 {
-	return SeriesMean{Count: s.Count, Sum: s.Sum, Unit: s.Unit}.Mean()
-}
-
-// MeanSeries builds every mean series of the recording, ordered by total
-// time (largest first), then by name. Each source's windows become points of
-// every mean series it reported, so a window with no calls reads as zero and
-// a gap as a gap.
-func (r *Recording) MeanSeries() []*MeanSeries {
-	ivs := r.Intervals()
-	series := map[Key]*MeanSeries{}
-	bySource := map[string][]Key{}
-	for _, iv := range ivs {
-		for _, m := range iv.Means {
-			s := series[m.Key]
-			if s == nil {
-				s = &MeanSeries{Key: m.Key, Unit: m.Unit}
-				series[m.Key] = s
-			}
-			if !slices.Contains(s.Sources, iv.Source) {
-				s.Sources = append(s.Sources, iv.Source)
-				bySource[iv.Source] = append(bySource[iv.Source], m.Key)
-			}
-			add := SeriesMean{Count: s.Count, Sum: s.Sum, Unit: s.Unit}.plus(m)
-			s.Count, s.Sum = add.Count, add.Sum
-		}
-	}
-	for _, iv := range ivs {
-		for _, k := range bySource[iv.Source] {
-			series[k].addPoint(iv)
-		}
-	}
-	out := make([]*MeanSeries, 0, len(series))
-	for _, s := range series {
-		out = append(out, s)
-	}
-	slices.SortStableFunc(out, func(a, b *MeanSeries) int {
-		if c := cmp.Compare(b.Unit.Nanos(b.Sum), a.Unit.Nanos(a.Sum)); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Key.String(), b.Key.String())
-	})
-	return out
-}
-
-// addPoint adds the interval's value of this series, summing it into the
-// previous point when the windows coincide (several sources, same clock).
-func (s *MeanSeries) addPoint(iv Interval) {
-	var v SeriesMean
-	for _, m := range iv.Means {
-		if m.Key == s.Key {
-			v = SeriesMean{Count: 0, Sum: 0, Unit: s.Unit}.plus(m)
-			break
-		}
-	}
-	if n := len(s.Points); n > 0 {
-		last := &s.Points[n-1]
-		if last.Start.Equal(iv.Start) && last.Duration == iv.Duration {
-			if !iv.Gap {
-				last.Gap = false
-				last.Count += v.Count
-				last.Sum += v.Sum
-			}
-			return
-		}
-	}
-	p := MeanPoint{Start: iv.Start, Duration: iv.Duration, Relative: iv.Relative, Gap: iv.Gap}
-	if !iv.Gap {
-		p.Count, p.Sum = v.Count, v.Sum
-	}
-	s.Points = append(s.Points, p)
 }

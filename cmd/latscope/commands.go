@@ -202,23 +202,12 @@ source the terminal view runs first and the file is written when it stops.`,
 			default:
 				return usagef("--format %q: want table, json or csv", format)
 			}
-			switch scale {
-			case "linear":
-				hc.Scale = heatmap.Linear
-			case "log":
-				hc.Scale = heatmap.Log
-			default:
-				return usagef("--scale %q: want linear or log", scale)
+			// The parsers name what they read ("scale"), which is the flag.
+			if hc.Scale, err = heatmap.ParseScale(scale); err != nil {
+				return usagef("--%w", err)
 			}
-			switch show {
-			case "both":
-				hc.Show = terminal.Both
-			case "frequency":
-				hc.Show = terminal.FrequencyOnly
-			case "intensity":
-				hc.Show = terminal.IntensityOnly
-			default:
-				return usagef("--show %q: want both, frequency or intensity", show)
+			if hc.Show, err = terminal.ParseShow(show); err != nil {
+				return usagef("--%w", err)
 			}
 			if speed < 0 {
 				return usagef("--speed must be positive")

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/latscope/latscope/flame"
+	"github.com/latscope/latscope/internal/htmlpage"
 )
 
 // The viewer's stylesheet and script, inlined into every page.
@@ -24,9 +25,6 @@ var (
 	//go:embed page.js
 	pageJS string
 )
-
-// contentSecurityPolicy forbids the page to fetch anything at all.
-const contentSecurityPolicy = `default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:`
 
 // Options tune the page. The zero value gives flamegraph.pl's defaults.
 type Options struct {
@@ -84,14 +82,8 @@ func Write(w io.Writer, p *flame.Profile, opts Options) error {
 	}
 	title := pageTitle(p, opts)
 	bw := bufio.NewWriterSize(w, 64<<10)
-	bw.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
-	bw.WriteString(`<meta http-equiv="Content-Security-Policy" content="` + contentSecurityPolicy + "\">\n")
-	bw.WriteString(`<meta name="viewport" content="width=device-width, initial-scale=1">` + "\n")
-	bw.WriteString(`<meta name="generator" content="latscope">` + "\n")
-	bw.WriteString("<title>" + escapeText(title) + "</title>\n<style>\n" + pageCSS + "</style>\n</head>\n<body>\n")
-	bw.WriteString(`<script type="application/json" id="flame-data">`)
-	bw.Write(data)
-	bw.WriteString("</script>\n<script>\n" + pageJS + "</script>\n</body>\n</html>\n")
+	htmlpage.WriteHead(bw, escapeText(title), pageCSS)
+	htmlpage.WriteTail(bw, "flame-data", data, pageJS)
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("writing HTML flame graph: %w", err)
 	}

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"time"
 
 	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/sink"
@@ -52,7 +51,7 @@ type Writer struct {
 	cw     *stdcsv.Writer
 	header bool
 	row    []string
-	origin *time.Time // start of the first dated window
+	clock  sink.WindowClock
 	err    error
 }
 
@@ -81,14 +80,7 @@ func (w *Writer) Write(iv stream.Interval) error {
 	}
 	// Whole intervals at once: a live conversion piped on shows each
 	// window as it ends.
-	w.cw.Flush()
-	if err := w.check(); err != nil {
-		return err
-	}
-	if err := w.bw.Flush(); err != nil {
-		w.err = fmt.Errorf("writing CSV: %w", err)
-	}
-	return w.err
+	return w.flush()
 }
 
 // Close writes the header if nothing else was, and flushes; it does not
@@ -98,6 +90,11 @@ func (w *Writer) Close() error {
 		return w.err
 	}
 	w.writeHeader()
+	return w.flush()
+}
+
+// flush writes the rows so far through to the io.Writer.
+func (w *Writer) flush() error {
 	w.cw.Flush()
 	if err := w.check(); err != nil {
 		return err
@@ -152,15 +149,8 @@ func (w *Writer) window(iv stream.Interval) {
 	for i := range w.row {
 		w.row[i] = ""
 	}
-	if iv.Relative {
-		w.row[colOffset] = number(iv.Start.Sub(stream.RelativeStart).Seconds())
-	} else {
-		if w.origin == nil {
-			w.origin = &iv.Start
-		}
-		w.row[colStart] = startText(iv.Start)
-		w.row[colOffset] = number(iv.Start.Sub(*w.origin).Seconds())
-	}
+	start, _, offset := w.clock.Times(iv)
+	w.row[colStart], w.row[colOffset] = start, number(offset)
 	w.row[colSeconds] = number(iv.Duration.Seconds())
 	w.row[colGap] = strconv.FormatBool(iv.Gap)
 	w.row[colInput] = iv.Source
@@ -218,16 +208,6 @@ func (w *Writer) put() {
 	if w.err == nil {
 		w.err = w.cw.Write(w.row)
 	}
-}
-
-// startText prints a start in RFC 3339 with nanoseconds and the zone's
-// offset; a zone whose offset is not whole minutes (RFC 3339 has no
-// seconds there) is printed in UTC so that the instant stays exact.
-func startText(t time.Time) string {
-	if _, off := t.Zone(); off%60 != 0 {
-		t = t.UTC()
-	}
-	return t.Format(time.RFC3339Nano)
 }
 
 // number prints v in plain decimal (no exponent, which some spreadsheets

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"time"
 
 	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/sink"
@@ -133,10 +132,10 @@ func nums(v []float64) []Num {
 
 // Writer writes JSON lines.
 type Writer struct {
-	bw     *bufio.Writer
-	enc    *json.Encoder
-	origin *time.Time // start of the first dated window
-	err    error
+	bw    *bufio.Writer
+	enc   *json.Encoder
+	clock sink.WindowClock
+	err   error
 }
 
 // NewWriter returns a Writer on w.
@@ -160,10 +159,7 @@ func (w *Writer) Write(iv stream.Interval) error {
 	}
 	// Whole intervals at once: a live conversion piped into jq sees each
 	// window as it ends.
-	if err := w.bw.Flush(); err != nil {
-		w.err = fmt.Errorf("writing JSON lines: %w", err)
-	}
-	return w.err
+	return w.flush()
 }
 
 // Close flushes; it does not close the io.Writer.
@@ -171,6 +167,11 @@ func (w *Writer) Close() error {
 	if w.err != nil {
 		return w.err
 	}
+	return w.flush()
+}
+
+// flush writes the lines so far through to the io.Writer.
+func (w *Writer) flush() error {
 	if err := w.bw.Flush(); err != nil {
 		w.err = fmt.Errorf("writing JSON lines: %w", err)
 	}
@@ -181,14 +182,9 @@ func (w *Writer) Close() error {
 // a series when it has none.
 func (w *Writer) lines(iv stream.Interval) []Line {
 	base := Line{Input: iv.Source, Seconds: iv.Duration.Seconds(), Gap: iv.Gap, Buckets: []Bucket{}}
-	if iv.Relative {
-		base.OffsetS = iv.Start.Sub(stream.RelativeStart).Seconds()
-	} else {
-		if w.origin == nil {
-			w.origin = &iv.Start
-		}
-		start := StartText(iv.Start)
-		base.Start, base.OffsetS = &start, iv.Start.Sub(*w.origin).Seconds()
+	start, dated, offset := w.clock.Times(iv)
+	if base.OffsetS = offset; dated {
+		base.Start = &start
 	}
 	if len(iv.Series) == 0 && len(iv.Means) == 0 {
 		return []Line{base}
@@ -224,16 +220,6 @@ func fillMean(l *Line, m stream.SeriesMean) {
 	l.SumUs = Num(m.Sum * toUs)
 	l.SumExact = true
 	l.Mean = &Mean{Unit: unit, Count: Num(m.Count), Sum: Num(m.Sum), MeanUs: Num(m.Mean() / float64(hist.Microsecond))}
-}
-
-// StartText prints a start in RFC 3339 with nanoseconds and the zone's
-// offset; a zone whose offset is not whole minutes (RFC 3339 has no
-// seconds there) is printed in UTC so that the instant stays exact.
-func StartText(t time.Time) string {
-	if _, off := t.Zone(); off%60 != 0 {
-		t = t.UTC()
-	}
-	return t.Format(time.RFC3339Nano)
 }
 
 // fill sets a line's histogram fields.

@@ -6,7 +6,9 @@
 package heatmap
 
 import (
+	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/latscope/latscope/hist"
@@ -42,12 +44,23 @@ const (
 	Log
 )
 
+// scaleNames are the scales' names, as --scale takes them.
+var scaleNames = [...]string{Linear: "linear", Log: "log"}
+
 // String returns "linear" or "log".
 func (s Scale) String() string {
 	if s == Log {
-		return "log"
+		return scaleNames[Log]
 	}
-	return "linear"
+	return scaleNames[Linear]
+}
+
+// ParseScale reads a scale's name: linear or log.
+func ParseScale(name string) (Scale, error) {
+	if i := slices.Index(scaleNames[:], name); i >= 0 {
+		return Scale(i), nil
+	}
+	return Linear, fmt.Errorf("scale %q: want linear or log", name)
 }
 
 // Levels is the number of colour levels above zero, as in OraLatencyMap.

@@ -110,3 +110,14 @@ func BenchmarkBuild200x20(b *testing.B) {
 		Build(g, s, Options{Columns: 200, MaxRows: 20, MinRows: 10})
 	}
 }
+
+func TestParseScale(t *testing.T) {
+	for _, s := range []Scale{Linear, Log} {
+		if got, err := ParseScale(s.String()); err != nil || got != s {
+			t.Errorf("ParseScale(%q) = %v, %v", s, got, err)
+		}
+	}
+	if _, err := ParseScale("Log"); err == nil || err.Error() != `scale "Log": want linear or log` {
+		t.Errorf("ParseScale(Log) error %v", err)
+	}
+}

@@ -5,8 +5,8 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/latscope/latscope/stream"
 )
@@ -20,12 +20,7 @@ const meansTitle = "Means (no distribution: count and total per interval)"
 // Latencies are in microseconds; nil means no events. Interval means are the
 // smallest and largest per-interval mean over intervals with events.
 type Mean struct {
-	Event             string     `json:"event"`
-	Instance          string     `json:"instance"`
-	Source            string     `json:"source,omitempty"`
-	Sources           []string   `json:"sources"`
-	Unit              string     `json:"unit"`
-	SourceUnit        string     `json:"source_unit"`
+	SeriesHeader
 	Count             float64    `json:"count"`
 	PerS              *float64   `json:"per_s"`
 	SumUs             float64    `json:"sum_us"`
@@ -39,56 +34,24 @@ type Mean struct {
 // observed time (gaps excluded).
 func summariseMean(s *stream.MeanSeries) Mean {
 	us := func(v float64) float64 { return s.Unit.Nanos(v) / 1e3 }
-	out := Mean{
-		Event: s.Key.Event, Instance: s.Key.Instance, Source: s.Key.Source, Sources: s.Sources,
-		Unit: "us", SourceUnit: s.Unit.String(), Count: s.Count, SumUs: us(s.Sum), Intervals: []Interval{},
-	}
-	if out.Sources == nil {
-		out.Sources = []string{}
-	}
+	out := Mean{SeriesHeader: newSeriesHeader(s.Key, s.Sources, s.Unit), Count: s.Count, SumUs: us(s.Sum), Intervals: []Interval{}}
 	if s.Count > 0 {
 		out.MeanUs = ptr(s.Mean() / 1e3)
 	}
-	var origin time.Time
-	observed := 0.0
-	for i, p := range s.Points {
-		if i == 0 {
-			origin = p.Start
-		}
-		iv := Interval{OffsetS: p.Start.Sub(origin).Seconds(), Seconds: p.Duration.Seconds(), Gap: p.Gap}
-		if !p.Relative {
-			iv.Start = ptr(p.Start.Format(time.RFC3339Nano))
-		}
+	if rate := s.Rate(); !math.IsNaN(rate) {
+		out.PerS = ptr(rate)
+	}
+	if lo, hi, ok := s.MeanRange(); ok {
+		out.MinIntervalMeanUs, out.MaxIntervalMeanUs = ptr(lo/1e3), ptr(hi/1e3)
+	}
+	for _, p := range s.Points {
+		iv := newInterval(p.Start, s.Points[0].Start, p.Duration, p.Relative, p.Gap)
 		if !p.Gap {
-			observed += iv.Seconds
 			iv.Count, iv.SumUs = p.Count, us(p.Sum)
-		}
-		if !p.Gap && p.Count > 0 {
-			m := p.Mean(s.Unit) / 1e3
-			if out.MinIntervalMeanUs == nil || m < *out.MinIntervalMeanUs {
-				out.MinIntervalMeanUs = ptr(m)
-			}
-			if out.MaxIntervalMeanUs == nil || m > *out.MaxIntervalMeanUs {
-				out.MaxIntervalMeanUs = ptr(m)
-			}
 		}
 		out.Intervals = append(out.Intervals, iv)
 	}
-	if observed > 0 {
-		out.PerS = ptr(s.Count / observed)
-	}
 	return out
-}
-
-func (m Mean) name() string {
-	name := m.Event
-	if m.Instance != "" {
-		name += " @" + m.Instance
-	}
-	if m.Source != "" {
-		name += " [" + m.Source + "]"
-	}
-	return name
 }
 
 // writeMeansTable writes the means section of the human table.
@@ -96,7 +59,7 @@ func writeMeansTable(w io.Writer, means []Mean, o Options) {
 	fmt.Fprintln(w, meansTitle)
 	for _, m := range means {
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, m.name())
+		fmt.Fprintln(w, m.key())
 		rate := "-"
 		if m.PerS != nil {
 			rate = strconv.FormatFloat(*m.PerS, 'f', 1, 64)
@@ -118,10 +81,7 @@ func writeIntervalRows(w io.Writer, ivs []Interval) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "  start\tseconds\tevents\tevents/s\tmean\t")
 	for _, iv := range ivs {
-		start := fmt.Sprintf("+%.1fs", iv.OffsetS)
-		if iv.Start != nil {
-			start = *iv.Start
-		}
+		start := iv.startOr(fmt.Sprintf("+%.1fs", iv.OffsetS))
 		if iv.Gap {
 			fmt.Fprintf(tw, "  %s\t%.3f\tno data\t\t\t\n", start, iv.Seconds)
 			continue
@@ -139,11 +99,7 @@ func joinOrDash(ss []string) string {
 	if len(ss) == 0 {
 		return "-"
 	}
-	out := ss[0]
-	for _, s := range ss[1:] {
-		out += ", " + s
-	}
-	return out
+	return strings.Join(ss, ", ")
 }
 
 // meanCSVHeader extends the CSV header when the report has mean series, so
@@ -153,29 +109,22 @@ var meanCSVHeader = []string{"per_s", "min_interval_mean_us", "max_interval_mean
 // meanCSVRows returns the "mean" and "mean_interval" rows of one mean series
 // in the long CSV's columns plus meanCSVHeader's.
 func meanCSVRows(m Mean) [][]string {
-	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	opt := func(v *float64) string {
 		if v == nil || math.IsNaN(*v) {
 			return ""
 		}
-		return num(*v)
+		return csvNumber(*v)
 	}
-	id := []string{m.Event, m.Instance, m.Source}
-	row := func(kind string, rest ...string) []string { return append(append([]string{kind}, id...), rest...) }
-	rows := [][]string{row("mean", "", "", "", "", "", num(m.Count), num(m.SumUs), "true", opt(m.MeanUs), "", "", "",
+	rows := [][]string{m.csvRow("mean", "", "", "", "", "", csvNumber(m.Count), csvNumber(m.SumUs), "true", opt(m.MeanUs), "", "", "",
 		opt(m.PerS), opt(m.MinIntervalMeanUs), opt(m.MaxIntervalMeanUs))}
 	for _, iv := range m.Intervals {
-		start := ""
-		if iv.Start != nil {
-			start = *iv.Start
-		}
-		count, sum, mean := num(iv.Count), num(iv.SumUs), ""
+		count, sum, mean := csvNumber(iv.Count), csvNumber(iv.SumUs), ""
 		if iv.Gap {
 			count, sum = "", ""
 		} else if iv.Count > 0 {
-			mean = num(iv.SumUs / iv.Count)
+			mean = csvNumber(iv.SumUs / iv.Count)
 		}
-		rows = append(rows, row("mean_interval", start, num(iv.OffsetS), num(iv.Seconds), "", "", count, sum, "", mean, "", "", "", "", "", ""))
+		rows = append(rows, m.csvRow("mean_interval", iv.startOr(""), csvNumber(iv.OffsetS), csvNumber(iv.Seconds), "", "", count, sum, "", mean, "", "", "", "", "", ""))
 	}
 	return rows
 }

@@ -47,26 +47,45 @@ type SourceSummary struct {
 	Malformed int    `json:"malformed_lines"`
 }
 
+// SeriesHeader heads every series' summary, of histograms or of means: the
+// series' key, the sources that reported it and its units.
+type SeriesHeader struct {
+	Event    string   `json:"event"`
+	Instance string   `json:"instance"`
+	Source   string   `json:"source,omitempty"`
+	Sources  []string `json:"sources"`
+	// Unit is the report's, always "us"; SourceUnit the source's.
+	Unit       string `json:"unit"`
+	SourceUnit string `json:"source_unit"`
+}
+
+func newSeriesHeader(k stream.Key, sources []string, unit hist.Unit) SeriesHeader {
+	if sources == nil {
+		sources = []string{}
+	}
+	return SeriesHeader{Event: k.Event, Instance: k.Instance, Source: k.Source, Sources: sources, Unit: "us", SourceUnit: unit.String()}
+}
+
+// key returns the series' key.
+func (h SeriesHeader) key() stream.Key {
+	return stream.Key{Event: h.Event, Instance: h.Instance, Source: h.Source}
+}
+
 // Series is one series' summary. Latencies are in microseconds whatever the
 // source's unit; nil percentiles mean no events.
 type Series struct {
-	Event      string     `json:"event"`
-	Instance   string     `json:"instance"`
-	Source     string     `json:"source,omitempty"`
-	Sources    []string   `json:"sources"`
-	Unit       string     `json:"unit"`
-	SourceUnit string     `json:"source_unit"`
-	Idle       bool       `json:"idle"`
-	Count      float64    `json:"count"`
-	SumUs      float64    `json:"sum_us"`
-	SumExact   bool       `json:"sum_exact"`
-	TopCapped  bool       `json:"top_capped"`
-	MeanUs     *float64   `json:"mean_us"`
-	P50Us      *float64   `json:"p50_us"`
-	P90Us      *float64   `json:"p90_us"`
-	P99Us      *float64   `json:"p99_us"`
-	Buckets    []Bucket   `json:"buckets"`
-	Intervals  []Interval `json:"intervals"`
+	SeriesHeader
+	Idle      bool       `json:"idle"`
+	Count     float64    `json:"count"`
+	SumUs     float64    `json:"sum_us"`
+	SumExact  bool       `json:"sum_exact"`
+	TopCapped bool       `json:"top_capped"`
+	MeanUs    *float64   `json:"mean_us"`
+	P50Us     *float64   `json:"p50_us"`
+	P90Us     *float64   `json:"p90_us"`
+	P99Us     *float64   `json:"p99_us"`
+	Buckets   []Bucket   `json:"buckets"`
+	Intervals []Interval `json:"intervals"`
 	// powerOfTwo folds custom edges into power-of-two rows for the table
 	// when the source has too many buckets to read (fio's 1856 bins).
 	powerOfTwo []Bucket
@@ -93,6 +112,24 @@ type Interval struct {
 	SumUs   float64 `json:"sum_us"`
 }
 
+// startOr returns the interval's start, or none without a wall clock.
+func (iv Interval) startOr(none string) string {
+	if iv.Start == nil {
+		return none
+	}
+	return *iv.Start
+}
+
+// newInterval starts the row of one window: its start (none without a wall
+// clock), its offset from the series' first window and its length.
+func newInterval(start, origin time.Time, d time.Duration, relative, gap bool) Interval {
+	iv := Interval{OffsetS: start.Sub(origin).Seconds(), Seconds: d.Seconds(), Gap: gap}
+	if !relative {
+		iv.Start = ptr(start.Format(time.RFC3339Nano))
+	}
+	return iv
+}
+
 // Build summarises the recording; diag (may be nil) adds skipped-input
 // counts and warnings.
 func Build(rec *stream.Recording, diag *input.Diagnostics) Report {
@@ -116,8 +153,7 @@ func summarise(s *stream.Series) Series {
 	t := s.Total
 	us := func(v float64) float64 { return t.Unit.Nanos(v) / 1e3 }
 	out := Series{
-		Event: s.Key.Event, Instance: s.Key.Instance, Source: s.Key.Source, Sources: s.Sources,
-		Unit: "us", SourceUnit: t.Unit.String(), Idle: s.Idle,
+		SeriesHeader: newSeriesHeader(s.Key, s.Sources, t.Unit), Idle: s.Idle,
 		Count: t.Count(), SumUs: us(t.Sum), SumExact: t.SumExact, TopCapped: t.TopOpen,
 	}
 	if out.Count > 0 {
@@ -131,15 +167,8 @@ func summarise(s *stream.Series) Series {
 	if t.IsCustom() {
 		out.Buckets = nativeBuckets(t)
 	}
-	var origin time.Time
-	for i, p := range s.Points {
-		if i == 0 {
-			origin = p.Start
-		}
-		iv := Interval{OffsetS: p.Start.Sub(origin).Seconds(), Seconds: p.Duration.Seconds(), Gap: p.Gap}
-		if !p.Relative {
-			iv.Start = ptr(p.Start.Format(time.RFC3339Nano))
-		}
+	for _, p := range s.Points {
+		iv := newInterval(p.Start, s.Points[0].Start, p.Duration, p.Relative, p.Gap)
 		if p.Hist != nil {
 			iv.Count = p.Hist.Count()
 			iv.SumUs = p.Hist.Unit.Nanos(p.Hist.Sum) / 1e3

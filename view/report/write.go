@@ -66,7 +66,7 @@ func WriteCSV(w io.Writer, r Report) error {
 	if err := cw.Write(header); err != nil {
 		return err
 	}
-	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	num := csvNumber
 	opt := func(v *float64) string {
 		if v == nil {
 			return ""
@@ -74,9 +74,8 @@ func WriteCSV(w io.Writer, r Report) error {
 		return num(*v)
 	}
 	for _, s := range r.Series {
-		id := []string{s.Event, s.Instance, s.Source}
 		row := func(kind string, rest ...string) error {
-			return cw.Write(append(append(append([]string{kind}, id...), rest...), pad...))
+			return cw.Write(append(s.csvRow(kind, rest...), pad...))
 		}
 		if err := row("series", "", "", "", "", "", num(s.Count), num(s.SumUs), strconv.FormatBool(s.SumExact),
 			opt(s.MeanUs), opt(s.P50Us), opt(s.P90Us), opt(s.P99Us)); err != nil {
@@ -88,15 +87,11 @@ func WriteCSV(w io.Writer, r Report) error {
 			}
 		}
 		for _, iv := range s.Intervals {
-			start := ""
-			if iv.Start != nil {
-				start = *iv.Start
-			}
 			count := num(iv.Count)
 			if iv.Gap {
 				count = ""
 			}
-			if err := row("interval", start, num(iv.OffsetS), num(iv.Seconds), "", "", count, num(iv.SumUs), "", "", "", "", ""); err != nil {
+			if err := row("interval", iv.startOr(""), num(iv.OffsetS), num(iv.Seconds), "", "", count, num(iv.SumUs), "", "", "", "", ""); err != nil {
 				return err
 			}
 		}
@@ -146,13 +141,7 @@ func WriteTable(w io.Writer, r Report, o Options) error {
 }
 
 func writeSeriesTable(w io.Writer, s Series, o Options) {
-	name := s.Event
-	if s.Instance != "" {
-		name += " @" + s.Instance
-	}
-	if s.Source != "" {
-		name += " [" + s.Source + "]"
-	}
+	name := s.key().String()
 	if s.Idle {
 		name += "  (idle wait)"
 	}
@@ -205,6 +194,14 @@ func bucketRange(b Bucket) string {
 		return "≥ " + dur(b.LowerUs)
 	}
 	return dur(b.LowerUs) + " – " + dur(b.UpperUs)
+}
+
+// csvNumber prints a number in plain decimal with all its digits.
+func csvNumber(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// csvRow starts a CSV row with its kind and the series' key.
+func (h SeriesHeader) csvRow(kind string, rest ...string) []string {
+	return append([]string{kind, h.Event, h.Instance, h.Source}, rest...)
 }
 
 func dur(us float64) string { return hist.FormatDuration(us * 1e3) }

@@ -25,34 +25,16 @@ func formatNumber(v float64) string {
 	case a == 0:
 		return "0"
 	case a >= 1e9:
-		return trim3(v/1e9) + "G"
+		return hist.FormatSignificant(v/1e9) + "G"
 	case a >= 1e6:
-		return trim3(v/1e6) + "M"
+		return hist.FormatSignificant(v/1e6) + "M"
 	case a >= 1e3:
-		return trim3(v/1e3) + "k"
+		return hist.FormatSignificant(v/1e3) + "k"
 	case a >= 0.01:
-		return trim3(v)
+		return hist.FormatSignificant(v)
 	default:
 		return compactG(v, 2)
 	}
-}
-
-// trim3 prints v with three significant digits (for |v| < 1000) and no
-// trailing zeros, like hist.FormatDuration.
-func trim3(v float64) string {
-	var s string
-	switch a := math.Abs(v); {
-	case a >= 100:
-		s = strconv.FormatFloat(v, 'f', 0, 64)
-	case a >= 10:
-		s = strconv.FormatFloat(v, 'f', 1, 64)
-	default:
-		s = strconv.FormatFloat(v, 'f', 2, 64)
-	}
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	return s
 }
 
 // formatEvents prints an event count: whole numbers with thousands
@@ -79,21 +61,11 @@ func formatEvents(v float64) string {
 }
 
 // formatLatency prints a latency in nanoseconds, "–" when unknown.
-func formatLatency(ns float64) string {
-	if math.IsNaN(ns) || math.IsInf(ns, 0) {
-		return "–"
-	}
-	return hist.FormatDuration(ns)
-}
+func formatLatency(ns float64) string { return hist.FormatLatency(ns, "–") }
 
 // formatWaitRate prints an intensity (seconds waited per second) as a
 // duration: 0.759 → "759ms".
-func formatWaitRate(v float64) string {
-	if math.IsNaN(v) {
-		return "–"
-	}
-	return hist.FormatDuration(v * 1e9)
-}
+func formatWaitRate(v float64) string { return formatLatency(v * 1e9) }
 
 // formatValue prints a map cell value without its "/s".
 func formatValue(m heatmap.Mode, v float64) string {

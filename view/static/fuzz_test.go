@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/internal/htmlpage"
 	"github.com/latscope/latscope/stream"
 	"github.com/latscope/latscope/view/heatmap"
 )
@@ -80,7 +81,7 @@ func FuzzWrite(f *testing.F) {
 		if err := WriteHTML(&page, ivs, o); err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(page.String(), contentSecurityPolicy) || externalRef.Match(page.Bytes()) {
+		if !strings.Contains(page.String(), htmlpage.ContentSecurityPolicy) || externalRef.Match(page.Bytes()) {
 			t.Fatal("HTML lost its CSP or references something external")
 		}
 		if strings.Count(page.String(), "</script>") != 2 {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/latscope/latscope/internal/htmlpage"
 	"github.com/latscope/latscope/stream"
 	"github.com/latscope/latscope/view/heatmap"
 )
@@ -22,9 +23,6 @@ var (
 	pageJS string
 )
 
-// contentSecurityPolicy forbids the page to fetch anything at all.
-const contentSecurityPolicy = `default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:`
-
 // WriteHTML writes the recording as one self-contained HTML page: a summary
 // table, then each series' maps as inline SVG with a tooltip script that
 // reads the cell values from embedded JSON.
@@ -34,11 +32,8 @@ func WriteHTML(w io.Writer, ivs []stream.Interval, o Options) error {
 	bw := bufio.NewWriter(w)
 	var blocks []*canvas // each series' layout, drawn and described to the script
 	title := escapeText(r.Title)
-	bw.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
-	bw.WriteString(`<meta http-equiv="Content-Security-Policy" content="` + contentSecurityPolicy + "\">\n")
-	bw.WriteString(`<meta name="viewport" content="width=device-width, initial-scale=1">` + "\n")
-	bw.WriteString(`<meta name="generator" content="latscope">` + "\n")
-	bw.WriteString("<title>" + title + "</title>\n<style>\n" + pageCSS + "</style>\n</head>\n<body>\n<main>\n")
+	htmlpage.WriteHead(bw, title, pageCSS)
+	bw.WriteString("<main>\n")
 	bw.WriteString("<header id=\"top\"><h1>" + title + "</h1>\n")
 	for _, line := range headerLines(r) {
 		bw.WriteString(`<p class="meta">` + escapeText(line) + "</p>\n")
@@ -62,9 +57,7 @@ func WriteHTML(w io.Writer, ivs []stream.Interval, o Options) error {
 	if err != nil {
 		return fmt.Errorf("encoding page data: %w", err)
 	}
-	bw.WriteString(`<script type="application/json" id="latscope-data">`)
-	bw.Write(data)
-	bw.WriteString("</script>\n<script>\n" + pageJS + "</script>\n</body>\n</html>\n")
+	htmlpage.WriteTail(bw, "latscope-data", data, pageJS)
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("writing HTML: %w", err)
 	}

@@ -55,13 +55,8 @@ type meanAxis struct {
 }
 
 func newMeanAxis(s *stream.MeanSeries) meanAxis {
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, p := range s.Points {
-		if m := p.Mean(s.Unit); !p.Gap && !math.IsNaN(m) {
-			lo, hi = math.Min(lo, m), math.Max(hi, m)
-		}
-	}
-	if math.IsInf(lo, 1) || hi <= 0 {
+	lo, hi, ok := s.MeanRange()
+	if !ok || hi <= 0 {
 		return meanAxis{lo: 0, hi: 1000, ticks: []float64{0, 1000}} // no events, or all zero: 0 – 1µs
 	}
 	if lo > 0 && hi/lo > 10 {
@@ -170,30 +165,20 @@ func layoutMeanChart(c *canvas, y float64, r *report, j int, g geometry) float64
 func meanPointTitle(r *report, s *stream.MeanSeries, p stream.MeanPoint) string {
 	when := formatRange(p.Start, p.Start.Add(p.Duration), p.Duration, r.Relative)
 	rate := ""
-	if p.Duration > 0 {
-		rate = " (" + formatNumber(p.Count/p.Duration.Seconds()) + "/s)"
+	if r := p.Rate(); !math.IsNaN(r) {
+		rate = " (" + formatNumber(r) + "/s)"
 	}
 	return when + "\nmean " + formatLatency(p.Mean(s.Unit)) + "\ncount " + formatEvents(p.Count) + rate
 }
 
 // meanFooterLines summarise a mean series under its chart.
 func meanFooterLines(s *stream.MeanSeries) []string {
-	lo, hi, observed := math.Inf(1), math.Inf(-1), 0.0
-	for _, p := range s.Points {
-		if p.Gap {
-			continue
-		}
-		observed += p.Duration.Seconds()
-		if m := p.Mean(s.Unit); !math.IsNaN(m) {
-			lo, hi = math.Min(lo, m), math.Max(hi, m)
-		}
-	}
 	line := "Total: " + formatEvents(s.Count) + " events"
-	if observed > 0 {
-		line += " (" + formatNumber(s.Count/observed) + "/s)"
+	if rate := s.Rate(); !math.IsNaN(rate) {
+		line += " (" + formatNumber(rate) + "/s)"
 	}
 	line += " · mean " + formatLatency(s.Mean())
-	if hi >= lo {
+	if lo, hi, ok := s.MeanRange(); ok {
 		line += " · interval means " + formatLatency(lo) + " – " + formatLatency(hi)
 	}
 	return []string{line, "The source reports only a count and a total per interval: no percentiles, no distribution. Hatched grey: no data."}

@@ -60,19 +60,14 @@ func trimZeros(s string) string {
 
 // latency prints a latency in nanoseconds in a human unit, "-" when there
 // were no events.
-func latency(ns float64) string {
-	if math.IsNaN(ns) || math.IsInf(ns, 0) {
-		return "-"
-	}
-	return hist.FormatDuration(ns)
-}
+func latency(ns float64) string { return hist.FormatLatency(ns, "-") }
 
 // seconds prints a duration given in seconds (3s, 1.5s, 250ms).
 func seconds(s float64) string {
-	if s <= 0 || math.IsNaN(s) || math.IsInf(s, 0) {
+	if s <= 0 {
 		return "-"
 	}
-	return hist.FormatDuration(s * 1e9)
+	return latency(s * 1e9)
 }
 
 // clock prints a column time: HH:MM:SS on a wall clock, +MM:SS since the

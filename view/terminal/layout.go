@@ -1,6 +1,11 @@
 package terminal
 
-import "github.com/latscope/latscope/view/heatmap"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/latscope/latscope/view/heatmap"
+)
 
 // Show selects which maps a screen shows.
 type Show int
@@ -12,15 +17,23 @@ const (
 	IntensityOnly
 )
 
+// showNames name what a screen shows, as --show takes them.
+var showNames = [...]string{Both: "both", FrequencyOnly: "frequency", IntensityOnly: "intensity"}
+
 // String returns "both", "frequency" or "intensity".
 func (s Show) String() string {
-	switch s {
-	case FrequencyOnly:
-		return "frequency"
-	case IntensityOnly:
-		return "intensity"
+	if s < 0 || int(s) >= len(showNames) {
+		return showNames[Both]
 	}
-	return "both"
+	return showNames[s]
+}
+
+// ParseShow reads what a screen shows: both, frequency or intensity.
+func ParseShow(name string) (Show, error) {
+	if i := slices.Index(showNames[:], name); i >= 0 {
+		return Show(i), nil
+	}
+	return Both, fmt.Errorf("show %q: want both, frequency or intensity", name)
 }
 
 // modes returns the maps shown, top first.

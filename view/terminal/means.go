@@ -7,7 +7,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -30,55 +29,30 @@ type MeanLine struct {
 	Recent []float64
 }
 
-// MeanTracker keeps recent per-interval means of every mean series in a
-// feed, in order of first appearance.
-type MeanTracker struct {
-	lines    []MeanLine
-	index    map[stream.Key]int
-	bySource map[string][]stream.Key
+// newMeanTracker returns the tracker of a live view's mean lines: each
+// series from its first report on, in the source that reported it first,
+// its latest meanHistory intervals.
+func newMeanTracker() *stream.MeanTracker {
+	return stream.NewMeanTracker(stream.MeanOptions{History: meanHistory, FromFirstReport: true, FirstSourceOnly: true})
 }
 
-// Add takes one interval: its mean series, zero for series its source
-// reported before but not now, no data for a gap.
-func (t *MeanTracker) Add(iv stream.Interval) {
-	if t.index == nil {
-		t.index, t.bySource = map[stream.Key]int{}, map[string][]stream.Key{}
-	}
-	for _, m := range iv.Means {
-		if _, ok := t.index[m.Key]; !ok {
-			t.index[m.Key] = len(t.lines)
-			t.lines = append(t.lines, MeanLine{Name: sanitize(m.Key.String()), LastMean: math.NaN(), LastRate: math.NaN()})
-			t.bySource[iv.Source] = append(t.bySource[iv.Source], m.Key)
+// meanLines returns the mean lines of the tracked series, in order of first
+// appearance.
+func meanLines(t *stream.MeanTracker) []MeanLine {
+	series := t.Series()
+	lines := make([]MeanLine, 0, len(series))
+	for _, s := range series {
+		l := MeanLine{Name: sanitize(s.Key.String()), LastMean: math.NaN(), LastRate: math.NaN()}
+		for _, p := range s.Points {
+			l.Recent = append(l.Recent, p.Mean(s.Unit))
 		}
-	}
-	secs := iv.Duration.Seconds()
-	for _, k := range t.bySource[iv.Source] {
-		mean, rate := math.NaN(), math.NaN()
-		if !iv.Gap {
-			var v stream.SeriesMean
-			for _, m := range iv.Means {
-				if m.Key == k {
-					v.Count += m.Count
-					v.Sum += m.Unit.Nanos(m.Sum)
-				}
-			}
-			v.Unit = hist.Nanosecond
-			mean = v.Mean()
-			if secs > 0 {
-				rate = v.Count / secs
-			}
+		if n := len(s.Points); n > 0 {
+			l.LastMean, l.LastRate = l.Recent[n-1], s.Points[n-1].Rate()
 		}
-		l := &t.lines[t.index[k]]
-		l.LastMean, l.LastRate = mean, rate
-		l.Recent = append(l.Recent, mean)
-		if len(l.Recent) > meanHistory {
-			l.Recent = append(l.Recent[:0], l.Recent[len(l.Recent)-meanHistory:]...)
-		}
+		lines = append(lines, l)
 	}
+	return lines
 }
-
-// Lines returns the mean series seen so far.
-func (t *MeanTracker) Lines() []MeanLine { return t.lines }
 
 // meanHeader heads the mean lines.
 const meanHeader = "Means (no distribution: count and total per interval)"
@@ -113,7 +87,7 @@ func meanLine(l MeanLine, width int, plain bool) string {
 	if !math.IsNaN(l.LastRate) {
 		rate = formatMeanRate(l.LastRate) + "/s"
 	}
-	figures := fmt.Sprintf(" mean %s %s", meanText(l.LastMean), rate)
+	figures := fmt.Sprintf(" mean %s %s", latency(l.LastMean), rate)
 	name := l.Name
 	nameW := min(utf8.RuneCountInString(name), max(width/3, 12))
 	sparkW := width - nameW - utf8.RuneCountInString(figures) - 2
@@ -122,13 +96,6 @@ func meanLine(l MeanLine, width int, plain bool) string {
 	}
 	recent := l.Recent[max(0, len(l.Recent)-sparkW):]
 	return clip(clip(name, nameW)+"  "+sparkline(recent, plain)+figures, width)
-}
-
-func meanText(ns float64) string {
-	if math.IsNaN(ns) {
-		return "-"
-	}
-	return hist.FormatDuration(ns)
 }
 
 func formatMeanRate(v float64) string {

@@ -31,12 +31,17 @@ func meanFeed() []stream.Interval {
 	return ivs
 }
 
-func TestMeanTracker(t *testing.T) {
-	var tr MeanTracker
-	for _, iv := range meanFeed() {
+// meanLinesOf tracks a feed as the live view does.
+func meanLinesOf(ivs []stream.Interval) []MeanLine {
+	tr := newMeanTracker()
+	for _, iv := range ivs {
 		tr.Add(iv)
 	}
-	lines := tr.Lines()
+	return meanLines(tr)
+}
+
+func TestMeanLines(t *testing.T) {
+	lines := meanLinesOf(meanFeed())
 	if len(lines) != 1 || lines[0].Name != "select 1 @db1" || lines[0].LastMean != 10e6 || lines[0].LastRate != 4 {
 		t.Fatalf("lines %+v", lines)
 	}
@@ -49,10 +54,7 @@ func TestMeanTracker(t *testing.T) {
 }
 
 func TestRenderMeans(t *testing.T) {
-	var tr MeanTracker
-	for _, iv := range meanFeed() {
-		tr.Add(iv)
-	}
+	lines := meanLinesOf(meanFeed())
 	for _, c := range []struct {
 		plain bool
 		want  string
@@ -62,18 +64,18 @@ func TestRenderMeans(t *testing.T) {
 		{true, meanHeader + "\nselect 1 @db1  ._  # mean 10ms 4/s\n"},
 	} {
 		var buf bytes.Buffer
-		RenderMeans(&buf, tr.Lines(), 80, 5, c.plain)
+		RenderMeans(&buf, lines, 80, 5, c.plain)
 		if buf.String() != c.want {
 			t.Errorf("plain %v:\n%q\nwant\n%q", c.plain, buf.String(), c.want)
 		}
 	}
 	var buf bytes.Buffer
-	RenderMeans(&buf, tr.Lines(), 20, 5, true)
+	RenderMeans(&buf, lines, 20, 5, true)
 	if got := buf.String(); got != meanHeader[:20]+"\nselect 1 @db1 mean 1\n" {
 		t.Errorf("narrow: %q", got)
 	}
 	buf.Reset()
-	RenderMeans(&buf, tr.Lines(), 80, 1, true)
+	RenderMeans(&buf, lines, 80, 1, true)
 	if buf.Len() != 0 {
 		t.Errorf("one line is too few for a header and a series: %q", buf.String())
 	}

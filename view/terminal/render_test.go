@@ -427,3 +427,14 @@ func TestWidthAndTruncate(t *testing.T) {
 		t.Errorf("sanitize %q", got)
 	}
 }
+
+func TestParseShow(t *testing.T) {
+	for _, s := range []Show{Both, FrequencyOnly, IntensityOnly} {
+		if got, err := ParseShow(s.String()); err != nil || got != s {
+			t.Errorf("ParseShow(%q) = %v, %v", s, got, err)
+		}
+	}
+	if _, err := ParseShow("freq"); err == nil || err.Error() != `show "freq": want both, frequency or intensity` {
+		t.Errorf("ParseShow(freq) error %v", err)
+	}
+}

@@ -104,7 +104,7 @@ func Run(ctx context.Context, feed <-chan stream.Interval, o Options) error {
 type viewer struct {
 	o     Options
 	grid  *stream.Grid
-	means MeanTracker
+	means *stream.MeanTracker
 	show  Show
 	scale heatmap.Scale
 
@@ -140,7 +140,7 @@ type viewer struct {
 }
 
 func newViewer(o Options) *viewer {
-	v := &viewer{o: o, grid: stream.NewGrid(o.ColumnWidth), show: o.Show, scale: o.Scale, newline: "\n"}
+	v := &viewer{o: o, grid: stream.NewGrid(o.ColumnWidth), means: newMeanTracker(), show: o.Show, scale: o.Scale, newline: "\n"}
 	// A raw-mode terminal does not turn \n into \r\n.
 	if _, raw := o.Keys.(*TTY); raw || o.FullScreen {
 		v.newline = "\r\n"
@@ -178,7 +178,7 @@ func (v *viewer) printAll() error {
 		v.appendLines(v.screen.Bytes(), true)
 		v.write(v.out.Bytes())
 	}
-	if means := v.means.Lines(); len(means) > 0 {
+	if means := meanLines(v.means); len(means) > 0 {
 		v.screen.Reset()
 		RenderMeans(&v.screen, means, w, len(means)+1, v.o.Plain)
 		v.out.Reset()
@@ -256,27 +256,44 @@ func (v *viewer) endOfFeed(ctx context.Context, keys <-chan byte) error {
 	ticker := time.NewTicker(frameInterval)
 	defer ticker.Stop()
 	for {
-		redraw := false
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case b := <-keys:
-			switch v.handleKey(b) {
-			case keyQuit:
-				return nil
-			case keyRedraw:
-				redraw = true
-			}
-		case <-ticker.C:
-			redraw = v.resized()
+		redraw, ticked, err := v.keyOrTick(ctx, keys, ticker.C)
+		if err != nil {
+			return unlessQuit(err)
 		}
-		if redraw {
+		if redraw || ticked && v.resized() {
 			v.draw()
 		}
 		if v.err != nil {
 			return v.err
 		}
 	}
+}
+
+// keyOrTick waits for a key, which it applies, or a tick. redraw says the
+// key changed the view; the error is errQuit when the user quits.
+func (v *viewer) keyOrTick(ctx context.Context, keys <-chan byte, tick <-chan time.Time) (redraw, ticked bool, err error) {
+	select {
+	case <-ctx.Done():
+		return false, false, ctx.Err()
+	case b := <-keys:
+		switch v.handleKey(b) {
+		case keyQuit:
+			return false, false, errQuit
+		case keyRedraw:
+			return true, false, nil
+		}
+		return false, false, nil
+	case <-tick:
+		return false, true, nil
+	}
+}
+
+// unlessQuit returns err, or nil when the user quit.
+func unlessQuit(err error) error {
+	if errors.Is(err, errQuit) {
+		return nil
+	}
+	return err
 }
 
 // finish draws the final frame with all the data when the feed ends.
@@ -313,7 +330,7 @@ func (v *viewer) replayTimed(ctx context.Context, feed <-chan stream.Interval, k
 // whether it added any and whether the feed is closed.
 type advanceFunc func(ctx context.Context, feed <-chan stream.Interval, keys <-chan byte) (added, closed bool, err error)
 
-// errQuit stops a replay that was waiting for data when the user quit.
+// errQuit says the user quit while a loop waited for a key or data.
 var errQuit = errors.New("quit")
 
 func (v *viewer) replay(ctx context.Context, feed <-chan stream.Interval, keys <-chan byte, advance advanceFunc) error {
@@ -324,27 +341,19 @@ func (v *viewer) replay(ctx context.Context, feed <-chan stream.Interval, keys <
 	}
 	redraw := false
 	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case b := <-keys:
-			switch v.handleKey(b) {
-			case keyQuit:
-				return nil
-			case keyRedraw:
-				redraw = true
-			}
+		changed, ticked, err := v.keyOrTick(ctx, keys, ticker.C)
+		if err != nil {
+			return unlessQuit(err)
+		}
+		if redraw = redraw || changed; !ticked {
 			continue
-		case <-ticker.C:
 		}
 		redraw = redraw || v.resized()
 		if !v.paused {
 			added, closed, err := advance(ctx, feed, keys)
 			switch {
-			case errors.Is(err, errQuit):
-				return nil
 			case err != nil:
-				return err
+				return unlessQuit(err)
 			case closed:
 				return v.endOfFeed(ctx, keys)
 			}
@@ -517,7 +526,7 @@ func (v *viewer) render() {
 	v.width, v.height = v.size()
 	// Mean series take a line each under the map, at most a third of the
 	// screen.
-	means := v.means.Lines()
+	means := meanLines(v.means)
 	reserved := MeanLinesNeeded(len(means), v.height/3)
 	defer RenderMeans(&v.screen, means, v.width, reserved, v.o.Plain)
 	cols, rows := Layout(v.width, v.height-reserved, v.show)
