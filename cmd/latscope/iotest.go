@@ -149,11 +149,9 @@ func loadTestOutputFlags(format, scale string) (heatmap.Scale, error) {
 	default:
 		return 0, usagef("--format %q: want table or json", format)
 	}
-	switch scale {
-	case "linear":
-		return heatmap.Linear, nil
-	case "log":
-		return heatmap.Log, nil
+	sc, err := heatmap.ParseScale(scale)
+	if err != nil {
+		return 0, usagef("--%w", err)
 	}
-	return 0, usagef("--scale %q: want linear or log", scale)
+	return sc, nil
 }
