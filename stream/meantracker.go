@@ -119,10 +119,6 @@ type MeanOptions struct {
 	// it: earlier windows of the source are left out instead of read as
 	// windows without events (a live line starts when its series appears).
 	FromFirstReport bool
-	// FirstSourceOnly follows each series in the source that reported it
-	// first and ignores other sources' reports of it, as the terminal's
-	// mean lines always have.
-	FirstSourceOnly bool
 }
 
 // MeanTracker gathers mean series interval by interval, as Grid gathers
@@ -168,7 +164,7 @@ func (t *MeanTracker) Add(iv Interval) {
 	t.seq++
 	window := meanEntry{seq: t.seq, MeanPoint: MeanPoint{Start: iv.Start, Duration: iv.Duration, Relative: iv.Relative, Gap: iv.Gap}}
 	for _, m := range iv.Means {
-		t.report(iv.Source, m)
+		t.report(iv.Source, m, iv.Gap)
 	}
 	for _, tr := range t.bySource[iv.Source] {
 		tr.add(window, iv.Means, t.opts.History)
@@ -179,15 +175,16 @@ func (t *MeanTracker) Add(iv Interval) {
 }
 
 // report counts one report of a series into its totals, starting the
-// series, or following it in a new source, as needed.
-func (t *MeanTracker) report(source string, m SeriesMean) {
+// series, or following it in a new source, as needed. A report inside a
+// gap (a window the source could not observe) starts and follows the
+// series but adds nothing: its point has no data, and totals are the sum
+// of the points.
+func (t *MeanTracker) report(source string, m SeriesMean, gap bool) {
 	tr := t.byKey[m.Key]
 	if tr == nil {
 		tr = &meanTrack{series: MeanSeries{Key: m.Key, Unit: m.Unit}}
 		t.byKey[m.Key] = tr
 		t.series = append(t.series, tr)
-	} else if t.opts.FirstSourceOnly && tr.series.Sources[0] != source {
-		return
 	}
 	s := &tr.series
 	if !slices.Contains(s.Sources, source) {
@@ -195,8 +192,9 @@ func (t *MeanTracker) report(source string, m SeriesMean) {
 		t.bySource[source] = append(t.bySource[source], tr)
 		tr.entries = mergeBySeq(tr.entries, t.windows[source])
 	}
-	// A gap's report counts in the totals although its point has no data,
-	// as reports have always counted it.
+	if gap {
+		return
+	}
 	total := SeriesMean{Count: s.Count, Sum: s.Sum, Unit: s.Unit}.plus(m)
 	s.Count, s.Sum = total.Count, total.Sum
 }

@@ -85,28 +85,41 @@ func TestMeanTrackerAllSources(t *testing.T) {
 }
 
 func TestMeanTrackerLive(t *testing.T) {
-	live := MeanOptions{FromFirstReport: true, FirstSourceOnly: true}
+	live := MeanOptions{FromFirstReport: true}
 	s := track(live, trackerFeed())
-	// Only a's windows, from its first report: b's call is not counted.
-	want := []MeanPoint{{Count: 4}, {Gap: true}, {Count: 0}, {Count: 2}}
-	if got := pointsOf(s); s.Count != 6 || !samePoints(got, want) {
-		t.Errorf("%v calls, points %+v; want 6 and %+v", s.Count, got, want)
+	// a's windows from its first report, b's from its own: window 1 has
+	// b's (empty) window although a had a gap, window 2 b's call.
+	want := []MeanPoint{{Count: 4}, {Gap: true}, {Count: 1}, {Count: 2}}
+	if got := pointsOf(s); s.Count != 7 || !samePoints(got, want) {
+		t.Errorf("%v calls, points %+v; want 7 and %+v", s.Count, got, want)
 	}
 	if r := s.Points[1].Rate(); !math.IsNaN(r) {
 		t.Errorf("rate in a gap = %v, want NaN", r)
-	}
-	if r := s.Points[2].Rate(); r != 0 {
-		t.Errorf("rate of a window without calls = %v, want 0", r)
 	}
 	live.History = 2
 	if got := pointsOf(track(live, trackerFeed())); !samePoints(got, want[2:]) {
 		t.Errorf("history 2 keeps %+v, want %+v", got, want[2:])
 	}
-	// Without FirstSourceOnly, b is followed from its first report on.
-	s = track(MeanOptions{FromFirstReport: true}, trackerFeed())
-	want = []MeanPoint{{Count: 4}, {Gap: true}, {Count: 1}, {Count: 2}}
-	if got := pointsOf(s); s.Count != 7 || !samePoints(got, want) {
-		t.Errorf("%v calls, points %+v; want 7 and %+v", s.Count, got, want)
+}
+
+// A report inside a gap (SYNTHETIC: a source that marks a window it could
+// not observe but still carries a mean) adds nothing to the totals, which
+// stay the sum of the points.
+func TestMeanTrackerGapReportsAddNothing(t *testing.T) {
+	t0 := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	m := func(n float64) []SeriesMean {
+		return []SeriesMean{{Key: Key{Event: "calls"}, Count: n, Sum: n, Unit: hist.Millisecond}}
+	}
+	s := track(MeanOptions{}, []Interval{
+		{Source: "a", Start: t0, Duration: time.Second, Means: m(4)},
+		{Source: "a", Start: t0.Add(time.Second), Duration: time.Second, Gap: true, Means: m(100)},
+		{Source: "a", Start: t0.Add(2 * time.Second), Duration: time.Second, Means: m(2)},
+	})
+	if s == nil || s.Count != 6 || s.Sum != 6 || s.Rate() != 3 {
+		t.Fatalf("series %+v, want 6 calls over 2 observed seconds", s)
+	}
+	if got, want := pointsOf(s), []MeanPoint{{Count: 4}, {Gap: true}, {Count: 2}}; !samePoints(got, want) {
+		t.Errorf("points %+v, want %+v", got, want)
 	}
 }
 

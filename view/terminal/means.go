@@ -33,7 +33,7 @@ type MeanLine struct {
 // series from its first report on, in the source that reported it first,
 // its latest meanHistory intervals.
 func newMeanTracker() *stream.MeanTracker {
-	return stream.NewMeanTracker(stream.MeanOptions{History: meanHistory, FromFirstReport: true, FirstSourceOnly: true})
+	return stream.NewMeanTracker(stream.MeanOptions{History: meanHistory, FromFirstReport: true})
 }
 
 // meanLines returns the mean lines of the tracked series, in order of first
