@@ -49,7 +49,6 @@
 package awr
 
 import (
-	"bytes"
 	"strings"
 
 	"github.com/latscope/latscope/input"
@@ -126,23 +125,16 @@ func detectKind(prefix []byte, awr bool) input.Verdict {
 // any line of another format; isAWR says it names END_INTERVAL_TIME (or no
 // time column but AWR's INSTANCE_NUMBER or DBID, which Run then explains).
 func detect(prefix []byte) (v input.Verdict, isAWR bool) {
-	rest := bytes.TrimPrefix(prefix, []byte("\ufeff"))
-	pending := ""
+	scan := input.LineScan{SkipBOM: true, Partial: true, GiveUp: detectGiveUp}
+	pending := "" // a spool heading candidate waiting for its underline
 	lines := 0
-	for len(rest) > 0 {
-		raw := rest
-		complete := false
-		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
-			raw, rest, complete = rest[:i], rest[i+1:], true
-		} else {
-			rest = nil
-		}
-		text := strings.TrimSuffix(string(raw), "\r")
+	for l := range scan.Lines(prefix) {
+		text := string(l.Text)
 		if pending != "" {
 			if h, ok := parseSpoolHeader(pending, text); ok {
 				return input.Yes, kindOf(h)
 			}
-			if !complete {
+			if !l.Complete {
 				return input.NeedMore, false
 			}
 			pending = ""
@@ -169,10 +161,10 @@ func detect(prefix []byte) (v input.Verdict, isAWR bool) {
 			return input.No, false
 		}
 	}
-	if pending == "" && len(prefix) >= detectGiveUp {
-		return input.No, false
+	if pending != "" {
+		return input.NeedMore, false // the underline has not arrived
 	}
-	return input.NeedMore, false
+	return scan.Undecided(prefix), false
 }
 
 func kindOf(h header) bool {

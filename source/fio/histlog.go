@@ -31,7 +31,7 @@ var ddirNames = [...]string{"read", "write", "trim"}
 // DetectHistLog says Yes when the first line is a complete fio histogram
 // log line, NeedMore while it may still become one, No otherwise.
 func DetectHistLog(prefix []byte) input.Verdict {
-	line, _, complete := cutLine(prefix)
+	line, _, complete := bytes.Cut(prefix, []byte("\n"))
 	if !complete {
 		if len(line) > maxHistLine || !plausibleHistPrefix(line) {
 			return input.No

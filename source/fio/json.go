@@ -30,25 +30,17 @@ const detectJSONGiveUp = 16 << 10
 // the key "fio version", after nothing but fio's own preamble lines; No as
 // soon as a line is neither.
 func DetectJSON(prefix []byte) input.Verdict {
-	rest := prefix
-	for len(rest) > 0 {
-		line, after, complete := cutLine(rest)
-		t := bytes.TrimSpace(line)
+	scan := input.LineScan{Partial: true, GiveUp: detectJSONGiveUp}
+	for l := range scan.Lines(prefix) {
+		t := bytes.TrimSpace(l.Text)
 		if len(t) > 0 && t[0] == '{' {
-			return detectVersionKey(bytes.TrimSpace(rest[bytes.IndexByte(rest, '{')+1:]))
+			return detectVersionKey(bytes.TrimSpace(l.Rest[bytes.IndexByte(l.Rest, '{')+1:]))
 		}
-		if !complete {
-			break
-		}
-		if len(t) > 0 && !isPreamble(t) {
+		if l.Complete && len(t) > 0 && !isPreamble(t) {
 			return input.No
 		}
-		rest = after
 	}
-	if len(prefix) >= detectJSONGiveUp {
-		return input.No
-	}
-	return input.NeedMore
+	return scan.Undecided(prefix)
 }
 
 // detectVersionKey looks at what follows the opening brace.
@@ -73,15 +65,6 @@ func isPreamble(t []byte) bool {
 		}
 	}
 	return strings.Contains(s, ": (g=") || strings.Contains(s, ": Laying out IO file")
-}
-
-// cutLine splits off the first line; complete is false when it has no
-// newline yet.
-func cutLine(b []byte) (line, rest []byte, complete bool) {
-	if i := bytes.IndexByte(b, '\n'); i >= 0 {
-		return b[:i], b[i+1:], true
-	}
-	return b, nil, false
 }
 
 // OpenJSON returns a Source over fio JSON results; nothing is read until Run.
@@ -156,7 +139,7 @@ type docStats struct {
 // after pos, or −1.
 func nextObject(data []byte, pos int) int {
 	for pos < len(data) {
-		line, _, _ := cutLine(data[pos:])
+		line, _, _ := bytes.Cut(data[pos:], []byte("\n"))
 		t := bytes.TrimLeft(line, " \t\r")
 		if len(t) > 0 && t[0] == '{' {
 			return pos + len(line) - len(t)

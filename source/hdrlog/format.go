@@ -60,14 +60,15 @@ var headerPrefixes = [][]byte{
 // skipping other # comments (jHiccup's "#[Logged with ..."); No at the
 // first other line.
 func Detect(prefix []byte) input.Verdict {
-	rest := prefix
-	for len(rest) > 0 {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
+	scan := input.LineScan{Partial: true, GiveUp: detectGiveUp}
+	for l := range scan.Lines(prefix) {
+		line := l.Text
+		if !l.Complete {
+			if len(line) > 0 && !strings.ContainsRune("#\"T0123456789 \t\r", rune(line[0])) {
+				return input.No // an incomplete line that can be none of the below
+			}
 			break
 		}
-		line := bytes.TrimRight(rest[:i], "\r")
-		rest = rest[i+1:]
 		for _, p := range headerPrefixes {
 			if bytes.HasPrefix(line, p) {
 				return input.Yes
@@ -82,13 +83,7 @@ func Detect(prefix []byte) input.Verdict {
 			return input.No
 		}
 	}
-	if len(prefix) >= detectGiveUp {
-		return input.No
-	}
-	if len(rest) > 0 && !strings.ContainsRune("#\"T0123456789 \t\r", rune(rest[0])) {
-		return input.No // an incomplete line that can be none of the above
-	}
-	return input.NeedMore
+	return scan.Undecided(prefix)
 }
 
 // isDataLine reports whether a line has the shape of a data line.

@@ -21,7 +21,6 @@
 package netapp
 
 import (
-	"bufio"
 	"bytes"
 
 	"github.com/latscope/latscope/input"
@@ -51,28 +50,21 @@ func Format() source.Format {
 }
 
 // Detect says Yes once a complete line of the prefix is a histogram bucket
-// line, No when 8 KiB hold none, NeedMore otherwise.
+// line, No when 8 KiB hold none or a line of 8 KiB comes first, NeedMore
+// otherwise.
 func Detect(prefix []byte) input.Verdict {
-	sc := bufio.NewScanner(bytes.NewReader(prefix))
-	sc.Buffer(nil, detectGiveUp)
-	complete := bytes.LastIndexByte(prefix, '\n') + 1
-	read := 0
-	for sc.Scan() {
-		line := sc.Bytes()
-		read += len(line) + 1
-		if read > complete {
-			break // an incomplete last line could be a truncated count
+	scan := input.LineScan{GiveUp: detectGiveUp}
+	for l := range scan.Lines(prefix) {
+		if bytes.IndexByte(l.Rest, '\n') >= detectGiveUp {
+			return input.No // a line of 8 KiB (its CR included) is no counter listing
 		}
-		if bytes.Contains(line, []byte("_latency.")) {
-			if _, reason := parseCounterLine(string(line)); reason == "" {
+		if bytes.Contains(l.Text, []byte("_latency.")) {
+			if _, reason := parseCounterLine(string(l.Text)); reason == "" {
 				return input.Yes
 			}
 		}
 	}
-	if len(prefix) >= detectGiveUp {
-		return input.No
-	}
-	return input.NeedMore
+	return scan.Undecided(prefix)
 }
 
 // Open returns a Source that reads the counters and emits one interval per

@@ -63,14 +63,9 @@ var otherFormatMarker = []byte("<begin record>")
 // with the bare path): SQL*Plus output piped into other formats prints it
 // after "Connected to:".
 func Detect(prefix []byte) input.Verdict {
-	rest := bytes.TrimPrefix(prefix, utf8BOM)
-	for n := 1; len(rest) > 0; n++ {
-		line := rest
-		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
-			line, rest = rest[:i], rest[i+1:]
-		} else {
-			rest = nil
-		}
+	scan := input.LineScan{SkipBOM: true, Partial: true, GiveUp: detectGiveUp}
+	for l := range scan.Lines(prefix) {
+		line := l.Text
 		if bytes.HasPrefix(line, otherFormatMarker) {
 			return input.No
 		}
@@ -79,17 +74,14 @@ func Detect(prefix []byte) input.Verdict {
 				return input.Yes
 			}
 		}
-		if n <= 2 && bytes.HasPrefix(line, bannerPrefix) {
+		if l.N <= 2 && bytes.HasPrefix(line, bannerPrefix) {
 			return input.Yes
 		}
 		if isCallLine(line) {
 			return input.Yes
 		}
 	}
-	if len(prefix) >= detectGiveUp {
-		return input.No
-	}
-	return input.NeedMore
+	return scan.Undecided(prefix)
 }
 
 // isCallLine recognises "EXEC #<digits>:c=" and its siblings.

@@ -52,29 +52,18 @@ var csvSeverities = map[string]bool{
 	"DEBUG1": true, "DEBUG2": true, "DEBUG3": true, "DEBUG4": true, "DEBUG5": true,
 }
 
-var utf8BOM = []byte("\xef\xbb\xbf")
-
 // Detect decides on the first line that is not blank or a tab-indented
 // continuation: it must be a PostgreSQL log line of one of the three
 // destinations.
 func Detect(prefix []byte) input.Verdict {
-	rest := bytes.TrimPrefix(prefix, utf8BOM)
-	for len(rest) > 0 {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			break
-		}
-		line := string(bytes.TrimSuffix(rest[:i], []byte("\r")))
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "\t") {
-			rest = rest[i+1:]
+	scan := input.LineScan{SkipBOM: true, GiveUp: detectGiveUp}
+	for l := range scan.Lines(prefix) {
+		if l.Blank() || l.Text[0] == '\t' {
 			continue
 		}
-		return detectLine(line, rest)
+		return detectLine(string(l.Text), l.Rest)
 	}
-	if len(prefix) >= detectGiveUp {
-		return input.No
-	}
-	return input.NeedMore
+	return scan.Undecided(prefix)
 }
 
 // detectLine judges the first significant line; rest is the input from

@@ -14,8 +14,6 @@
 package prometheus
 
 import (
-	"bytes"
-
 	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
@@ -52,22 +50,13 @@ func Format() source.Format {
 // Detect says Yes once a complete line is a # TYPE line, No after 4 KiB
 // without one.
 func Detect(prefix []byte) input.Verdict {
-	rest := prefix
-	for {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			break
-		}
-		sc := scanLine(string(rest[:i]))
-		if sc.kind == lineType && typeKinds[sc.typ] {
+	scan := input.LineScan{GiveUp: detectGiveUp}
+	for l := range scan.Lines(prefix) {
+		if sc := scanLine(string(l.Text)); sc.kind == lineType && typeKinds[sc.typ] {
 			return input.Yes
 		}
-		rest = rest[i+1:]
 	}
-	if len(prefix) >= detectGiveUp {
-		return input.No
-	}
-	return input.NeedMore
+	return scan.Undecided(prefix)
 }
 
 // Open returns a Source that reads the scrapes, emitting an interval once

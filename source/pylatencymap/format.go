@@ -52,15 +52,9 @@ var otherFormatMarkers = [][]byte{
 // is clearly another format or holds 4 KiB without a record, NeedMore
 // otherwise.
 func Detect(prefix []byte) input.Verdict {
-	rest := prefix
-	for len(rest) > 0 {
-		line := rest
-		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
-			line, rest = rest[:i], rest[i+1:]
-		} else {
-			rest = nil
-		}
-		if bytes.EqualFold(bytes.TrimSpace(line), []byte(beginMarker)) {
+	scan := input.LineScan{Partial: true, GiveUp: detectGiveUp}
+	for l := range scan.Lines(prefix) {
+		if bytes.EqualFold(bytes.TrimSpace(l.Text), []byte(beginMarker)) {
 			return input.Yes
 		}
 	}
@@ -69,10 +63,7 @@ func Detect(prefix []byte) input.Verdict {
 			return input.No
 		}
 	}
-	if len(prefix) >= detectGiveUp {
-		return input.No
-	}
-	return input.NeedMore
+	return scan.Undecided(prefix)
 }
 
 // Open returns a Source that emits one interval per record after the first,

@@ -154,37 +154,30 @@ func looksLikeBpftraceRow(t []byte) bool {
 // firstDecisive returns the dialect of the first line that settles
 // detection; needMore says a bpftrace map header waits for its first row.
 func firstDecisive(prefix []byte) (dialectID, bool) {
-	rest := prefix
-	for {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			return dialectNone, false
+	mapHeader := false // the previous line was a bpftrace map header
+	for l := range (input.LineScan{}).Lines(prefix) {
+		if mapHeader {
+			mapHeader = false
+			if _, shaped, reason := parseBracketRow(string(l.Text)); shaped && reason == "" {
+				return dialectBpftrace, false
+			}
 		}
-		line := rest[:i]
-		rest = rest[i+1:]
 		for _, m := range otherMarkers {
-			if bytes.HasPrefix(bytes.TrimLeft(line, " \t"), m) {
+			if bytes.HasPrefix(bytes.TrimLeft(l.Text, " \t"), m) {
 				return dialectOther, false
 			}
 		}
-		h, ok := parseHeader(string(line))
-		if !ok {
-			continue
-		}
-		if h.dialect == dialectBCC && h.unit == 0 {
-			continue // a bcc table of sizes, not latencies
-		}
-		if h.dialect != dialectBpftrace {
+		h, ok := parseHeader(string(l.Text))
+		switch {
+		case !ok:
+		case h.dialect == dialectBCC && h.unit == 0: // a bcc table of sizes, not latencies
+		case h.dialect == dialectBpftrace:
+			mapHeader = true
+		default:
 			return h.dialect, false
 		}
-		j := bytes.IndexByte(rest, '\n')
-		if j < 0 {
-			return dialectNone, true
-		}
-		if _, shaped, reason := parseBracketRow(string(rest[:j])); shaped && reason == "" {
-			return dialectBpftrace, false
-		}
 	}
+	return dialectNone, mapHeader
 }
 
 // maxLineLen bounds the memory one input line may take: histogram rows are
