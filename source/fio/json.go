@@ -79,7 +79,7 @@ type jsonSource struct {
 	in     source.Input
 	opts   source.Options
 	bounds []float64
-	warned map[string]bool
+	once   *input.OnceWarnings
 }
 
 func (s *jsonSource) Name() string { return s.in.Name }
@@ -97,7 +97,7 @@ func (s *jsonSource) Run(ctx context.Context, emit func(stream.Interval) error) 
 		return fmt.Errorf("%s: %w", s.in.Name, err)
 	}
 	s.bounds = binBounds(0)
-	s.warned = map[string]bool{}
+	s.once = input.NewOnceWarnings(s.in.Diag, s.in.Name)
 	var st docStats
 	for pos := 0; ; {
 		if err := ctx.Err(); err != nil {
@@ -404,7 +404,7 @@ func (s *jsonSource) jobSeries(pj parsedJob, st *docStats) []stream.SeriesHist {
 			continue
 		}
 		if d.d.Clat == nil && len(d.d.OldClat) > 0 {
-			s.warnOnce("fio2", "job %q: fio 2.x results (latencies in µs under clat/lat) are not read; use fio 3.x", j.Name)
+			s.once.Warn("fio2", "job %q: fio 2.x results (latencies in µs under clat/lat) are not read; use fio 3.x", j.Name)
 			continue
 		}
 		kinds := []struct {
@@ -434,7 +434,7 @@ func (s *jsonSource) jobSeries(pj parsedJob, st *docStats) []stream.SeriesHist {
 		}
 	}
 	if st.series > 0 && st.withoutBins > 0 {
-		s.warnOnce("somebins", "some jobs have latency percentiles but no bins; only the jobs with bins are read")
+		s.once.Warn("somebins", "some jobs have latency percentiles but no bins; only the jobs with bins are read")
 	}
 	return out
 }
@@ -458,7 +458,7 @@ func (s *jsonSource) binsHistogram(line int, event string, lat *latJSON) *hist.H
 			continue
 		}
 		if idx == platNR-1 && count > 0 {
-			s.warnOnce("top", "%s: %g I/Os in fio's last bin, which also holds every latency above %s; read as that bin's range",
+			s.once.Warn("top", "%s: %g I/Os in fio's last bin, which also holds every latency above %s; read as that bin's range",
 				event, count, hist.FormatDuration(topEdgeNs))
 		}
 		_ = h.AddCustom(idx-1, count)
@@ -468,7 +468,7 @@ func (s *jsonSource) binsHistogram(line int, event string, lat *latJSON) *hist.H
 	mean, merr := strconv.ParseFloat(string(lat.Mean), 64)
 	switch {
 	case nerr == nil && n != total:
-		s.warnOnce("n "+event, "%s: fio's N is %g but the bins hold %g I/Os; sums estimated from the bins", event, n, total)
+		s.once.Warn("n "+event, "%s: fio's N is %g but the bins hold %g I/Os; sums estimated from the bins", event, n, total)
 	case nerr == nil && merr == nil && mean >= 0 && !math.IsInf(mean, 0) && total > 0:
 		h.Sum, h.SumExact = mean*total, true
 	}
@@ -491,12 +491,4 @@ func parseBin(key string, value json.Number) (idx int, count float64, reason str
 		return 0, 0, fmt.Sprintf("count %q is not a whole number of I/Os", string(value))
 	}
 	return idx, c, ""
-}
-
-func (s *jsonSource) warnOnce(kind, format string, args ...any) {
-	if s.warned[kind] {
-		return
-	}
-	s.warned[kind] = true
-	s.in.Diag.Warn(s.in.Name, format, args...)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -101,21 +102,12 @@ type statsPoller struct {
 	dbs        databaseTracker
 	ios        ioTracker
 	last       time.Time // previous successful poll
-	warned     map[string]bool
+	once       *input.OnceWarnings
 	forceIO    bool // tests: read pg_stat_io whatever the version
 }
 
 func (s *liveSource) newStats(w *liveWindows) *statsPoller {
-	return &statsPoller{s: s, w: w, names: map[int64]string{}, own: map[int64]bool{}, warned: map[string]bool{}, forceIO: s.forceStatIO}
-}
-
-// warnOnce prints a warning the first time its kind occurs.
-func (p *statsPoller) warnOnce(kind, format string, args ...any) {
-	if p.warned[kind] {
-		return
-	}
-	p.warned[kind] = true
-	p.s.diag.Warn(p.s.name, format, args...)
+	return &statsPoller{s: s, w: w, names: map[int64]string{}, own: map[int64]bool{}, once: input.NewOnceWarnings(s.diag, s.name), forceIO: s.forceStatIO}
 }
 
 // run polls every interval until ctx is done, reconnecting with backoff
@@ -184,11 +176,11 @@ func (p *statsPoller) detect(ctx context.Context, conn *pgx.Conn) {
 	p.statements = loaded && installed
 	switch {
 	case !loaded:
-		p.warnOnce("statements", "pg_stat_statements is not loaded, so there are no statement means: set "+
+		p.once.Warn("statements", "pg_stat_statements is not loaded, so there are no statement means: set "+
 			"shared_preload_libraries = 'pg_stat_statements' in postgresql.conf, restart the server, then run "+
 			"CREATE EXTENSION pg_stat_statements in this database")
 	case !installed:
-		p.warnOnce("statements", "pg_stat_statements is loaded but not installed in this database, so there are "+
+		p.once.Warn("statements", "pg_stat_statements is loaded but not installed in this database, so there are "+
 			"no statement means: run CREATE EXTENSION pg_stat_statements")
 	}
 	p.io = p.forceIO || p.version >= 160000
@@ -246,7 +238,7 @@ func (p *statsPoller) pollTiming(ctx context.Context, conn *pgx.Conn) error {
 	}
 	on := setting == "on"
 	if !on {
-		p.warnOnce("timing", "track_io_timing is off, so pg_stat_database and pg_stat_io hold no I/O times and no "+
+		p.once.Warn("timing", "track_io_timing is off, so pg_stat_database and pg_stat_io hold no I/O times and no "+
 			"block read means are shown: run ALTER SYSTEM SET track_io_timing = on; SELECT pg_reload_conf();")
 	}
 	if on != p.timing {
@@ -311,7 +303,7 @@ func (p *statsPoller) notLoaded(err error) error {
 		return err
 	}
 	p.statements = false
-	p.warnOnce("statements", "pg_stat_statements is installed but not loaded: set shared_preload_libraries = "+
+	p.once.Warn("statements", "pg_stat_statements is installed but not loaded: set shared_preload_libraries = "+
 		"'pg_stat_statements' in postgresql.conf and restart the server")
 	return nil
 }
