@@ -53,7 +53,6 @@ import (
 
 	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
-	"github.com/latscope/latscope/stream"
 )
 
 // Format names users give to --input-format. Both read the same columns;
@@ -178,9 +177,7 @@ func kindOf(h header) bool {
 // instance snapshot after that instance's first. The intervals of instance
 // I carry the source name "NAME@I" (see sourceName).
 func Open(in source.Input, opts source.Options) (source.Source, error) {
-	return source.NewLineSource(in, maxLineLen, func(emit func(stream.Interval) error) input.LineParser {
-		return newParser(in, opts, emit)
-	})
+	return source.NewLineSource(in, opts, maxLineLen, newParser)
 }
 
 // maxLineLen bounds the memory one input line may take: a row of the

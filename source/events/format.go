@@ -15,7 +15,6 @@ import (
 
 	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
-	"github.com/latscope/latscope/stream"
 )
 
 // Format names users give to --input-format.
@@ -133,16 +132,12 @@ func DetectWait(prefix []byte) input.Verdict {
 // Open returns a streaming Source of the events format: each interval is
 // emitted once later events close it, the open ones at the end.
 func Open(in source.Input, opts source.Options) (source.Source, error) {
-	return source.NewLineSource(in, maxLineLen, func(emit func(stream.Interval) error) input.LineParser {
-		return newPairsParser(in, opts, emit)
-	})
+	return source.NewLineSource(in, opts, maxLineLen, newPairsParser)
 }
 
 // OpenWait returns a streaming Source of ora_wait_trace.py lines.
 func OpenWait(in source.Input, opts source.Options) (source.Source, error) {
-	return source.NewLineSource(in, maxLineLen, func(emit func(stream.Interval) error) input.LineParser {
-		return newWaitParser(in, opts, emit)
-	})
+	return source.NewLineSource(in, opts, maxLineLen, newWaitParser)
 }
 
 // maxLineLen bounds the memory one input line may take: event lines are

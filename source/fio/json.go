@@ -67,37 +67,35 @@ func isPreamble(t []byte) bool {
 	return strings.Contains(s, ": (g=") || strings.Contains(s, ": Laying out IO file")
 }
 
-// OpenJSON returns a Source over fio JSON results; nothing is read until Run.
+// OpenJSON returns a Source over fio JSON results; nothing is read until it
+// is run.
 func OpenJSON(in source.Input, opts source.Options) (source.Source, error) {
-	if in.Reader == nil {
-		return nil, fmt.Errorf("%s: no reader", in.Name)
-	}
-	return &jsonSource{in: in, opts: opts}, nil
+	return source.NewInputSource(in, func(ctx context.Context, emit func(stream.Interval) error) error {
+		r := &jsonReader{in: in, opts: opts, bounds: binBounds(0), once: input.NewOnceWarnings(in.Diag, in.Name)}
+		return r.run(ctx, emit)
+	})
 }
 
-type jsonSource struct {
+// jsonReader is one run over fio JSON results.
+type jsonReader struct {
 	in     source.Input
 	opts   source.Options
 	bounds []float64
 	once   *input.OnceWarnings
 }
 
-func (s *jsonSource) Name() string { return s.in.Name }
-
 // errNoBins says the results hold percentiles only.
 var errNoBins = errors.New("fio JSON has latency percentiles but no histogram bins: " +
 	"it was written with --output-format=json; rerun fio with --output-format=json+ (percentiles are not a histogram)")
 
-// Run reads every fio JSON document of the input (text between documents,
+// run reads every fio JSON document of the input (text between documents,
 // such as fio's normal output, is skipped) and emits one interval per job
 // window, in time order per document.
-func (s *jsonSource) Run(ctx context.Context, emit func(stream.Interval) error) error {
+func (s *jsonReader) run(ctx context.Context, emit func(stream.Interval) error) error {
 	data, err := io.ReadAll(s.in.Reader)
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.in.Name, err)
 	}
-	s.bounds = binBounds(0)
-	s.once = input.NewOnceWarnings(s.in.Diag, s.in.Name)
 	var st docStats
 	for pos := 0; ; {
 		if err := ctx.Err(); err != nil {
@@ -225,7 +223,7 @@ func (e *parseError) Unwrap() error { return e.err }
 // parseDoc reads the document starting at data[start]: its report time and
 // its jobs, each decoded on its own so that one bad job does not lose the
 // others. It returns what it read before any syntax error.
-func (s *jsonSource) parseDoc(data []byte, start int) (document, int, *parseError) {
+func (s *jsonReader) parseDoc(data []byte, start int) (document, int, *parseError) {
 	var doc document
 	dec := json.NewDecoder(bytes.NewReader(data[start:]))
 	dec.UseNumber()
@@ -277,7 +275,7 @@ func (s *jsonSource) parseDoc(data []byte, start int) (document, int, *parseErro
 
 // parseJobs reads the jobs array; a job that does not decode is reported
 // and skipped.
-func (s *jsonSource) parseJobs(dec *json.Decoder, data []byte, start int, doc *document) error {
+func (s *jsonReader) parseJobs(dec *json.Decoder, data []byte, start int, doc *document) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return err
@@ -315,7 +313,7 @@ type window struct {
 // intervals turns a document's jobs into intervals, one per distinct job
 // window, series of the same key in one window summed (numjobs clones
 // without group_reporting share a name).
-func (s *jsonSource) intervals(doc document, st *docStats) []stream.Interval {
+func (s *jsonReader) intervals(doc document, st *docStats) []stream.Interval {
 	byWindow := map[window]*stream.Interval{}
 	var order []window
 	for _, pj := range doc.jobs {
@@ -344,7 +342,7 @@ func (s *jsonSource) intervals(doc document, st *docStats) []stream.Interval {
 	return out
 }
 
-func (s *jsonSource) newInterval(w window, relative bool) *stream.Interval {
+func (s *jsonReader) newInterval(w window, relative bool) *stream.Interval {
 	iv := &stream.Interval{Source: s.in.Name, Duration: time.Duration(w.duration) * time.Millisecond, Relative: relative}
 	if relative {
 		iv.Start = stream.RelativeStart.Add(time.Duration(w.start) * time.Millisecond)
@@ -396,7 +394,7 @@ func mergeSeries(list, add []stream.SeriesHist) []stream.SeriesHist {
 
 // jobSeries builds the histograms of one job: one per direction and
 // latency kind that has bins.
-func (s *jsonSource) jobSeries(pj parsedJob, st *docStats) []stream.SeriesHist {
+func (s *jsonReader) jobSeries(pj parsedJob, st *docStats) []stream.SeriesHist {
 	j := &pj.job
 	var out []stream.SeriesHist
 	for _, d := range j.directions() {
@@ -441,7 +439,7 @@ func (s *jsonSource) jobSeries(pj parsedJob, st *docStats) []stream.SeriesHist {
 
 // binsHistogram builds one latency block's histogram on fio's bins. Its
 // sum is fio's exact mean times N when the bins hold all N events.
-func (s *jsonSource) binsHistogram(line int, event string, lat *latJSON) *hist.Histogram {
+func (s *jsonReader) binsHistogram(line int, event string, lat *latJSON) *hist.Histogram {
 	h, err := hist.NewCustom(hist.Nanosecond, s.bounds)
 	if err != nil {
 		return nil // cannot happen: fio's edges ascend

@@ -17,7 +17,6 @@ package hdrlog
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/latscope/latscope/input"
@@ -107,23 +106,10 @@ func isDataLine(line []byte) bool {
 	return true
 }
 
-// Open returns a Source over an interval log; nothing is read until Run.
+// Open returns a Source over an interval log that reads it line by line
+// when run, emitting each interval once the next one starts.
 func Open(in source.Input, opts source.Options) (source.Source, error) {
-	if in.Reader == nil {
-		return nil, fmt.Errorf("%s: no reader", in.Name)
-	}
-	return &logSource{in: in, opts: opts}, nil
-}
-
-type logSource struct {
-	in   source.Input
-	opts source.Options
-}
-
-func (s *logSource) Name() string { return s.in.Name }
-
-// Run reads the log line by line, emitting each interval once the next one
-// starts.
-func (s *logSource) Run(ctx context.Context, emit func(stream.Interval) error) error {
-	return newReader(s.in, s.opts, emit).run(ctx)
+	return source.NewInputSource(in, func(ctx context.Context, emit func(stream.Interval) error) error {
+		return newReader(in, opts, emit).run(ctx)
+	})
 }

@@ -25,7 +25,6 @@ import (
 
 	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
-	"github.com/latscope/latscope/stream"
 )
 
 // FormatName is the name users give to --input-format.
@@ -70,9 +69,7 @@ func Detect(prefix []byte) input.Verdict {
 // Open returns a Source that reads the counters and emits one interval per
 // iteration (after the first, the baseline, when counts are cumulative).
 func Open(in source.Input, opts source.Options) (source.Source, error) {
-	return source.NewLineSource(in, maxLineLen, func(emit func(stream.Interval) error) input.LineParser {
-		return newParser(in, opts, emit)
-	})
+	return source.NewLineSource(in, opts, maxLineLen, newParser)
 }
 
 // maxLineLen bounds the memory one input line may take: counter lines are

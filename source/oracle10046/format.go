@@ -96,21 +96,11 @@ func isCallLine(line []byte) bool {
 	return false
 }
 
-// Open returns a streaming Source over the input; nothing is read until Run.
+// Open returns a streaming Source over the input: when run, it parses the
+// whole input, emitting intervals as soon as later waits close them, and
+// the remaining ones at the end of the input.
 func Open(in source.Input, opts source.Options) (source.Source, error) {
-	return &traceSource{in: in, opts: opts}, nil
-}
-
-type traceSource struct {
-	in   source.Input
-	opts source.Options
-}
-
-func (s *traceSource) Name() string { return s.in.Name }
-
-// Run parses the whole input, emitting intervals as soon as later waits close
-// them, and the remaining ones at the end of the input.
-func (s *traceSource) Run(ctx context.Context, emit func(stream.Interval) error) error {
-	p := newParser(s.in, s.opts, emit)
-	return p.run(ctx, s.in.Reader)
+	return source.NewInputSource(in, func(ctx context.Context, emit func(stream.Interval) error) error {
+		return newParser(in, opts, emit).run(ctx, in.Reader)
+	})
 }

@@ -16,7 +16,6 @@ package prometheus
 import (
 	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
-	"github.com/latscope/latscope/stream"
 )
 
 // FormatName is the name users give to --input-format.
@@ -62,9 +61,7 @@ func Detect(prefix []byte) input.Verdict {
 // Open returns a Source that reads the scrapes, emitting an interval once
 // the next scrape begins (or the input ends).
 func Open(in source.Input, opts source.Options) (source.Source, error) {
-	return source.NewLineSource(in, maxLineLen, func(emit func(stream.Interval) error) input.LineParser {
-		return newParser(in, opts, emit)
-	})
+	return source.NewLineSource(in, opts, maxLineLen, newParser)
 }
 
 // maxLineLen bounds the memory one input line may take: exposition lines

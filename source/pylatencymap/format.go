@@ -18,7 +18,6 @@ import (
 
 	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
-	"github.com/latscope/latscope/stream"
 )
 
 // FormatName is the name users give to --input-format.
@@ -69,9 +68,7 @@ func Detect(prefix []byte) input.Verdict {
 // Open returns a Source that emits one interval per record after the first,
 // as soon as its "<end record>" line is read; nothing is read until Run.
 func Open(in source.Input, opts source.Options) (source.Source, error) {
-	return source.NewLineSource(in, maxLineLen, func(emit func(stream.Interval) error) input.LineParser {
-		return newParser(in.Name, in.Diag, opts, emit)
-	})
+	return source.NewLineSource(in, opts, maxLineLen, newParser)
 }
 
 // maxLineLen bounds the memory one input line may take: real record lines

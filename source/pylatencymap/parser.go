@@ -66,8 +66,8 @@ type parser struct {
 	once     *input.OnceWarnings
 }
 
-func newParser(name string, diag *input.Diagnostics, opts source.Options, emit func(stream.Interval) error) *parser {
-	return &parser{name: name, diag: diag, opts: opts, emit: emit, once: input.NewOnceWarnings(diag, name)}
+func newParser(in source.Input, opts source.Options, emit func(stream.Interval) error) *parser {
+	return &parser{name: in.Name, diag: in.Diag, opts: opts, emit: emit, once: input.NewOnceWarnings(in.Diag, in.Name)}
 }
 
 // line handles input line n (1-based).

@@ -40,7 +40,6 @@ import (
 
 	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
-	"github.com/latscope/latscope/stream"
 )
 
 // DTraceFormat returns the DTrace aggregation printout format.
@@ -105,9 +104,7 @@ func newFormat(d *dialect, description, detection, example string) source.Format
 		Open: func(in source.Input, opts source.Options) (source.Source, error) {
 			// One interval per print, each once the next print has begun
 			// (or the input has ended).
-			return source.NewLineSource(in, maxLineLen, func(emit func(stream.Interval) error) input.LineParser {
-				return newParser(d, in, opts, emit)
-			})
+			return source.NewLineSource(in, opts, maxLineLen, d.newParser)
 		},
 	}
 }

@@ -68,7 +68,8 @@ type parser struct {
 	once     *input.OnceWarnings
 }
 
-func newParser(d *dialect, in source.Input, opts source.Options, emit func(stream.Interval) error) *parser {
+// newParser returns a parser of the dialect's printouts.
+func (d *dialect) newParser(in source.Input, opts source.Options, emit func(stream.Interval) error) *parser {
 	p := &parser{d: d, name: in.Name, diag: in.Diag, opts: opts, clock: newWallClock(opts.Day(in)), once: input.NewOnceWarnings(in.Diag, in.Name)}
 	p.asm = newAssembler(p, emit)
 	return p
