@@ -76,8 +76,12 @@ func (h *Histogram) AddCustom(i int, count float64) error {
 }
 
 // customEdges returns bucket i's edges, an open top read as [l, 2l).
-func (h *Histogram) customEdges(i int) (lo, hi float64) {
-	lo, hi = h.Bounds[i], h.Bounds[i+1]
+func (h *Histogram) customEdges(i int) (lo, hi float64) { return CustomEdges(h.Bounds, i) }
+
+// CustomEdges returns the edges of bucket i of custom bounds; an open top
+// [l, +Inf) is read as [l, 2l), or [0, 1) when l is 0.
+func CustomEdges(bounds []float64, i int) (lo, hi float64) {
+	lo, hi = bounds[i], bounds[i+1]
 	if math.IsInf(hi, 1) {
 		hi = 2 * lo
 		if lo == 0 {

@@ -173,3 +173,19 @@ func TestRebinOpenTopFromZero(t *testing.T) {
 		t.Errorf("rebinned count %g, want 5", r.Count())
 	}
 }
+
+func TestCustomEdgesReadAnOpenTopAsDouble(t *testing.T) {
+	for _, c := range []struct {
+		bounds []float64
+		i      int
+		lo, hi float64
+	}{
+		{[]float64{0, 20, 40}, 1, 20, 40},
+		{[]float64{0, 20, math.Inf(1)}, 1, 20, 40},
+		{[]float64{0, math.Inf(1)}, 0, 0, 1},
+	} {
+		if lo, hi := CustomEdges(c.bounds, c.i); lo != c.lo || hi != c.hi {
+			t.Errorf("CustomEdges(%v, %d) = [%g, %g), want [%g, %g)", c.bounds, c.i, lo, hi, c.lo, c.hi)
+		}
+	}
+}

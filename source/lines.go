@@ -8,29 +8,38 @@ import (
 	"github.com/latscope/latscope/stream"
 )
 
-// NewLineSource returns a Source that feeds every line of in to the parser
-// start makes for each Run. Lines longer than maxLen are cut and flagged.
-func NewLineSource(in Input, maxLen int, start func(emit func(stream.Interval) error) input.LineParser) (Source, error) {
+// NewInputSource returns a Source named after in whose every Run is run:
+// the Source of a format whose reading keeps no state between runs.
+func NewInputSource(in Input, run func(ctx context.Context, emit func(stream.Interval) error) error) (Source, error) {
 	if in.Reader == nil {
 		return nil, fmt.Errorf("%s: no reader", in.Name)
 	}
-	return &lineSource{in: in, maxLen: maxLen, start: start}, nil
+	return &inputSource{name: in.Name, run: run}, nil
 }
 
-type lineSource struct {
-	in     Input
-	maxLen int
-	start  func(emit func(stream.Interval) error) input.LineParser
+type inputSource struct {
+	name string
+	run  func(ctx context.Context, emit func(stream.Interval) error) error
 }
 
 // Name returns the input's name (its path, or "-").
-func (s *lineSource) Name() string { return s.in.Name }
+func (s *inputSource) Name() string { return s.name }
 
-// Run parses the input to its end.
-func (s *lineSource) Run(ctx context.Context, emit func(stream.Interval) error) error {
-	p := s.start(emit)
-	if err := input.EachLine(ctx, s.in.Name, s.in.Reader, s.maxLen, p.Line); err != nil {
-		return err
-	}
-	return p.End(ctx.Err() != nil)
+// Run reads the input.
+func (s *inputSource) Run(ctx context.Context, emit func(stream.Interval) error) error {
+	return s.run(ctx, emit)
+}
+
+// NewLineSource returns a Source that feeds every line of in to the parser
+// newParser makes for each Run, then ends it. Lines longer than maxLen are
+// cut and flagged.
+func NewLineSource[P input.LineParser](in Input, opts Options, maxLen int,
+	newParser func(in Input, opts Options, emit func(stream.Interval) error) P) (Source, error) {
+	return NewInputSource(in, func(ctx context.Context, emit func(stream.Interval) error) error {
+		p := newParser(in, opts, emit)
+		if err := input.EachLine(ctx, in.Name, in.Reader, maxLen, p.Line); err != nil {
+			return err
+		}
+		return p.End(ctx.Err() != nil)
+	})
 }

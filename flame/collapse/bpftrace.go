@@ -32,14 +32,14 @@ func BpftraceFormat() Format {
 // detectBpftrace says Yes when the first line after bpftrace's "Attaching
 // N probes..." opens a stack-keyed map.
 func detectBpftrace(prefix []byte) input.Verdict {
-	for _, line := range txtCompleteLines(prefix, txtDetectLines) {
-		if txtIsBlank(line) || bytes.HasPrefix(line, []byte("Attaching ")) {
+	for l := range txtDetectScan().Lines(prefix) {
+		if l.Blank() || bytes.HasPrefix(l.Text, []byte("Attaching ")) {
 			continue
 		}
-		if _, ok := bpftraceOpen(string(line)); ok {
+		if _, ok := bpftraceOpen(string(l.Text)); ok {
 			return input.Yes
 		}
-		if _, _, ok := bpftraceOneLine(string(line)); ok {
+		if _, _, ok := bpftraceOneLine(string(l.Text)); ok {
 			return input.Yes
 		}
 		return input.No

@@ -38,25 +38,10 @@ func Detect(formats []Format, prefix []byte) (Format, input.Verdict) {
 	return Format{}, verdict
 }
 
-// txtDetectLines is how many complete lines a detector looks at before it
-// gives up: the formats here are recognised on their first few lines.
-const txtDetectLines = 64
-
-// txtCompleteLines returns the complete (newline-terminated) lines of a
-// detection prefix, at most max of them, without their line endings. The
-// last, partial line is left out: it may still grow into something else.
-func txtCompleteLines(prefix []byte, max int) [][]byte {
-	var lines [][]byte
-	for len(lines) < max {
-		i := bytes.IndexByte(prefix, '\n')
-		if i < 0 {
-			break
-		}
-		lines = append(lines, bytes.TrimSuffix(prefix[:i], []byte{'\r'}))
-		prefix = prefix[i+1:]
-	}
-	return lines
-}
+// txtDetectScan is how the detectors here read their prefix: complete lines
+// only, and only the first 64, as the formats are recognised on their first
+// few lines; a longer undecided prefix stays NeedMore.
+func txtDetectScan() input.LineScan { return input.LineScan{MaxLines: 64} }
 
 // txtIsBlank reports whether a line holds only white space.
 func txtIsBlank(line []byte) bool { return len(bytes.TrimSpace(line)) == 0 }

@@ -30,13 +30,14 @@ func DTraceFormat() Format {
 // indented stack: a module`function frame, or raw-address frames followed
 // by a count. A DTrace quantize() histogram or any text is refused.
 func detectDTrace(prefix []byte) input.Verdict {
-	lines := txtCompleteLines(prefix, txtDetectLines)
-	if len(lines) > 0 && isDTraceHeader(lines[0]) {
-		lines = lines[min(2, len(lines)):]
-	}
 	others, addrs := 0, 0
-	for _, line := range lines {
-		if txtIsBlank(line) {
+	skip := 0 // lines to pass over: dtrace's header and probe line
+	for l := range txtDetectScan().Lines(prefix) {
+		line := l.Text
+		if l.N == 1 && isDTraceHeader(line) {
+			skip = 2
+		}
+		if l.N <= skip || l.Blank() {
 			continue
 		}
 		text := bytes.TrimSpace(line)

@@ -32,14 +32,14 @@ func FoldedFormat() Format {
 // line such as "dd 1234 250000" must not pass for a one-frame stack).
 func detectFolded(prefix []byte) input.Verdict {
 	good := 0
-	for _, line := range txtCompleteLines(prefix, txtDetectLines) {
-		if txtIsBlank(line) {
+	for l := range txtDetectScan().Lines(prefix) {
+		if l.Blank() {
 			continue
 		}
-		if line[0] == ' ' || line[0] == '\t' || line[0] == '#' || line[0] == '@' {
+		if c := l.Text[0]; c == ' ' || c == '\t' || c == '#' || c == '@' {
 			return input.No
 		}
-		fl, ok := parseFoldedLine(string(line))
+		fl, ok := parseFoldedLine(string(l.Text))
 		if !ok {
 			return input.No
 		}

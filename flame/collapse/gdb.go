@@ -27,27 +27,28 @@ func GdbFormat() Format {
 	}
 }
 
+// gdbDetectGiveUp: a prefix of more than 64 KiB of chatter is not gdb's.
+const gdbDetectGiveUp = 64<<10 + 1
+
 // detectGdb skips the messages gdb prints on attaching, then wants a
-// "Thread N (" header or a "#0 " frame.
+// "Thread N (" header or a "#0 " frame. It looks at every complete line,
+// not txtDetectScan's first 64: gdb says "[New LWP n]" once per thread.
 func detectGdb(prefix []byte) input.Verdict {
-	// Not txtDetectLines: gdb says "[New LWP n]" once per thread.
-	for _, line := range txtCompleteLines(prefix, len(prefix)) {
+	scan := input.LineScan{GiveUp: gdbDetectGiveUp}
+	for l := range scan.Lines(prefix) {
 		switch {
-		case isGdbChatter(line):
+		case isGdbChatter(l.Text):
 			continue
-		case isGdbThread(line):
+		case isGdbThread(l.Text):
 			return input.Yes
-		case bytes.HasPrefix(line, []byte("#0 ")):
-			if _, ok := gdbFunction(string(line)); ok {
+		case bytes.HasPrefix(l.Text, []byte("#0 ")):
+			if _, ok := gdbFunction(string(l.Text)); ok {
 				return input.Yes
 			}
 		}
 		return input.No
 	}
-	if len(prefix) > 64<<10 {
-		return input.No
-	}
-	return input.NeedMore
+	return scan.Undecided(prefix)
 }
 
 // isGdbChatter matches what gdb prints before the first backtrace.

@@ -38,18 +38,10 @@ const perfDetectMax = 64 << 10
 // /^(\S.+?)\s+(\d+)\/*(\d+)*\s+/ and a "time:" or "event:" field) followed
 // by a stack line "hexaddr symbol (module)".
 func DetectPerf(prefix []byte) input.Verdict {
-	data := prefix
+	scan := input.LineScan{GiveUp: perfDetectMax}
 	var header []byte
-	for {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			if len(prefix) >= perfDetectMax {
-				return input.No
-			}
-			return input.NeedMore
-		}
-		line := bytes.TrimSuffix(data[:i], []byte{'\r'})
-		data = data[i+1:]
+	for l := range scan.Lines(prefix) {
+		line := l.Text
 		switch {
 		case header == nil && (len(line) == 0 || line[0] == '#'):
 			continue
@@ -70,6 +62,7 @@ func DetectPerf(prefix []byte) input.Verdict {
 			return input.Yes
 		}
 	}
+	return scan.Undecided(prefix)
 }
 
 func perfHex(b []byte) bool {

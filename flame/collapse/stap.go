@@ -26,11 +26,11 @@ func StapFormat() Format {
 
 // detectStap says Yes when the first non-blank line is a SystemTap frame.
 func detectStap(prefix []byte) input.Verdict {
-	for _, line := range txtCompleteLines(prefix, txtDetectLines) {
-		if txtIsBlank(line) {
+	for l := range txtDetectScan().Lines(prefix) {
+		if l.Blank() {
 			continue
 		}
-		if isStapFrame(bytes.TrimSpace(line)) {
+		if isStapFrame(bytes.TrimSpace(l.Text)) {
 			return input.Yes
 		}
 		return input.No

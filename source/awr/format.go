@@ -49,12 +49,10 @@
 package awr
 
 import (
-	"bytes"
 	"strings"
 
 	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
-	"github.com/latscope/latscope/stream"
 )
 
 // Format names users give to --input-format. Both read the same columns;
@@ -126,23 +124,16 @@ func detectKind(prefix []byte, awr bool) input.Verdict {
 // any line of another format; isAWR says it names END_INTERVAL_TIME (or no
 // time column but AWR's INSTANCE_NUMBER or DBID, which Run then explains).
 func detect(prefix []byte) (v input.Verdict, isAWR bool) {
-	rest := bytes.TrimPrefix(prefix, []byte("\ufeff"))
-	pending := ""
+	scan := input.LineScan{SkipBOM: true, Partial: true, GiveUp: detectGiveUp}
+	pending := "" // a spool heading candidate waiting for its underline
 	lines := 0
-	for len(rest) > 0 {
-		raw := rest
-		complete := false
-		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
-			raw, rest, complete = rest[:i], rest[i+1:], true
-		} else {
-			rest = nil
-		}
-		text := strings.TrimSuffix(string(raw), "\r")
+	for l := range scan.Lines(prefix) {
+		text := string(l.Text)
 		if pending != "" {
 			if h, ok := parseSpoolHeader(pending, text); ok {
 				return input.Yes, kindOf(h)
 			}
-			if !complete {
+			if !l.Complete {
 				return input.NeedMore, false
 			}
 			pending = ""
@@ -169,10 +160,10 @@ func detect(prefix []byte) (v input.Verdict, isAWR bool) {
 			return input.No, false
 		}
 	}
-	if pending == "" && len(prefix) >= detectGiveUp {
-		return input.No, false
+	if pending != "" {
+		return input.NeedMore, false // the underline has not arrived
 	}
-	return input.NeedMore, false
+	return scan.Undecided(prefix), false
 }
 
 func kindOf(h header) bool {
@@ -186,9 +177,7 @@ func kindOf(h header) bool {
 // instance snapshot after that instance's first. The intervals of instance
 // I carry the source name "NAME@I" (see sourceName).
 func Open(in source.Input, opts source.Options) (source.Source, error) {
-	return source.NewLineSource(in, maxLineLen, func(emit func(stream.Interval) error) input.LineParser {
-		return newParser(in, opts, emit)
-	})
+	return source.NewLineSource(in, opts, maxLineLen, newParser)
 }
 
 // maxLineLen bounds the memory one input line may take: a row of the

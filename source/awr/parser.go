@@ -52,7 +52,7 @@ type parser struct {
 	fields      []string
 	times       timeReader // snapshot times, in --tz when they carry no offset
 	others      timeReader // BEGIN_INTERVAL_TIME, STARTUP_TIME
-	warned      map[string]bool
+	once        *input.OnceWarnings
 	names       map[string]string // interned event names and labels
 }
 
@@ -64,7 +64,7 @@ func newParser(in source.Input, opts source.Options, emit func(stream.Interval) 
 		m: NewMapper(MapperConfig{Name: in.Name, Diag: in.Diag, Batch: batch, Keep: opts.KeepEvent, Emit: emit,
 			Cumulative: opts.Counts.Resolve(source.CountsCumulative) == source.CountsCumulative}),
 		times: timeReader{loc: loc}, others: timeReader{loc: loc},
-		warned: map[string]bool{}, names: map[string]string{},
+		once: input.NewOnceWarnings(in.Diag, in.Name), names: map[string]string{},
 	}
 }
 
@@ -84,14 +84,6 @@ func (p *parser) intern(s string) string {
 
 // warn prints a warning once per distinct text.
 func (p *parser) warn(format string, args ...any) { p.diag.Warn(p.name, format, args...) }
-
-// warnOnce prints a warning the first time its kind occurs in this input.
-func (p *parser) warnOnce(kind, format string, args ...any) {
-	if !p.warned[kind] {
-		p.warned[kind] = true
-		p.warn(format, args...)
-	}
-}
 
 func (p *parser) malformed(line int, format string, args ...any) {
 	p.diag.Malformed(p.name, line, fmt.Sprintf(format, args...))
@@ -152,10 +144,10 @@ func (p *parser) setHeader(h header, n int) error {
 	}
 	p.hdr, p.hdrLine, p.rowsRead = &h, n, 0
 	if p.opts.Unit != 0 && p.opts.Unit != h.unit {
-		p.warnOnce("unit", "--unit %s ignored: the column %s gives the unit (%s)", p.opts.Unit, strings.ToUpper(h.names[h.col[roleBound]]), h.unit)
+		p.once.Warn("unit", "--unit %s ignored: the column %s gives the unit (%s)", p.opts.Unit, strings.ToUpper(h.names[h.col[roleBound]]), h.unit)
 	}
 	if p.opts.Bound == hist.LowerBound {
-		p.warnOnce("bound", "--bound lower ignored: Oracle's WAIT_TIME_MILLI/MICRO are upper bounds")
+		p.once.Warn("bound", "--bound lower ignored: Oracle's WAIT_TIME_MILLI/MICRO are upper bounds")
 	}
 	return nil
 }
@@ -208,7 +200,7 @@ func (p *parser) parseRow(n int, f []string) (*Row, string) {
 		return nil, fmt.Sprintf("WAIT_COUNT %q is not a whole number of waits", countText)
 	}
 	if strings.ContainsAny(countText, "eE") {
-		p.warnOnce("exponent", "WAIT_COUNT printed in scientific notation (line %d: %s) is rounded: set numwidth 20 "+
+		p.once.Warn("exponent", "WAIT_COUNT printed in scientific notation (line %d: %s) is rounded: set numwidth 20 "+
 			"or use the queries in sql/, which print exact numbers", n, countText)
 	}
 	var ok bool
@@ -223,7 +215,7 @@ func (p *parser) parseRow(n int, f []string) (*Row, string) {
 	if c := h.col[roleBegin]; c >= 0 && f[c] != "" {
 		// only --counts interval needs it: an unreadable one is left out
 		if r.Begin, ok = p.others.parse(f[c]); !ok {
-			p.warnOnce("begin", "cannot read the BEGIN_INTERVAL_TIME %q (line %d); not used", f[c], n)
+			p.once.Warn("begin", "cannot read the BEGIN_INTERVAL_TIME %q (line %d); not used", f[c], n)
 		}
 	}
 	if c := h.col[roleStartup]; c >= 0 {
@@ -246,7 +238,7 @@ func (p *parser) parseRow(n int, f []string) (*Row, string) {
 // finish handles the end of the input.
 func (p *parser) finish() error {
 	if p.hdr == nil && p.pendingHead == "" {
-		p.warnOnce("noheader", "no heading line with EVENT_NAME (or EVENT), WAIT_TIME_MILLI (or WAIT_TIME_MICRO) and WAIT_COUNT found")
+		p.once.Warn("noheader", "no heading line with EVENT_NAME (or EVENT), WAIT_TIME_MILLI (or WAIT_TIME_MICRO) and WAIT_COUNT found")
 	}
 	return p.m.Finish()
 }

@@ -73,8 +73,8 @@ type MapperConfig struct {
 // gaps, the smallest bound of a series as its zero bucket and the open top
 // bucket read as [P, 2P) and flagged capped (see the package comment).
 type Mapper struct {
-	cfg    MapperConfig
-	warned map[string]bool
+	cfg  MapperConfig
+	once *input.OnceWarnings
 
 	instances map[instanceID]*instance
 	instOrder []instanceID
@@ -90,7 +90,7 @@ func NewMapper(cfg MapperConfig) *Mapper {
 	if cfg.Emit == nil {
 		cfg.Emit = func(stream.Interval) error { return nil }
 	}
-	return &Mapper{cfg: cfg, warned: map[string]bool{}, instances: map[instanceID]*instance{},
+	return &Mapper{cfg: cfg, once: input.NewOnceWarnings(cfg.Diag, cfg.Name), instances: map[instanceID]*instance{},
 		open: map[instanceID]*snapshot{}, kept: map[instanceID]map[int64]*snapshot{}}
 }
 
@@ -109,14 +109,6 @@ func (m *Mapper) Keep(event string) bool {
 
 // warn prints a warning once per distinct text.
 func (m *Mapper) warn(format string, args ...any) { m.cfg.Diag.Warn(m.cfg.Name, format, args...) }
-
-// warnOnce prints a warning the first time its kind occurs.
-func (m *Mapper) warnOnce(kind, format string, args ...any) {
-	if !m.warned[kind] {
-		m.warned[kind] = true
-		m.warn(format, args...)
-	}
-}
 
 func (m *Mapper) malformed(line int, format string, args ...any) {
 	m.cfg.Diag.Malformed(m.cfg.Name, line, fmt.Sprintf(format, args...))

@@ -11,11 +11,10 @@
 package events
 
 import (
-	"bytes"
+	"strings"
 
 	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
-	"github.com/latscope/latscope/stream"
 )
 
 // Format names users give to --input-format.
@@ -59,46 +58,29 @@ func WaitFormat() source.Format {
 	}
 }
 
-// completeLines calls f for every complete line of the prefix until f says
-// stop.
-func completeLines(prefix []byte, f func(line []byte) (stop bool)) {
-	rest := prefix
-	for {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			return
-		}
-		if f(bytes.TrimSuffix(rest[:i], []byte("\r"))) {
-			return
-		}
-		rest = rest[i+1:]
-	}
-}
-
 // Detect says Yes once a header of a latency table is followed by a row
 // that fits it, or the input starts with two number pairs; No after 4 KiB
 // without either.
 func Detect(prefix []byte) input.Verdict {
-	verdict := input.NeedMore
+	scan := input.LineScan{GiveUp: detectGiveUp}
 	var table *layout
 	pairs, lines := 0, 0
 	pairsPossible := true
-	completeLines(prefix, func(b []byte) bool {
-		fields := fieldsOf(b)
+	for l := range scan.Lines(prefix) {
+		fields := strings.Fields(string(l.Text))
 		if len(fields) == 0 {
-			return false
+			continue
 		}
 		lines++
-		if l, ok := parseHeader(fields); ok {
-			table = &l
-			return false
+		if h, ok := parseHeader(fields); ok {
+			table = &h
+			continue
 		}
 		if table != nil {
 			if rowFits(table, fields) {
-				verdict = input.Yes
-				return true
+				return input.Yes
 			}
-			return false
+			continue
 		}
 		if len(fields) == 2 && rowFits(&pairsLayout, fields) {
 			pairs++
@@ -106,15 +88,10 @@ func Detect(prefix []byte) input.Verdict {
 			pairsPossible = false // pairs count only at the very start (a first header aside)
 		}
 		if pairsPossible && pairs >= 2 {
-			verdict = input.Yes
-			return true
+			return input.Yes
 		}
-		return false
-	})
-	if verdict == input.NeedMore && len(prefix) >= detectGiveUp {
-		return input.No
 	}
-	return verdict
+	return scan.Undecided(prefix)
 }
 
 // rowFits says a row parses under a table: time (when there is one) and
@@ -140,45 +117,27 @@ func rowFits(l *layout, fields []string) bool {
 	return ok
 }
 
-func fieldsOf(b []byte) []string {
-	bf := bytes.Fields(b)
-	out := make([]string, len(bf))
-	for i, f := range bf {
-		out[i] = string(f)
-	}
-	return out
-}
-
 // DetectWait says Yes once a complete line is an ora_wait_trace.py line, No
 // after 4 KiB without one.
 func DetectWait(prefix []byte) input.Verdict {
-	verdict := input.NeedMore
-	completeLines(prefix, func(b []byte) bool {
-		if _, reason := parseWaitLine(string(b)); reason == "" {
-			verdict = input.Yes
-			return true
+	scan := input.LineScan{GiveUp: detectGiveUp}
+	for l := range scan.Lines(prefix) {
+		if _, reason := parseWaitLine(string(l.Text)); reason == "" {
+			return input.Yes
 		}
-		return false
-	})
-	if verdict == input.NeedMore && len(prefix) >= detectGiveUp {
-		return input.No
 	}
-	return verdict
+	return scan.Undecided(prefix)
 }
 
 // Open returns a streaming Source of the events format: each interval is
 // emitted once later events close it, the open ones at the end.
 func Open(in source.Input, opts source.Options) (source.Source, error) {
-	return source.NewLineSource(in, maxLineLen, func(emit func(stream.Interval) error) input.LineParser {
-		return newPairsParser(in, opts, emit)
-	})
+	return source.NewLineSource(in, opts, maxLineLen, newPairsParser)
 }
 
 // OpenWait returns a streaming Source of ora_wait_trace.py lines.
 func OpenWait(in source.Input, opts source.Options) (source.Source, error) {
-	return source.NewLineSource(in, maxLineLen, func(emit func(stream.Interval) error) input.LineParser {
-		return newWaitParser(in, opts, emit)
-	})
+	return source.NewLineSource(in, opts, maxLineLen, newWaitParser)
 }
 
 // maxLineLen bounds the memory one input line may take: event lines are

@@ -36,21 +36,13 @@ type pairsParser struct {
 	bin    *binner
 	key    stream.Key
 	keep   bool
-	warned map[string]bool
+	once   *input.OnceWarnings
 	lineNo int // the line being read, for messages from the binner
 }
 
 func newPairsParser(in source.Input, opts source.Options, emit func(stream.Interval) error) *pairsParser {
 	return &pairsParser{name: in.Name, diag: in.Diag, opts: opts, emit: emit,
-		key: stream.Key{Event: EventName}, keep: opts.KeepEvent(EventName), warned: map[string]bool{}}
-}
-
-func (p *pairsParser) warnOnce(kind, format string, args ...any) {
-	if p.warned[kind] {
-		return
-	}
-	p.warned[kind] = true
-	p.diag.Warn(p.name, format, args...)
+		key: stream.Key{Event: EventName}, keep: opts.KeepEvent(EventName), once: input.NewOnceWarnings(in.Diag, in.Name)}
 }
 
 // line handles input line n.
@@ -77,12 +69,12 @@ func (p *pairsParser) Line(n int, text string, tooLong bool) error {
 func (p *pairsParser) setLayout(l *layout, fields []string) {
 	p.layout = l
 	if l.timeCol < 0 {
-		p.warnOnce("notime", "the table at line %d (%s) has no time column: its rows are skipped "+
+		p.once.Warn("notime", "the table at line %d (%s) has no time column: its rows are skipped "+
 			"(run iosnoop with -t or -ts, or give time-latency pairs)", l.line, headerText(fields))
 	}
 	unit := latencyUnit(l.latUnit)
 	if p.opts.Unit != 0 && unit != 0 && unit != p.opts.Unit {
-		p.warnOnce("unit", "--unit %s overrides the %s the header at line %d names", p.opts.Unit, unit, l.line)
+		p.once.Warn("unit", "--unit %s overrides the %s the header at line %d names", p.opts.Unit, unit, l.line)
 	}
 }
 
@@ -142,7 +134,7 @@ func (p *pairsParser) row(n int, fields []string) error {
 	}
 	if p.bin == nil {
 		p.bin = newBinner(p.name, p.opts.Interval, t < epochFrom || t >= epochTo, p.opts.Loc(), func() {
-			p.warnOnce("back", "time goes backwards at line %d (a new run of the tool?); what follows starts a new run", p.lineNo)
+			p.once.Warn("back", "time goes backwards at line %d (a new run of the tool?); what follows starts a new run", p.lineNo)
 		}, p.emit)
 	}
 	p.lineNo = n

@@ -31,7 +31,7 @@ var ddirNames = [...]string{"read", "write", "trim"}
 // DetectHistLog says Yes when the first line is a complete fio histogram
 // log line, NeedMore while it may still become one, No otherwise.
 func DetectHistLog(prefix []byte) input.Verdict {
-	line, _, complete := cutLine(prefix)
+	line, _, complete := bytes.Cut(prefix, []byte("\n"))
 	if !complete {
 		if len(line) > maxHistLine || !plausibleHistPrefix(line) {
 			return input.No
@@ -128,36 +128,28 @@ func parseUint(b []byte) (uint64, bool) {
 
 // OpenHistLog returns a Source over a fio histogram log.
 func OpenHistLog(in source.Input, opts source.Options) (source.Source, error) {
-	if in.Reader == nil {
-		return nil, fmt.Errorf("%s: no reader", in.Name)
-	}
-	return &histSource{in: in, opts: opts}, nil
+	return source.NewInputSource(in, func(ctx context.Context, emit func(stream.Interval) error) error {
+		return runHistLog(ctx, in, opts, emit)
+	})
 }
 
-type histSource struct {
-	in   source.Input
-	opts source.Options
-}
-
-func (s *histSource) Name() string { return s.in.Name }
-
-// Run reads the log. A regular file is read to its end first, so that its
-// windows can be placed on the wall clock (see HistLogFormat); stdin and
-// --follow stream relative times.
-func (s *histSource) Run(ctx context.Context, emit func(stream.Interval) error) error {
-	anchored := !s.opts.Follow && !s.in.ModTime.IsZero()
+// runHistLog reads the log. A regular file is read to its end first, so
+// that its windows can be placed on the wall clock (see HistLogFormat);
+// stdin and --follow stream relative times.
+func runHistLog(ctx context.Context, in source.Input, opts source.Options, emit func(stream.Interval) error) error {
+	anchored := !opts.Follow && !in.ModTime.IsZero()
 	p := &histParser{
-		name:       s.in.Name,
-		diag:       s.in.Diag,
-		opts:       s.opts,
-		cumulative: s.opts.Counts.Resolve(source.CountsInterval) == source.CountsCumulative,
+		name:       in.Name,
+		diag:       in.Diag,
+		opts:       opts,
+		cumulative: opts.Counts.Resolve(source.CountsInterval) == source.CountsCumulative,
 		coarseness: -1,
-		out:        &windowEmitter{name: s.in.Name, emit: emit},
+		out:        &windowEmitter{name: in.Name, emit: emit},
 	}
 	if !anchored {
 		p.out.relative = true
 	}
-	err := input.EachLine(ctx, s.in.Name, s.in.Reader, maxHistLine, func(n int, text string, tooLong bool) error {
+	err := input.EachLine(ctx, in.Name, in.Reader, maxHistLine, func(n int, text string, tooLong bool) error {
 		if tooLong {
 			p.diag.Malformed(p.name, n, fmt.Sprintf("line longer than %d bytes", maxHistLine))
 			return nil
@@ -168,7 +160,7 @@ func (s *histSource) Run(ctx context.Context, emit func(stream.Interval) error) 
 		return err
 	}
 	if anchored {
-		return p.emitAnchored(s.in.ModTime)
+		return p.emitAnchored(in.ModTime)
 	}
 	return p.out.flush()
 }

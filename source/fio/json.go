@@ -30,25 +30,17 @@ const detectJSONGiveUp = 16 << 10
 // the key "fio version", after nothing but fio's own preamble lines; No as
 // soon as a line is neither.
 func DetectJSON(prefix []byte) input.Verdict {
-	rest := prefix
-	for len(rest) > 0 {
-		line, after, complete := cutLine(rest)
-		t := bytes.TrimSpace(line)
+	scan := input.LineScan{Partial: true, GiveUp: detectJSONGiveUp}
+	for l := range scan.Lines(prefix) {
+		t := bytes.TrimSpace(l.Text)
 		if len(t) > 0 && t[0] == '{' {
-			return detectVersionKey(bytes.TrimSpace(rest[bytes.IndexByte(rest, '{')+1:]))
+			return detectVersionKey(bytes.TrimSpace(l.Rest[bytes.IndexByte(l.Rest, '{')+1:]))
 		}
-		if !complete {
-			break
-		}
-		if len(t) > 0 && !isPreamble(t) {
+		if l.Complete && len(t) > 0 && !isPreamble(t) {
 			return input.No
 		}
-		rest = after
 	}
-	if len(prefix) >= detectJSONGiveUp {
-		return input.No
-	}
-	return input.NeedMore
+	return scan.Undecided(prefix)
 }
 
 // detectVersionKey looks at what follows the opening brace.
@@ -75,46 +67,35 @@ func isPreamble(t []byte) bool {
 	return strings.Contains(s, ": (g=") || strings.Contains(s, ": Laying out IO file")
 }
 
-// cutLine splits off the first line; complete is false when it has no
-// newline yet.
-func cutLine(b []byte) (line, rest []byte, complete bool) {
-	if i := bytes.IndexByte(b, '\n'); i >= 0 {
-		return b[:i], b[i+1:], true
-	}
-	return b, nil, false
-}
-
-// OpenJSON returns a Source over fio JSON results; nothing is read until Run.
+// OpenJSON returns a Source over fio JSON results; nothing is read until it
+// is run.
 func OpenJSON(in source.Input, opts source.Options) (source.Source, error) {
-	if in.Reader == nil {
-		return nil, fmt.Errorf("%s: no reader", in.Name)
-	}
-	return &jsonSource{in: in, opts: opts}, nil
+	return source.NewInputSource(in, func(ctx context.Context, emit func(stream.Interval) error) error {
+		r := &jsonReader{in: in, opts: opts, bounds: binBounds(0), once: input.NewOnceWarnings(in.Diag, in.Name)}
+		return r.run(ctx, emit)
+	})
 }
 
-type jsonSource struct {
+// jsonReader is one run over fio JSON results.
+type jsonReader struct {
 	in     source.Input
 	opts   source.Options
 	bounds []float64
-	warned map[string]bool
+	once   *input.OnceWarnings
 }
-
-func (s *jsonSource) Name() string { return s.in.Name }
 
 // errNoBins says the results hold percentiles only.
 var errNoBins = errors.New("fio JSON has latency percentiles but no histogram bins: " +
 	"it was written with --output-format=json; rerun fio with --output-format=json+ (percentiles are not a histogram)")
 
-// Run reads every fio JSON document of the input (text between documents,
+// run reads every fio JSON document of the input (text between documents,
 // such as fio's normal output, is skipped) and emits one interval per job
 // window, in time order per document.
-func (s *jsonSource) Run(ctx context.Context, emit func(stream.Interval) error) error {
+func (s *jsonReader) run(ctx context.Context, emit func(stream.Interval) error) error {
 	data, err := io.ReadAll(s.in.Reader)
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.in.Name, err)
 	}
-	s.bounds = binBounds(0)
-	s.warned = map[string]bool{}
 	var st docStats
 	for pos := 0; ; {
 		if err := ctx.Err(); err != nil {
@@ -156,7 +137,7 @@ type docStats struct {
 // after pos, or −1.
 func nextObject(data []byte, pos int) int {
 	for pos < len(data) {
-		line, _, _ := cutLine(data[pos:])
+		line, _, _ := bytes.Cut(data[pos:], []byte("\n"))
 		t := bytes.TrimLeft(line, " \t\r")
 		if len(t) > 0 && t[0] == '{' {
 			return pos + len(line) - len(t)
@@ -242,7 +223,7 @@ func (e *parseError) Unwrap() error { return e.err }
 // parseDoc reads the document starting at data[start]: its report time and
 // its jobs, each decoded on its own so that one bad job does not lose the
 // others. It returns what it read before any syntax error.
-func (s *jsonSource) parseDoc(data []byte, start int) (document, int, *parseError) {
+func (s *jsonReader) parseDoc(data []byte, start int) (document, int, *parseError) {
 	var doc document
 	dec := json.NewDecoder(bytes.NewReader(data[start:]))
 	dec.UseNumber()
@@ -294,7 +275,7 @@ func (s *jsonSource) parseDoc(data []byte, start int) (document, int, *parseErro
 
 // parseJobs reads the jobs array; a job that does not decode is reported
 // and skipped.
-func (s *jsonSource) parseJobs(dec *json.Decoder, data []byte, start int, doc *document) error {
+func (s *jsonReader) parseJobs(dec *json.Decoder, data []byte, start int, doc *document) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return err
@@ -332,7 +313,7 @@ type window struct {
 // intervals turns a document's jobs into intervals, one per distinct job
 // window, series of the same key in one window summed (numjobs clones
 // without group_reporting share a name).
-func (s *jsonSource) intervals(doc document, st *docStats) []stream.Interval {
+func (s *jsonReader) intervals(doc document, st *docStats) []stream.Interval {
 	byWindow := map[window]*stream.Interval{}
 	var order []window
 	for _, pj := range doc.jobs {
@@ -361,7 +342,7 @@ func (s *jsonSource) intervals(doc document, st *docStats) []stream.Interval {
 	return out
 }
 
-func (s *jsonSource) newInterval(w window, relative bool) *stream.Interval {
+func (s *jsonReader) newInterval(w window, relative bool) *stream.Interval {
 	iv := &stream.Interval{Source: s.in.Name, Duration: time.Duration(w.duration) * time.Millisecond, Relative: relative}
 	if relative {
 		iv.Start = stream.RelativeStart.Add(time.Duration(w.start) * time.Millisecond)
@@ -413,7 +394,7 @@ func mergeSeries(list, add []stream.SeriesHist) []stream.SeriesHist {
 
 // jobSeries builds the histograms of one job: one per direction and
 // latency kind that has bins.
-func (s *jsonSource) jobSeries(pj parsedJob, st *docStats) []stream.SeriesHist {
+func (s *jsonReader) jobSeries(pj parsedJob, st *docStats) []stream.SeriesHist {
 	j := &pj.job
 	var out []stream.SeriesHist
 	for _, d := range j.directions() {
@@ -421,7 +402,7 @@ func (s *jsonSource) jobSeries(pj parsedJob, st *docStats) []stream.SeriesHist {
 			continue
 		}
 		if d.d.Clat == nil && len(d.d.OldClat) > 0 {
-			s.warnOnce("fio2", "job %q: fio 2.x results (latencies in µs under clat/lat) are not read; use fio 3.x", j.Name)
+			s.once.Warn("fio2", "job %q: fio 2.x results (latencies in µs under clat/lat) are not read; use fio 3.x", j.Name)
 			continue
 		}
 		kinds := []struct {
@@ -451,14 +432,14 @@ func (s *jsonSource) jobSeries(pj parsedJob, st *docStats) []stream.SeriesHist {
 		}
 	}
 	if st.series > 0 && st.withoutBins > 0 {
-		s.warnOnce("somebins", "some jobs have latency percentiles but no bins; only the jobs with bins are read")
+		s.once.Warn("somebins", "some jobs have latency percentiles but no bins; only the jobs with bins are read")
 	}
 	return out
 }
 
 // binsHistogram builds one latency block's histogram on fio's bins. Its
 // sum is fio's exact mean times N when the bins hold all N events.
-func (s *jsonSource) binsHistogram(line int, event string, lat *latJSON) *hist.Histogram {
+func (s *jsonReader) binsHistogram(line int, event string, lat *latJSON) *hist.Histogram {
 	h, err := hist.NewCustom(hist.Nanosecond, s.bounds)
 	if err != nil {
 		return nil // cannot happen: fio's edges ascend
@@ -475,7 +456,7 @@ func (s *jsonSource) binsHistogram(line int, event string, lat *latJSON) *hist.H
 			continue
 		}
 		if idx == platNR-1 && count > 0 {
-			s.warnOnce("top", "%s: %g I/Os in fio's last bin, which also holds every latency above %s; read as that bin's range",
+			s.once.Warn("top", "%s: %g I/Os in fio's last bin, which also holds every latency above %s; read as that bin's range",
 				event, count, hist.FormatDuration(topEdgeNs))
 		}
 		_ = h.AddCustom(idx-1, count)
@@ -485,7 +466,7 @@ func (s *jsonSource) binsHistogram(line int, event string, lat *latJSON) *hist.H
 	mean, merr := strconv.ParseFloat(string(lat.Mean), 64)
 	switch {
 	case nerr == nil && n != total:
-		s.warnOnce("n "+event, "%s: fio's N is %g but the bins hold %g I/Os; sums estimated from the bins", event, n, total)
+		s.once.Warn("n "+event, "%s: fio's N is %g but the bins hold %g I/Os; sums estimated from the bins", event, n, total)
 	case nerr == nil && merr == nil && mean >= 0 && !math.IsInf(mean, 0) && total > 0:
 		h.Sum, h.SumExact = mean*total, true
 	}
@@ -508,12 +489,4 @@ func parseBin(key string, value json.Number) (idx int, count float64, reason str
 		return 0, 0, fmt.Sprintf("count %q is not a whole number of I/Os", string(value))
 	}
 	return idx, c, ""
-}
-
-func (s *jsonSource) warnOnce(kind, format string, args ...any) {
-	if s.warned[kind] {
-		return
-	}
-	s.warned[kind] = true
-	s.in.Diag.Warn(s.in.Name, format, args...)
 }

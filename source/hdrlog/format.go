@@ -17,7 +17,6 @@ package hdrlog
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/latscope/latscope/input"
@@ -60,14 +59,15 @@ var headerPrefixes = [][]byte{
 // skipping other # comments (jHiccup's "#[Logged with ..."); No at the
 // first other line.
 func Detect(prefix []byte) input.Verdict {
-	rest := prefix
-	for len(rest) > 0 {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
+	scan := input.LineScan{Partial: true, GiveUp: detectGiveUp}
+	for l := range scan.Lines(prefix) {
+		line := l.Text
+		if !l.Complete {
+			if len(line) > 0 && !strings.ContainsRune("#\"T0123456789 \t\r", rune(line[0])) {
+				return input.No // an incomplete line that can be none of the below
+			}
 			break
 		}
-		line := bytes.TrimRight(rest[:i], "\r")
-		rest = rest[i+1:]
 		for _, p := range headerPrefixes {
 			if bytes.HasPrefix(line, p) {
 				return input.Yes
@@ -82,13 +82,7 @@ func Detect(prefix []byte) input.Verdict {
 			return input.No
 		}
 	}
-	if len(prefix) >= detectGiveUp {
-		return input.No
-	}
-	if len(rest) > 0 && !strings.ContainsRune("#\"T0123456789 \t\r", rune(rest[0])) {
-		return input.No // an incomplete line that can be none of the above
-	}
-	return input.NeedMore
+	return scan.Undecided(prefix)
 }
 
 // isDataLine reports whether a line has the shape of a data line.
@@ -112,23 +106,10 @@ func isDataLine(line []byte) bool {
 	return true
 }
 
-// Open returns a Source over an interval log; nothing is read until Run.
+// Open returns a Source over an interval log that reads it line by line
+// when run, emitting each interval once the next one starts.
 func Open(in source.Input, opts source.Options) (source.Source, error) {
-	if in.Reader == nil {
-		return nil, fmt.Errorf("%s: no reader", in.Name)
-	}
-	return &logSource{in: in, opts: opts}, nil
-}
-
-type logSource struct {
-	in   source.Input
-	opts source.Options
-}
-
-func (s *logSource) Name() string { return s.in.Name }
-
-// Run reads the log line by line, emitting each interval once the next one
-// starts.
-func (s *logSource) Run(ctx context.Context, emit func(stream.Interval) error) error {
-	return newReader(s.in, s.opts, emit).run(ctx)
+	return source.NewInputSource(in, func(ctx context.Context, emit func(stream.Interval) error) error {
+		return newReader(in, opts, emit).run(ctx)
+	})
 }

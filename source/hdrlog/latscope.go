@@ -233,14 +233,7 @@ func (g Grid) Edges(i int) (lo, hi float64) {
 		return 0, g.zeroEdge()
 	}
 	if g.Bounds != nil {
-		lo, hi = g.Bounds[i], g.Bounds[i+1]
-		if math.IsInf(hi, 1) {
-			hi = 2 * lo
-			if lo == 0 {
-				hi = 1
-			}
-		}
-		return lo, hi
+		return hist.CustomEdges(g.Bounds, i)
 	}
 	return gridEdge(i, g.Scale), gridEdge(i+1, g.Scale)
 }

@@ -54,12 +54,12 @@ type reader struct {
 	curTs     int64
 	curLen    int64
 	differ    *stream.Differ
-	warned    map[string]bool
+	once      *input.OnceWarnings
 }
 
 func newReader(in source.Input, opts source.Options, emit func(stream.Interval) error) *reader {
 	r := &reader{in: in, opts: opts, emit: emit, unit: hist.Nanosecond, lsUnit: hist.Nanosecond,
-		series: map[string]stream.Key{}, grids: map[string]Grid{}, warned: map[string]bool{}}
+		series: map[string]stream.Key{}, grids: map[string]Grid{}, once: input.NewOnceWarnings(in.Diag, in.Name)}
 	if opts.Unit.Valid() {
 		r.unit = opts.Unit
 	}
@@ -84,13 +84,6 @@ func (r *reader) run(ctx context.Context) error {
 }
 
 func (r *reader) malformed(n int, reason string) { r.in.Diag.Malformed(r.in.Name, n, reason) }
-
-func (r *reader) warnOnce(kind, format string, args ...any) {
-	if !r.warned[kind] {
-		r.warned[kind] = true
-		r.in.Diag.Warn(r.in.Name, format, args...)
-	}
-}
 
 // line handles line n.
 func (r *reader) line(n int, text string) error {
@@ -361,7 +354,7 @@ func (r *reader) flush() error {
 	if r.differ != nil && !iv.Gap {
 		d, ok, err := r.differ.Next(iv.End(), iv.Duration, iv.Relative, iv.Series)
 		if err != nil {
-			r.warnOnce("differ", "--counts cumulative: %v", err)
+			r.once.Warn("differ", "--counts cumulative: %v", err)
 			return nil
 		}
 		if !ok {

@@ -21,12 +21,10 @@
 package netapp
 
 import (
-	"bufio"
 	"bytes"
 
 	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
-	"github.com/latscope/latscope/stream"
 )
 
 // FormatName is the name users give to --input-format.
@@ -51,36 +49,27 @@ func Format() source.Format {
 }
 
 // Detect says Yes once a complete line of the prefix is a histogram bucket
-// line, No when 8 KiB hold none, NeedMore otherwise.
+// line, No when 8 KiB hold none or a line of 8 KiB comes first, NeedMore
+// otherwise.
 func Detect(prefix []byte) input.Verdict {
-	sc := bufio.NewScanner(bytes.NewReader(prefix))
-	sc.Buffer(nil, detectGiveUp)
-	complete := bytes.LastIndexByte(prefix, '\n') + 1
-	read := 0
-	for sc.Scan() {
-		line := sc.Bytes()
-		read += len(line) + 1
-		if read > complete {
-			break // an incomplete last line could be a truncated count
+	scan := input.LineScan{GiveUp: detectGiveUp}
+	for l := range scan.Lines(prefix) {
+		if bytes.IndexByte(l.Rest, '\n') >= detectGiveUp {
+			return input.No // a line of 8 KiB (its CR included) is no counter listing
 		}
-		if bytes.Contains(line, []byte("_latency.")) {
-			if _, reason := parseCounterLine(string(line)); reason == "" {
+		if bytes.Contains(l.Text, []byte("_latency.")) {
+			if _, reason := parseCounterLine(string(l.Text)); reason == "" {
 				return input.Yes
 			}
 		}
 	}
-	if len(prefix) >= detectGiveUp {
-		return input.No
-	}
-	return input.NeedMore
+	return scan.Undecided(prefix)
 }
 
 // Open returns a Source that reads the counters and emits one interval per
 // iteration (after the first, the baseline, when counts are cumulative).
 func Open(in source.Input, opts source.Options) (source.Source, error) {
-	return source.NewLineSource(in, maxLineLen, func(emit func(stream.Interval) error) input.LineParser {
-		return newParser(in, opts, emit)
-	})
+	return source.NewLineSource(in, opts, maxLineLen, newParser)
 }
 
 // maxLineLen bounds the memory one input line may take: counter lines are

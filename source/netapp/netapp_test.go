@@ -312,8 +312,16 @@ func TestDetect(t *testing.T) {
 	if got := Detect([]byte(in[:firstBucket+45])); got != input.NeedMore {
 		t.Errorf("Detect(up to a cut line) = %v, want NeedMore", got)
 	}
+	crlf := strings.ReplaceAll(in[:firstBucket], "\n", "\r\n") + strings.Repeat("\r\n", 50)
+	if got := Detect([]byte(crlf + "volume:vol1:nfs_protocol_read_latency.<20us:1")); got != input.NeedMore {
+		t.Errorf("Detect(CRLF lines, then a cut line) = %v, want NeedMore", got)
+	}
 	if got := Detect([]byte(strings.Repeat("some other text\n", 1000))); got != input.No {
 		t.Errorf("Detect(8 KiB of text) = %v, want No", got)
+	}
+	long := strings.Repeat("x", 8<<10) + "\n" + in
+	if got := Detect([]byte(long)); got != input.No {
+		t.Errorf("Detect(a line of 8 KiB first) = %v, want No", got)
 	}
 	// Real files of the other formats must not be claimed.
 	for _, rel := range []string{

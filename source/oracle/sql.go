@@ -1,5 +1,7 @@
 package oracle
 
+import "fmt"
+
 // The queries, as constants so that tests check the columns the mappers
 // read. Binds are positional (go-ora). Times are printed as the text
 // source/awr reads (YYYY-MM-DD HH24:MI:SS.FF6TZH:TZM) and counts with TM9 so
@@ -10,37 +12,29 @@ package oracle
 // SYSTIMESTAMP for the whole statement, so every instance's rows of a poll
 // share it; STARTUP_TIME tells restarts. The columns are those of
 // sql/gv_event_histogram_micro_poll.sql, so source/awr maps them.
-const histogramQueryMicro = `with p as (select :1 as events, :2 as inst, systimestamp as ts from dual)
-select to_char(p.ts, 'YYYY-MM-DD HH24:MI:SS.FF6TZH:TZM') as sample_time,
-       h.inst_id,
-       to_char(i.startup_time, 'YYYY-MM-DD HH24:MI:SS') as startup_time,
-       h.event,
-       to_char(h.wait_time_micro, 'TM9', 'NLS_NUMERIC_CHARACTERS=''.,''') as wait_time_micro,
-       to_char(h.wait_count, 'TM9', 'NLS_NUMERIC_CHARACTERS=''.,''') as wait_count
-from p
-cross join gv$event_histogram_micro h
-join gv$instance i on i.inst_id = h.inst_id
-where (p.inst = 0 or h.inst_id = p.inst)
-  and h.event in (select trim(regexp_substr(p.events, '[^,]+', 1, level)) from dual
-                  connect by level <= regexp_count(p.events, ',') + 1)
-order by h.inst_id, h.event, h.wait_time_micro`
-
 // histogramQueryMilli is the same over GV$EVENT_HISTOGRAM (10g–12.1, ms
 // buckets), used when the _MICRO view does not exist.
-const histogramQueryMilli = `with p as (select :1 as events, :2 as inst, systimestamp as ts from dual)
+var (
+	histogramQueryMicro = fmt.Sprintf(histogramQuery, "gv$event_histogram_micro", "wait_time_micro")
+	histogramQueryMilli = fmt.Sprintf(histogramQuery, "gv$event_histogram", "wait_time_milli")
+)
+
+// histogramQuery is both histogram polls: %[1]s is the view, %[2]s its
+// bucket bound column.
+const histogramQuery = `with p as (select :1 as events, :2 as inst, systimestamp as ts from dual)
 select to_char(p.ts, 'YYYY-MM-DD HH24:MI:SS.FF6TZH:TZM') as sample_time,
        h.inst_id,
        to_char(i.startup_time, 'YYYY-MM-DD HH24:MI:SS') as startup_time,
        h.event,
-       to_char(h.wait_time_milli, 'TM9', 'NLS_NUMERIC_CHARACTERS=''.,''') as wait_time_milli,
+       to_char(h.%[2]s, 'TM9', 'NLS_NUMERIC_CHARACTERS=''.,''') as %[2]s,
        to_char(h.wait_count, 'TM9', 'NLS_NUMERIC_CHARACTERS=''.,''') as wait_count
 from p
-cross join gv$event_histogram h
+cross join %[1]s h
 join gv$instance i on i.inst_id = h.inst_id
 where (p.inst = 0 or h.inst_id = p.inst)
   and h.event in (select trim(regexp_substr(p.events, '[^,]+', 1, level)) from dual
                   connect by level <= regexp_count(p.events, ',') + 1)
-order by h.inst_id, h.event, h.wait_time_milli`
+order by h.inst_id, h.event, h.%[2]s`
 
 // systemEventQuery reads the exact totals beside the buckets. Binds as above.
 const systemEventQuery = `with p as (select :1 as events, :2 as inst from dual)

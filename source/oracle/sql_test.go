@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -101,5 +102,26 @@ func TestAWRQueriesBindsAndScope(t *testing.T) {
 	}
 	if !strings.Contains(awrHistogramQuery, "h.dbid = p.dbid") || !strings.Contains(awrHistogramQuery, "'TM9'") {
 		t.Error("histogram query does not select the DBID or print numbers with TM9")
+	}
+}
+
+// The poll users run by hand (sql/gv_event_histogram_micro_poll.sql, a
+// SQL*Plus script with substitution variables) and the sampler's bind
+// query print the same columns the same way, so that source/awr reads both.
+func TestShippedPollSelectsWhatTheSamplerSelects(t *testing.T) {
+	data, err := os.ReadFile("../../sql/gv_event_histogram_micro_poll.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	selectList := func(q string) string {
+		start := strings.Index(q, "\nselect ")
+		if start < 0 {
+			t.Fatalf("no select in %q", q)
+		}
+		return q[start : start+strings.Index(q[start:], "\nfrom ")]
+	}
+	shipped := strings.ReplaceAll(selectList(string(data)), "(t.ts,", "(p.ts,") // its inline view is t, the sampler's p
+	if got := selectList(histogramQueryMicro); got != shipped {
+		t.Errorf("sampler selects\n%s\nthe shipped poll\n%s", got, shipped)
 	}
 }

@@ -63,14 +63,9 @@ var otherFormatMarker = []byte("<begin record>")
 // with the bare path): SQL*Plus output piped into other formats prints it
 // after "Connected to:".
 func Detect(prefix []byte) input.Verdict {
-	rest := bytes.TrimPrefix(prefix, utf8BOM)
-	for n := 1; len(rest) > 0; n++ {
-		line := rest
-		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
-			line, rest = rest[:i], rest[i+1:]
-		} else {
-			rest = nil
-		}
+	scan := input.LineScan{SkipBOM: true, Partial: true, GiveUp: detectGiveUp}
+	for l := range scan.Lines(prefix) {
+		line := l.Text
 		if bytes.HasPrefix(line, otherFormatMarker) {
 			return input.No
 		}
@@ -79,17 +74,14 @@ func Detect(prefix []byte) input.Verdict {
 				return input.Yes
 			}
 		}
-		if n <= 2 && bytes.HasPrefix(line, bannerPrefix) {
+		if l.N <= 2 && bytes.HasPrefix(line, bannerPrefix) {
 			return input.Yes
 		}
 		if isCallLine(line) {
 			return input.Yes
 		}
 	}
-	if len(prefix) >= detectGiveUp {
-		return input.No
-	}
-	return input.NeedMore
+	return scan.Undecided(prefix)
 }
 
 // isCallLine recognises "EXEC #<digits>:c=" and its siblings.
@@ -104,21 +96,11 @@ func isCallLine(line []byte) bool {
 	return false
 }
 
-// Open returns a streaming Source over the input; nothing is read until Run.
+// Open returns a streaming Source over the input: when run, it parses the
+// whole input, emitting intervals as soon as later waits close them, and
+// the remaining ones at the end of the input.
 func Open(in source.Input, opts source.Options) (source.Source, error) {
-	return &traceSource{in: in, opts: opts}, nil
-}
-
-type traceSource struct {
-	in   source.Input
-	opts source.Options
-}
-
-func (s *traceSource) Name() string { return s.in.Name }
-
-// Run parses the whole input, emitting intervals as soon as later waits close
-// them, and the remaining ones at the end of the input.
-func (s *traceSource) Run(ctx context.Context, emit func(stream.Interval) error) error {
-	p := newParser(s.in, s.opts, emit)
-	return p.run(ctx, s.in.Reader)
+	return source.NewInputSource(in, func(ctx context.Context, emit func(stream.Interval) error) error {
+		return newParser(in, opts, emit).run(ctx, in.Reader)
+	})
 }

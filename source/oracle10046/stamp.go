@@ -1,6 +1,10 @@
 package oracle10046
 
-import "time"
+import (
+	"time"
+
+	"github.com/latscope/latscope/source"
+)
 
 // parseStamp reads the timestamp of a "***" line:
 //
@@ -13,19 +17,8 @@ import "time"
 // in seconds east of UTC.
 func parseStamp(b []byte, loc *time.Location, zone func(int) *time.Location) (time.Time, bool) {
 	const minLen = len("2006-01-02 15:04:05")
-	if len(b) < minLen || b[4] != '-' || b[7] != '-' || (b[10] != ' ' && b[10] != 'T') ||
-		b[13] != ':' || b[16] != ':' {
-		return time.Time{}, false
-	}
-	year, ok1 := digits(b[0:4])
-	month, ok2 := digits(b[5:7])
-	day, ok3 := digits(b[8:10])
-	hour, ok4 := digits(b[11:13])
-	minute, ok5 := digits(b[14:16])
-	sec, ok6 := digits(b[17:19])
-	// Years before 1900 are damage (and year 1 would make a zero time).
-	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || year < 1900 ||
-		month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || sec > 60 {
+	d, ok := source.ParseDateTime(b)
+	if !ok || d.Year < 1900 { // years before 1900 are damage (and year 1 would make a zero time)
 		return time.Time{}, false
 	}
 	rest := b[minLen:]
@@ -60,8 +53,8 @@ func parseStamp(b []byte, loc *time.Location, zone func(int) *time.Location) (ti
 	if len(rest) > 0 && rest[0] != ' ' && rest[0] != '\t' {
 		return time.Time{}, false
 	}
-	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, loc)
-	if t.Day() != day && sec < 60 {
+	t := d.Time(nsec, loc)
+	if t.Day() != d.Day && d.Second < 60 {
 		return time.Time{}, false // February 30th and the like
 	}
 	return t, true

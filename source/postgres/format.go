@@ -52,29 +52,18 @@ var csvSeverities = map[string]bool{
 	"DEBUG1": true, "DEBUG2": true, "DEBUG3": true, "DEBUG4": true, "DEBUG5": true,
 }
 
-var utf8BOM = []byte("\xef\xbb\xbf")
-
 // Detect decides on the first line that is not blank or a tab-indented
 // continuation: it must be a PostgreSQL log line of one of the three
 // destinations.
 func Detect(prefix []byte) input.Verdict {
-	rest := bytes.TrimPrefix(prefix, utf8BOM)
-	for len(rest) > 0 {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			break
-		}
-		line := string(bytes.TrimSuffix(rest[:i], []byte("\r")))
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "\t") {
-			rest = rest[i+1:]
+	scan := input.LineScan{SkipBOM: true, GiveUp: detectGiveUp}
+	for l := range scan.Lines(prefix) {
+		if l.Blank() || l.Text[0] == '\t' {
 			continue
 		}
-		return detectLine(line, rest)
+		return detectLine(string(l.Text), l.Rest)
 	}
-	if len(prefix) >= detectGiveUp {
-		return input.No
-	}
-	return input.NeedMore
+	return scan.Undecided(prefix)
 }
 
 // detectLine judges the first significant line; rest is the input from
@@ -119,34 +108,30 @@ func detectCSV(rest []byte) input.Verdict {
 	return input.No
 }
 
-// Open returns a streaming Source over the log; nothing is read until Run.
+// Open returns a streaming Source over the log; nothing is read until it is
+// run.
 func Open(in source.Input, opts source.Options) (source.Source, error) {
-	return &logSource{in: in, opts: opts}, nil
+	return source.NewInputSource(in, func(ctx context.Context, emit func(stream.Interval) error) error {
+		return runLog(ctx, in, opts, emit)
+	})
 }
 
-type logSource struct {
-	in   source.Input
-	opts source.Options
-}
-
-func (s *logSource) Name() string { return s.in.Name }
-
-// Run parses the log to its end (or, following it, until ctx is done).
-func (s *logSource) Run(ctx context.Context, emit func(stream.Interval) error) error {
-	p := newParser(s.in, s.opts, emit)
-	if !s.opts.Follow {
-		if err := input.EachLine(ctx, s.in.Name, s.in.Reader, maxLineLen, p.Line); err != nil {
+// runLog parses the log to its end (or, following it, until ctx is done).
+func runLog(ctx context.Context, in source.Input, opts source.Options, emit func(stream.Interval) error) error {
+	p := newParser(in, opts, emit)
+	if !opts.Follow {
+		if err := input.EachLine(ctx, in.Name, in.Reader, maxLineLen, p.Line); err != nil {
 			return err
 		}
 		return p.End(false)
 	}
-	return s.follow(ctx, p)
+	return followLog(ctx, in, p)
 }
 
-// follow reads lines in a goroutine so that, while the log is quiet, the
+// followLog reads lines in a goroutine so that, while the log is quiet, the
 // windows that have ended are still emitted (and a multi-line statement
 // completed) on a timer.
-func (s *logSource) follow(ctx context.Context, p *parser) error {
+func followLog(ctx context.Context, in source.Input, p *parser) error {
 	type line struct {
 		n       int
 		text    string
@@ -157,7 +142,7 @@ func (s *logSource) follow(ctx context.Context, p *parser) error {
 	ch := make(chan line, 256)
 	readErr := make(chan error, 1)
 	go func() {
-		readErr <- input.EachLine(ctx, s.in.Name, s.in.Reader, maxLineLen, func(n int, text string, tooLong bool) error {
+		readErr <- input.EachLine(ctx, in.Name, in.Reader, maxLineLen, func(n int, text string, tooLong bool) error {
 			select {
 			case ch <- line{n, text, tooLong}:
 				return nil

@@ -63,16 +63,11 @@ func (z *zones) parseStamp(s string) (time.Time, int) {
 	if t, n := parseEpoch(s); n > 0 {
 		return t, n
 	}
-	if len(s) < 21 || s[4] != '-' || s[7] != '-' || s[10] != ' ' || s[13] != ':' || s[16] != ':' {
+	if len(s) < 21 || s[10] != ' ' {
 		return time.Time{}, 0
 	}
-	year, ok1 := atoiN(s[0:4])
-	month, ok2 := atoiN(s[5:7])
-	day, ok3 := atoiN(s[8:10])
-	hour, ok4 := atoiN(s[11:13])
-	minute, ok5 := atoiN(s[14:16])
-	sec, ok6 := atoiN(s[17:19])
-	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || year < minYear || year > maxYear || month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || sec > 60 {
+	d, ok := source.ParseDateTime(s)
+	if !ok || d.Year < minYear || d.Year > maxYear {
 		return time.Time{}, 0
 	}
 	i, nanos := 19, 0
@@ -101,9 +96,8 @@ func (z *zones) parseStamp(s string) (time.Time, int) {
 	if j == zoneStart || j-zoneStart > 8 {
 		return time.Time{}, 0
 	}
-	approx := time.Date(year, time.Month(month), day, hour, minute, sec, nanos, time.UTC)
-	loc := z.lookup(s[zoneStart:j], approx)
-	return time.Date(year, time.Month(month), day, hour, minute, sec, nanos, loc), j
+	loc := z.lookup(s[zoneStart:j], d.Time(nanos, time.UTC))
+	return d.Time(nanos, loc), j
 }
 
 // parseEpoch reads %n: seconds since the epoch with milliseconds,
@@ -123,15 +117,4 @@ func parseEpoch(s string) (time.Time, int) {
 		return time.Time{}, 0
 	}
 	return time.Unix(secs, int64(ms)*int64(time.Millisecond)).UTC(), j
-}
-
-func atoiN(s string) (int, bool) {
-	n := 0
-	for i := 0; i < len(s); i++ {
-		if !isDigit(s[i]) {
-			return 0, false
-		}
-		n = n*10 + int(s[i]-'0')
-	}
-	return n, true
 }

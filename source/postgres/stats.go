@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -101,21 +102,12 @@ type statsPoller struct {
 	dbs        databaseTracker
 	ios        ioTracker
 	last       time.Time // previous successful poll
-	warned     map[string]bool
+	once       *input.OnceWarnings
 	forceIO    bool // tests: read pg_stat_io whatever the version
 }
 
 func (s *liveSource) newStats(w *liveWindows) *statsPoller {
-	return &statsPoller{s: s, w: w, names: map[int64]string{}, own: map[int64]bool{}, warned: map[string]bool{}, forceIO: s.forceStatIO}
-}
-
-// warnOnce prints a warning the first time its kind occurs.
-func (p *statsPoller) warnOnce(kind, format string, args ...any) {
-	if p.warned[kind] {
-		return
-	}
-	p.warned[kind] = true
-	p.s.diag.Warn(p.s.name, format, args...)
+	return &statsPoller{s: s, w: w, names: map[int64]string{}, own: map[int64]bool{}, once: input.NewOnceWarnings(s.diag, s.name), forceIO: s.forceStatIO}
 }
 
 // run polls every interval until ctx is done, reconnecting with backoff
@@ -184,11 +176,11 @@ func (p *statsPoller) detect(ctx context.Context, conn *pgx.Conn) {
 	p.statements = loaded && installed
 	switch {
 	case !loaded:
-		p.warnOnce("statements", "pg_stat_statements is not loaded, so there are no statement means: set "+
+		p.once.Warn("statements", "pg_stat_statements is not loaded, so there are no statement means: set "+
 			"shared_preload_libraries = 'pg_stat_statements' in postgresql.conf, restart the server, then run "+
 			"CREATE EXTENSION pg_stat_statements in this database")
 	case !installed:
-		p.warnOnce("statements", "pg_stat_statements is loaded but not installed in this database, so there are "+
+		p.once.Warn("statements", "pg_stat_statements is loaded but not installed in this database, so there are "+
 			"no statement means: run CREATE EXTENSION pg_stat_statements")
 	}
 	p.io = p.forceIO || p.version >= 160000
@@ -210,13 +202,13 @@ func (p *statsPoller) poll(ctx context.Context, conn *pgx.Conn) error {
 		}
 		means = append(means, m...)
 	}
-	m, err := p.pollDatabase(ctx, conn)
+	m, err := pollMeans(ctx, p, conn, databaseQuery, scanDBRow, p.dbs.update)
 	if err != nil {
 		return p.failed(now, err)
 	}
 	means = append(means, m...)
 	if p.io {
-		m, err := p.pollIO(ctx, conn)
+		m, err := pollMeans(ctx, p, conn, ioQuery, scanIORow, p.ios.update)
 		if err != nil {
 			return p.failed(now, err)
 		}
@@ -246,7 +238,7 @@ func (p *statsPoller) pollTiming(ctx context.Context, conn *pgx.Conn) error {
 	}
 	on := setting == "on"
 	if !on {
-		p.warnOnce("timing", "track_io_timing is off, so pg_stat_database and pg_stat_io hold no I/O times and no "+
+		p.once.Warn("timing", "track_io_timing is off, so pg_stat_database and pg_stat_io hold no I/O times and no "+
 			"block read means are shown: run ALTER SYSTEM SET track_io_timing = on; SELECT pg_reload_conf();")
 	}
 	if on != p.timing {
@@ -311,7 +303,7 @@ func (p *statsPoller) notLoaded(err error) error {
 		return err
 	}
 	p.statements = false
-	p.warnOnce("statements", "pg_stat_statements is installed but not loaded: set shared_preload_libraries = "+
+	p.once.Warn("statements", "pg_stat_statements is installed but not loaded: set shared_preload_libraries = "+
 		"'pg_stat_statements' in postgresql.conf and restart the server")
 	return nil
 }
@@ -364,62 +356,41 @@ func containsID(ids []int64, id int64) bool {
 	return false
 }
 
-func (p *statsPoller) pollDatabase(ctx context.Context, conn *pgx.Conn) ([]stream.SeriesMean, error) {
+// pollMeans reads one statistics view (q, each row read by scan) into means
+// (update), and nothing while track_io_timing is off: pg_stat_database and
+// pg_stat_io then hold no I/O times.
+func pollMeans[T any](ctx context.Context, p *statsPoller, conn *pgx.Conn, q string,
+	scan pgx.RowToFunc[T], update func([]T) []stream.SeriesMean) ([]stream.SeriesMean, error) {
 	if !p.timing {
 		return nil, nil
 	}
 	qctx, cancel := context.WithTimeout(ctx, p.s.queryTimeout())
 	defer cancel()
-	rows, err := conn.Query(qctx, databaseQuery)
+	rows, err := conn.Query(qctx, q)
 	if err != nil {
 		return nil, err
 	}
-	var snap []dbRow
-	for rows.Next() {
-		var r dbRow
-		var name *string
-		if err := rows.Scan(&name, &r.blksRead, &r.readMs); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		if name != nil {
-			r.datname = *name
-		}
-		snap = append(snap, r)
-	}
-	if err := rows.Err(); err != nil {
+	snap, err := pgx.CollectRows(rows, scan)
+	if err != nil {
 		return nil, err
 	}
-	return p.dbs.update(snap), nil
+	return update(snap), nil
 }
 
-func (p *statsPoller) pollIO(ctx context.Context, conn *pgx.Conn) ([]stream.SeriesMean, error) {
-	if !p.timing {
-		return nil, nil
+// scanDBRow reads a row of databaseQuery.
+func scanDBRow(row pgx.CollectableRow) (dbRow, error) {
+	var r dbRow
+	var name *string
+	err := row.Scan(&name, &r.blksRead, &r.readMs)
+	if name != nil {
+		r.datname = *name
 	}
-	qctx, cancel := context.WithTimeout(ctx, p.s.queryTimeout())
-	defer cancel()
-	rows, err := conn.Query(qctx, ioQuery)
-	if err != nil {
-		return nil, err
-	}
-	snap, err := scanIORows(rows)
-	if err != nil {
-		return nil, err
-	}
-	return p.ios.update(snap), nil
+	return r, err
 }
 
-// scanIORows reads ioQuery's rows.
-func scanIORows(rows pgx.Rows) ([]ioRow, error) {
-	var out []ioRow
-	for rows.Next() {
-		var r ioRow
-		if err := rows.Scan(&r.backendType, &r.object, &r.context, &r.reads, &r.readMs, &r.writes, &r.writeMs, &r.fsyncs, &r.fsyncMs); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+// scanIORow reads a row of ioQuery.
+func scanIORow(row pgx.CollectableRow) (ioRow, error) {
+	var r ioRow
+	err := row.Scan(&r.backendType, &r.object, &r.context, &r.reads, &r.readMs, &r.writes, &r.writeMs, &r.fsyncs, &r.fsyncMs)
+	return r, err
 }

@@ -14,11 +14,8 @@
 package prometheus
 
 import (
-	"bytes"
-
 	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
-	"github.com/latscope/latscope/stream"
 )
 
 // FormatName is the name users give to --input-format.
@@ -52,30 +49,19 @@ func Format() source.Format {
 // Detect says Yes once a complete line is a # TYPE line, No after 4 KiB
 // without one.
 func Detect(prefix []byte) input.Verdict {
-	rest := prefix
-	for {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			break
-		}
-		sc := scanLine(string(rest[:i]))
-		if sc.kind == lineType && typeKinds[sc.typ] {
+	scan := input.LineScan{GiveUp: detectGiveUp}
+	for l := range scan.Lines(prefix) {
+		if sc := scanLine(string(l.Text)); sc.kind == lineType && typeKinds[sc.typ] {
 			return input.Yes
 		}
-		rest = rest[i+1:]
 	}
-	if len(prefix) >= detectGiveUp {
-		return input.No
-	}
-	return input.NeedMore
+	return scan.Undecided(prefix)
 }
 
 // Open returns a Source that reads the scrapes, emitting an interval once
 // the next scrape begins (or the input ends).
 func Open(in source.Input, opts source.Options) (source.Source, error) {
-	return source.NewLineSource(in, maxLineLen, func(emit func(stream.Interval) error) input.LineParser {
-		return newParser(in, opts, emit)
-	})
+	return source.NewLineSource(in, opts, maxLineLen, newParser)
 }
 
 // maxLineLen bounds the memory one input line may take: exposition lines

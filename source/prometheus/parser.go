@@ -43,7 +43,7 @@ type parser struct {
 	cur        block
 	series     map[stream.Key]*seriesState
 	differ     *stream.Differ
-	warned     map[string]bool
+	once       *input.OnceWarnings
 
 	scrapes  int  // scrapes turned into snapshots
 	stamped  bool // the stream is timed by sample timestamps
@@ -55,19 +55,11 @@ func newParser(in source.Input, opts source.Options, emit func(stream.Interval) 
 	p := &parser{name: in.Name, diag: in.Diag, opts: opts, emit: emit,
 		cumulative: opts.Counts.Resolve(source.CountsCumulative) == source.CountsCumulative,
 		interval:   opts.Interval, types: map[string]string{}, series: map[stream.Key]*seriesState{},
-		differ: stream.NewDiffer(in.Name), warned: map[string]bool{}}
+		differ: stream.NewDiffer(in.Name), once: input.NewOnceWarnings(in.Diag, in.Name)}
 	if p.interval <= 0 {
 		p.interval = defaultInterval
 	}
 	return p
-}
-
-func (p *parser) warnOnce(kind, format string, args ...any) {
-	if p.warned[kind] {
-		return
-	}
-	p.warned[kind] = true
-	p.diag.Warn(p.name, format, args...)
 }
 
 // line handles input line n.
@@ -126,7 +118,7 @@ func (p *parser) flush() error {
 		unit, latency := familyUnit(fam, p.fallbackUnit())
 		if !latency && (len(p.opts.Events) == 0 || !p.opts.KeepEvent(fam)) {
 			if len(p.opts.Events) == 0 {
-				p.warnOnce("unit "+fam, "histogram %s is not in a time unit; skipped (name it with --event to read it as latency in --unit)", fam)
+				p.once.Warn("unit "+fam, "histogram %s is not in a time unit; skipped (name it with --event to read it as latency in --unit)", fam)
 			}
 			continue
 		}
@@ -222,7 +214,7 @@ func (p *parser) when(b block) (time.Time, bool) {
 		switch {
 		case !b.hasTS:
 			p.relative = true
-			p.warnOnce("interval", "scrapes carry no sample timestamps; assuming %s between them (set --interval)", p.interval)
+			p.once.Warn("interval", "scrapes carry no sample timestamps; assuming %s between them (set --interval)", p.interval)
 			return stream.RelativeStart, true
 		case b.ts < relativeBefore:
 			p.relative = true
@@ -231,13 +223,13 @@ func (p *parser) when(b block) (time.Time, bool) {
 	}
 	if !p.stamped || !b.hasTS {
 		if p.stamped {
-			p.warnOnce("nots", "scrape at line %d has no sample timestamps; placing it %s after the previous one", b.firstLine(), p.interval)
+			p.once.Warn("nots", "scrape at line %d has no sample timestamps; placing it %s after the previous one", b.firstLine(), p.interval)
 		}
 		return p.prevAt.Add(p.interval), true
 	}
 	at := time.UnixMilli(b.ts).In(p.loc())
 	if !at.After(p.prevAt) || at.Sub(p.prevAt) > maxDelta {
-		p.warnOnce("back", "scrape at line %d is not later than the previous one, or more than a year after it; starting a new baseline", b.firstLine())
+		p.once.Warn("back", "scrape at line %d is not later than the previous one, or more than a year after it; starting a new baseline", b.firstLine())
 		p.differ = stream.NewDiffer(p.name)
 		p.scrapes = 0
 		p.prevAt = at

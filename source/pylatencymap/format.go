@@ -18,7 +18,6 @@ import (
 
 	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
-	"github.com/latscope/latscope/stream"
 )
 
 // FormatName is the name users give to --input-format.
@@ -52,15 +51,9 @@ var otherFormatMarkers = [][]byte{
 // is clearly another format or holds 4 KiB without a record, NeedMore
 // otherwise.
 func Detect(prefix []byte) input.Verdict {
-	rest := prefix
-	for len(rest) > 0 {
-		line := rest
-		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
-			line, rest = rest[:i], rest[i+1:]
-		} else {
-			rest = nil
-		}
-		if bytes.EqualFold(bytes.TrimSpace(line), []byte(beginMarker)) {
+	scan := input.LineScan{Partial: true, GiveUp: detectGiveUp}
+	for l := range scan.Lines(prefix) {
+		if bytes.EqualFold(bytes.TrimSpace(l.Text), []byte(beginMarker)) {
 			return input.Yes
 		}
 	}
@@ -69,18 +62,13 @@ func Detect(prefix []byte) input.Verdict {
 			return input.No
 		}
 	}
-	if len(prefix) >= detectGiveUp {
-		return input.No
-	}
-	return input.NeedMore
+	return scan.Undecided(prefix)
 }
 
 // Open returns a Source that emits one interval per record after the first,
 // as soon as its "<end record>" line is read; nothing is read until Run.
 func Open(in source.Input, opts source.Options) (source.Source, error) {
-	return source.NewLineSource(in, maxLineLen, func(emit func(stream.Interval) error) input.LineParser {
-		return newParser(in.Name, in.Diag, opts, emit)
-	})
+	return source.NewLineSource(in, opts, maxLineLen, newParser)
 }
 
 // maxLineLen bounds the memory one input line may take: real record lines

@@ -63,20 +63,11 @@ type parser struct {
 	prev     *snapshot // the last record fed to the Differ
 	differ   *stream.Differ
 	clock    clock
-	warned   map[string]bool
+	once     *input.OnceWarnings
 }
 
-func newParser(name string, diag *input.Diagnostics, opts source.Options, emit func(stream.Interval) error) *parser {
-	return &parser{name: name, diag: diag, opts: opts, emit: emit, warned: map[string]bool{}}
-}
-
-// warnOnce prints a warning the first time its kind occurs in this input.
-func (p *parser) warnOnce(kind, format string, args ...any) {
-	if p.warned[kind] {
-		return
-	}
-	p.warned[kind] = true
-	p.diag.Warn(p.name, format, args...)
+func newParser(in source.Input, opts source.Options, emit func(stream.Interval) error) *parser {
+	return &parser{name: in.Name, diag: in.Diag, opts: opts, emit: emit, once: input.NewOnceWarnings(in.Diag, in.Name)}
 }
 
 // line handles input line n (1-based).
@@ -182,11 +173,11 @@ func (p *parser) report(rec *record) {
 func (p *parser) parseDate(text string) (time.Time, bool) {
 	t, unknownZone, ok := parseDateIn(text, p.opts.Loc())
 	if !ok {
-		p.warnOnce("date", "cannot read the date %q; using the microsecond timestamps only", text)
+		p.once.Warn("date", "cannot read the date %q; using the microsecond timestamps only", text)
 		return time.Time{}, false
 	}
 	if unknownZone != "" {
-		p.warnOnce("zone "+unknownZone, "unknown time zone %q in dates; reading them in %s (set --tz)", unknownZone, p.opts.Loc())
+		p.once.Warn("zone "+unknownZone, "unknown time zone %q in dates; reading them in %s (set --tz)", unknownZone, p.opts.Loc())
 	}
 	return t, true
 }
@@ -196,12 +187,12 @@ func (p *parser) complete(rec *record) error {
 	p.report(rec)
 	s := p.resolve(rec)
 	if !p.opts.KeepEvent(s.label) {
-		p.warnOnce("event", "records labelled %q do not match --event; skipped", s.label)
+		p.once.Warn("event", "records labelled %q do not match --event; skipped", s.label)
 		return nil
 	}
 	bound := p.bound(s, rec.raw)
 	if rec.negative > 0 {
-		p.warnOnce("negative", "record at line %d: %.0f events in negative buckets dropped (latencies cannot be negative)", rec.line, rec.negative)
+		p.once.Warn("negative", "record at line %d: %.0f events in negative buckets dropped (latencies cannot be negative)", rec.line, rec.negative)
 	}
 	h, ok := p.build(rec, s.unit, bound)
 	if !ok {
@@ -234,7 +225,7 @@ func (p *parser) resolve(rec *record) settings {
 		s.datasource, s.bound = rec.datasource, rec.bound
 	}
 	if s.unit == 0 {
-		p.warnOnce("unit", warnNoUnit, rec.line)
+		p.once.Warn("unit", warnNoUnit, rec.line)
 		s.unit = hist.Millisecond
 	}
 	return *s
@@ -247,7 +238,7 @@ func (p *parser) resolve(rec *record) settings {
 func (p *parser) bound(s settings, raw bool) hist.BoundKind {
 	if p.opts.Bound != hist.BoundUnknown {
 		if s.bound != hist.BoundUnknown && s.bound != p.opts.Bound {
-			p.warnOnce("bound", "--bound %s overrides the records' \"datasource, %s\" (%s-bound buckets)",
+			p.once.Warn("bound", "--bound %s overrides the records' \"datasource, %s\" (%s-bound buckets)",
 				p.opts.Bound, s.datasource, s.bound)
 		}
 		return p.opts.Bound
@@ -261,7 +252,7 @@ func (p *parser) bound(s settings, raw bool) hist.BoundKind {
 	if labelNamesOracle(s.label) {
 		return hist.UpperBound
 	}
-	p.warnOnce("nobound", warnNoBound)
+	p.once.Warn("nobound", warnNoBound)
 	return hist.UpperBound
 }
 
@@ -320,7 +311,7 @@ func (p *parser) use(snap *snapshot, damaged bool) error {
 	}
 	end, behind := p.clock.advance(snap.when, delta)
 	if behind {
-		p.warnOnce("behind", "record at line %d: its date %s is behind the time its microsecond timestamp gives (%s); "+
+		p.once.Warn("behind", "record at line %d: its date %s is behind the time its microsecond timestamp gives (%s); "+
 			"keeping the microsecond clock", snap.line, snap.when.date.Format(time.DateTime), end.Format(time.DateTime))
 	}
 	if !snap.sameGrid(p.prev) {

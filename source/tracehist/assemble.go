@@ -91,11 +91,11 @@ func (a *assembler) window(pr, next *print) (start, end time.Time) {
 		if period == 0 {
 			period = defaultPeriod
 			if pr.hasAt {
-				a.p.warnOnce("first", "line %d: the first print's window length is unknown; assuming %s (set --interval)", pr.line, period)
+				a.p.once.Warn("first", "line %d: the first print's window length is unknown; assuming %s (set --interval)", pr.line, period)
 			}
 		}
 		if a.relative {
-			a.p.warnOnce("relative", "no time lines in the output: prints are placed %s apart in relative time (--interval sets the spacing)", period)
+			a.p.once.Warn("relative", "no time lines in the output: prints are placed %s apart in relative time (--interval sets the spacing)", period)
 			end = stream.RelativeStart.Add(period)
 		} else {
 			end = pr.at
@@ -107,7 +107,7 @@ func (a *assembler) window(pr, next *print) (start, end time.Time) {
 		return start, pr.at
 	}
 	if pr.hasAt && !a.relative {
-		a.p.warnOnce("back", "line %d: time %s does not advance past the previous print (%s); placing the print one period later",
+		a.p.once.Warn("back", "line %d: time %s does not advance past the previous print (%s); placing the print one period later",
 			pr.line, pr.at.Format(time.TimeOnly), a.prevEnd.Format(time.TimeOnly))
 	}
 	step := period
@@ -177,7 +177,7 @@ func (a *assembler) deltas(pr *print) (out []stream.SeriesHist, reset bool) {
 			continue
 		}
 		if t.damaged {
-			a.p.warnOnce("damaged", "line %d: a histogram with malformed rows is skipped in cumulative mode (its events are counted with the next print)", t.line)
+			a.p.once.Warn("damaged", "line %d: a histogram with malformed rows is skipped in cumulative mode (its events are counted with the next print)", t.line)
 			continue
 		}
 		st, unitChanged := a.state(t)
@@ -188,7 +188,7 @@ func (a *assembler) deltas(pr *print) (out []stream.SeriesHist, reset bool) {
 		changes = append(changes, change{t, st, d})
 	}
 	if reset {
-		a.p.warnOnce("reset", "line %d: counts went down (the tracer restarted or cleared its aggregation; if it clears every print, use --counts interval); window shown as a gap", pr.line)
+		a.p.once.Warn("reset", "line %d: counts went down (the tracer restarted or cleared its aggregation; if it clears every print, use --counts interval); window shown as a gap", pr.line)
 	}
 	for _, c := range changes {
 		c.st.base = baseOf(c.t.rows)
@@ -259,7 +259,7 @@ func (a *assembler) build(t *table, st *seriesState, rows []row) *hist.Histogram
 		return nil
 	}
 	if b.negative > 0 {
-		a.p.warnOnce("negative", "line %d: %.0f events in buckets below zero dropped (latencies cannot be negative)", t.line, b.negative)
+		a.p.once.Warn("negative", "line %d: %.0f events in buckets below zero dropped (latencies cannot be negative)", t.line, b.negative)
 	}
 	if b.edges != nil {
 		st.layout = b.edges

@@ -40,7 +40,6 @@ import (
 
 	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
-	"github.com/latscope/latscope/stream"
 )
 
 // DTraceFormat returns the DTrace aggregation printout format.
@@ -105,9 +104,7 @@ func newFormat(d *dialect, description, detection, example string) source.Format
 		Open: func(in source.Input, opts source.Options) (source.Source, error) {
 			// One interval per print, each once the next print has begun
 			// (or the input has ended).
-			return source.NewLineSource(in, maxLineLen, func(emit func(stream.Interval) error) input.LineParser {
-				return newParser(d, in, opts, emit)
-			})
+			return source.NewLineSource(in, opts, maxLineLen, d.newParser)
 		},
 	}
 }
@@ -154,37 +151,30 @@ func looksLikeBpftraceRow(t []byte) bool {
 // firstDecisive returns the dialect of the first line that settles
 // detection; needMore says a bpftrace map header waits for its first row.
 func firstDecisive(prefix []byte) (dialectID, bool) {
-	rest := prefix
-	for {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			return dialectNone, false
+	mapHeader := false // the previous line was a bpftrace map header
+	for l := range (input.LineScan{}).Lines(prefix) {
+		if mapHeader {
+			mapHeader = false
+			if _, shaped, reason := parseBracketRow(string(l.Text)); shaped && reason == "" {
+				return dialectBpftrace, false
+			}
 		}
-		line := rest[:i]
-		rest = rest[i+1:]
 		for _, m := range otherMarkers {
-			if bytes.HasPrefix(bytes.TrimLeft(line, " \t"), m) {
+			if bytes.HasPrefix(bytes.TrimLeft(l.Text, " \t"), m) {
 				return dialectOther, false
 			}
 		}
-		h, ok := parseHeader(string(line))
-		if !ok {
-			continue
-		}
-		if h.dialect == dialectBCC && h.unit == 0 {
-			continue // a bcc table of sizes, not latencies
-		}
-		if h.dialect != dialectBpftrace {
+		h, ok := parseHeader(string(l.Text))
+		switch {
+		case !ok:
+		case h.dialect == dialectBCC && h.unit == 0: // a bcc table of sizes, not latencies
+		case h.dialect == dialectBpftrace:
+			mapHeader = true
+		default:
 			return h.dialect, false
 		}
-		j := bytes.IndexByte(rest, '\n')
-		if j < 0 {
-			return dialectNone, true
-		}
-		if _, shaped, reason := parseBracketRow(string(rest[:j])); shaped && reason == "" {
-			return dialectBpftrace, false
-		}
 	}
+	return dialectNone, mapHeader
 }
 
 // maxLineLen bounds the memory one input line may take: histogram rows are

@@ -65,22 +65,14 @@ type parser struct {
 	// prevText is the previous line when it was chatter: DTrace prints an
 	// aggregation's key on the line before its header, bcc a "disk = 'sda'".
 	prevText string
-	warned   map[string]bool
+	once     *input.OnceWarnings
 }
 
-func newParser(d *dialect, in source.Input, opts source.Options, emit func(stream.Interval) error) *parser {
-	p := &parser{d: d, name: in.Name, diag: in.Diag, opts: opts, clock: newWallClock(opts.Day(in)), warned: map[string]bool{}}
+// newParser returns a parser of the dialect's printouts.
+func (d *dialect) newParser(in source.Input, opts source.Options, emit func(stream.Interval) error) *parser {
+	p := &parser{d: d, name: in.Name, diag: in.Diag, opts: opts, clock: newWallClock(opts.Day(in)), once: input.NewOnceWarnings(in.Diag, in.Name)}
 	p.asm = newAssembler(p, emit)
 	return p
-}
-
-// warnOnce prints a warning the first time its kind occurs in this input.
-func (p *parser) warnOnce(kind, format string, args ...any) {
-	if p.warned[kind] {
-		return
-	}
-	p.warned[kind] = true
-	p.diag.Warn(p.name, format, args...)
 }
 
 // line handles input line n (1-based).
@@ -186,7 +178,7 @@ func (p *parser) openTable(n int, h header, prev string) error {
 	tb.unit, tb.skip = p.unit(n, h)
 	if !tb.skip && !p.opts.KeepEvent(tb.key.Event) {
 		tb.skip = true
-		p.warnOnce("event", "histograms whose series do not match --event are skipped (the first: %q)", tb.key.Event)
+		p.once.Warn("event", "histograms whose series do not match --event are skipped (the first: %q)", tb.key.Event)
 	}
 	if p.cur != nil && p.cur.has(tb.key) {
 		if err := p.finishPrint(); err != nil {
@@ -223,7 +215,7 @@ func (p *parser) unit(n int, h header) (hist.Unit, bool) {
 	switch p.d.id {
 	case dialectBCC:
 		if h.unit == 0 {
-			p.warnOnce("unit "+h.unitWord, "line %d: a histogram of %q is not a latency; skipped", n, h.unitWord)
+			p.once.Warn("unit "+h.unitWord, "line %d: a histogram of %q is not a latency; skipped", n, h.unitWord)
 			return 0, true
 		}
 		return h.unit, false
@@ -236,7 +228,7 @@ func (p *parser) unit(n int, h header) (hist.Unit, bool) {
 		if p.opts.Unit != 0 {
 			return p.opts.Unit, false
 		}
-		p.warnOnce("unit "+h.name, "map %s names no unit (such as @usecs or @lat_ns); assuming microseconds (set --unit)", h.name)
+		p.once.Warn("unit "+h.name, "map %s names no unit (such as @usecs or @lat_ns); assuming microseconds (set --unit)", h.name)
 		return hist.Microsecond, false
 	}
 	if p.opts.Unit != 0 {
