@@ -1,14 +1,12 @@
 package html
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"html"
 	"math/rand/v2"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -32,7 +30,6 @@ type step map[string]any
 // with the steps, and returns one raw JSON result per step.
 func drive(t *testing.T, p *flame.Profile, o Options, steps ...step) ([]json.RawMessage, time.Duration) {
 	t.Helper()
-	bin := testenv.Chromium(t)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "flame.html")
 	f, err := os.Create(page)
@@ -44,20 +41,10 @@ func drive(t *testing.T, p *flame.Profile, o Options, steps ...step) ([]json.Raw
 	}
 	f.Close()
 	js, _ := json.Marshal(steps)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir="+filepath.Join(dir, "profile"), "--window-size=1300,900", "--dump-dom",
-		"file://"+page+"#selftest="+url.PathEscape(string(js)))
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium: %v\n%s", err, tail(stderr.String(), 2000))
-	}
+	dom := testenv.RunChromium(t, "file://"+page+"#selftest="+url.PathEscape(string(js)), 90*time.Second,
+		"--window-size=1300,900", "--dump-dom")
 	wall := time.Since(start)
-	dom := stdout.String()
 	if !strings.Contains(dom, `data-flame="ready"`) {
 		t.Fatalf("the viewer did not start:\n%s", tail(dom, 800))
 	}

@@ -1,9 +1,7 @@
 package svg
 
 import (
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,23 +16,12 @@ import (
 // are faded, other frames hidden, matches recoloured and "Matched: 75.0%"
 // (b: 5 + 10 of 20 samples; SYNTHETIC four-stack profile).
 func TestScriptInChromium(t *testing.T) {
-	bin := testenv.Chromium(t)
 	p := readFolded(t, strings.NewReader("main;a;b 5\nmain;a;c 3\nmain;d 2\nother;b 10\n"))
 	path := filepath.Join(t.TempDir(), "f.svg")
 	if err := os.WriteFile(path, render(t, p, Options{}), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir="+t.TempDir(), "--virtual-time-budget=3000", "--dump-dom",
-		"file://"+path+"?s=%5Eb%24&x=0&y=53")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("chromium: %v", err)
-	}
-	dom := string(out)
+	dom := testenv.RunChromium(t, "file://"+path+"?s=%5Eb%24&x=0&y=53", 60*time.Second, "--virtual-time-budget=3000", "--dump-dom")
 	for _, want := range []string{
 		`<text id="matched" x="1190" y="117.00">Matched: 75.0%</text>`,
 		`<text id="unzoom" class="" x="10" y="24.00">Reset Zoom</text>`,

@@ -1,12 +1,10 @@
 package static
 
 import (
-	"context"
 	"fmt"
 	"html"
 	"image/color"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -22,21 +20,9 @@ import (
 
 // runChromium runs headless Chromium on a local page with the flags that keep
 // it off the network, returning stdout.
-func runChromium(t *testing.T, bin, url string, extra ...string) string {
+func runChromium(t *testing.T, url string, extra ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir=" + t.TempDir(), "--virtual-time-budget=5000", "--window-size=1300,900"}
-	args = append(append(args, extra...), url)
-	cmd := exec.CommandContext(ctx, bin, args...)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium %s: %v\n%s", url, err, tail(stderr.String(), 2000))
-	}
-	return stdout.String()
+	return testenv.RunChromium(t, url, 60*time.Second, append([]string{"--virtual-time-budget=5000", "--window-size=1300,900"}, extra...)...)
 }
 
 func tail(s string, n int) string {
@@ -52,7 +38,6 @@ var selftestResult = regexp.MustCompile(`(?s)<pre id="selftest-result"([^>]*)>(.
 // event over known cells (the page's #selftest mode) and reads the tooltip
 // the script computed from the embedded data.
 func TestBrowserTooltip(t *testing.T) {
-	bin := testenv.Chromium(t)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "known.html")
 	// A second, busier series comes first (more time waited), so the
@@ -92,7 +77,7 @@ func TestBrowserTooltip(t *testing.T) {
 		wants = append(wants, strings.Join(c.want, "\n"))
 		targets = append(targets, "rect")
 	}
-	dom := runChromium(t, bin, "file://"+page+"#selftest="+strings.Join(specs, ";"), "--dump-dom")
+	dom := runChromium(t, "file://"+page+"#selftest="+strings.Join(specs, ";"), "--dump-dom")
 	if !strings.Contains(dom, `data-latscope="ready 2"`) {
 		t.Fatalf("the script did not run or did not find both SVGs:\n%s", tail(dom, 500))
 	}
@@ -118,7 +103,6 @@ func TestBrowserTooltip(t *testing.T) {
 
 // TestBrowserRelativeTooltip checks relative time in the tooltip.
 func TestBrowserRelativeTooltip(t *testing.T) {
-	bin := testenv.Chromium(t)
 	page := filepath.Join(t.TempDir(), "rel.html")
 	ivs := knownRecording()
 	for i := range ivs {
@@ -128,7 +112,7 @@ func TestBrowserRelativeTooltip(t *testing.T) {
 	if err := Write(page, ivs, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	dom := runChromium(t, bin, "file://"+page+"#selftest=0,0,4,3", "--dump-dom")
+	dom := runChromium(t, "file://"+page+"#selftest=0,0,4,3", "--dump-dom")
 	m := selftestResult.FindStringSubmatch(dom)
 	if m == nil {
 		t.Fatal("no self-test result")
@@ -142,13 +126,12 @@ func TestBrowserRelativeTooltip(t *testing.T) {
 // TestBrowserScreenshot renders the page and checks the picture shows the
 // maps: palette colours and the no-data hatching are on screen.
 func TestBrowserScreenshot(t *testing.T) {
-	bin := testenv.Chromium(t)
 	dir := t.TempDir()
 	page, shot := filepath.Join(dir, "p.html"), filepath.Join(dir, "shot.png")
 	if err := Write(page, knownRecording(), Options{}); err != nil {
 		t.Fatal(err)
 	}
-	runChromium(t, bin, "file://"+page, "--screenshot="+shot, "--hide-scrollbars")
+	runChromium(t, "file://"+page, "--screenshot="+shot, "--hide-scrollbars")
 	data, err := os.ReadFile(shot)
 	if err != nil {
 		t.Fatalf("no screenshot: %v", err)
@@ -178,7 +161,6 @@ func TestBrowserScreenshot(t *testing.T) {
 // Go ones (formatNumber, hist.FormatDuration) that the legends and footers
 // use, so the tooltip and the picture never disagree.
 func TestBrowserFormats(t *testing.T) {
-	bin := testenv.Chromium(t)
 	page := filepath.Join(t.TempDir(), "f.html")
 	if err := Write(page, knownRecording(), Options{}); err != nil {
 		t.Fatal(err)
@@ -190,7 +172,7 @@ func TestBrowserFormats(t *testing.T) {
 		specs = append(specs, strconv.FormatFloat(v, 'g', -1, 64))
 		wants = append(wants, formatNumber(v)+"|"+hist.FormatDuration(v))
 	}
-	dom := runChromium(t, bin, "file://"+page+"#selftest-format="+strings.Join(specs, ","), "--dump-dom")
+	dom := runChromium(t, "file://"+page+"#selftest-format="+strings.Join(specs, ","), "--dump-dom")
 	m := selftestResult.FindStringSubmatch(dom)
 	if m == nil {
 		t.Fatal("no format result")

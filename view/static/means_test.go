@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
-	"github.com/latscope/latscope/internal/testkit/testenv"
 	"github.com/latscope/latscope/source/pylatencymap"
 	"github.com/latscope/latscope/stream"
 )
@@ -167,7 +166,6 @@ func TestNoMeansNoChange(t *testing.T) {
 // Chromium: the script still runs (it finds the map and answers the
 // self-test) and the chart with its hover titles is in the DOM.
 func TestBrowserMeanChart(t *testing.T) {
-	bin := testenv.Chromium(t)
 	page := filepath.Join(t.TempDir(), "means.html")
 	ivs := knownRecording()
 	for i := range ivs {
@@ -181,7 +179,7 @@ func TestBrowserMeanChart(t *testing.T) {
 	if _, err := os.Stat(page); err != nil {
 		t.Fatal(err)
 	}
-	dom := runChromium(t, bin, "file://"+page+"#selftest=0,0,4,3", "--dump-dom")
+	dom := runChromium(t, "file://"+page+"#selftest=0,0,4,3", "--dump-dom")
 	if !strings.Contains(dom, `data-latscope="ready 1"`) {
 		t.Fatalf("the script did not run:\n%s", tail(dom, 500))
 	}

@@ -3,10 +3,13 @@
 package testenv
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // RequireEnv is the variable that turns skips for missing components into
@@ -72,4 +75,28 @@ func Chromium(t testing.TB) string {
 	}
 	SkipOrFail(t, "chromium not installed (apt-get install -y chromium)")
 	return ""
+}
+
+// RunChromium runs headless Chromium on url with the flags every browser
+// test needs (no sandbox as root, no network chatter, a fresh profile,
+// every compositor stage run before a screenshot is taken) plus extra
+// (--dump-dom, --screenshot=FILE, --virtual-time-budget=MS, ...), and
+// returns what it printed. It fails the test when Chromium fails or
+// takes longer than timeout.
+func RunChromium(t testing.TB, url string, timeout time.Duration, extra ...string) string {
+	t.Helper()
+	bin := Chromium(t)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--run-all-compositor-stages-before-draw", "--user-data-dir=" + t.TempDir()}
+	cmd := exec.CommandContext(ctx, bin, append(append(args, extra...), url)...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := stderr.String()
+		t.Fatalf("chromium %s: %v\n%s", url, err, msg[max(0, len(msg)-2000):])
+	}
+	return stdout.String()
 }
