@@ -256,24 +256,31 @@ func (s *stepRun) run(ctx context.Context, start time.Time, emit func(stream.Int
 			return s.result(stopped, false), nil
 		case <-timer.C:
 		}
-		now := time.Now()
-		if !end.IsZero() && !now.Before(end) {
+		at := time.Now()
+		if !end.IsZero() && !at.Before(end) {
 			s.stopWorkers(false)
 			s.emitWindow(end, emit)
 			return s.result(end, true), nil
 		}
-		if err := s.emitWindow(now, emit); err != nil {
+		if err := s.emitWindow(at, emit); err != nil {
 			s.stopWorkers(true)
 			if ctx.Err() != nil {
 				err = nil
 			}
-			return s.result(now, false), err
+			return s.result(at, false), err
 		}
-		if !s.measuring && !now.Before(warmEnd) {
-			s.beginMeasuring(now)
+		if !s.measuring && !at.Before(warmEnd) {
+			s.beginMeasuring(at)
+			// The timer may fire late (a loaded machine): a closed loop
+			// still measures its whole duration, from when measuring
+			// began (an open loop's arrivals keep their schedule).
+			if !end.IsZero() && at.After(warmEnd) && s.lv.rate == 0 {
+				end = at.Add(s.duration)
+				s.test.setNow(now{step: s.index, steps: s.steps, lv: s.lv, start: start, warmEnd: warmEnd, end: end})
+			}
 		}
-		if !now.Before(tick) {
-			tick = nextBoundary(tick, now, interval)
+		if !at.Before(tick) {
+			tick = nextBoundary(tick, at, interval)
 		}
 	}
 }
