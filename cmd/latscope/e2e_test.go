@@ -710,16 +710,31 @@ func TestConvertRoundTrips(t *testing.T) {
 	}
 }
 
+// stuckLatscope describes a latscope that did not get on in a terminal
+// test: whether it still runs and, if it does, the stacks of its
+// goroutines (SIGQUIT prints them on the terminal).
+func stuckLatscope(tm func(args ...string) string) string {
+	ps, _ := exec.Command("pgrep", "-a", "-f", "^"+regexp.QuoteMeta(binary)+" ").CombinedOutput()
+	if len(ps) == 0 {
+		return "latscope is no longer running"
+	}
+	_ = exec.Command("pkill", "-QUIT", "-f", "^"+regexp.QuoteMeta(binary)+" ").Run()
+	time.Sleep(time.Second)
+	return "latscope still runs:\n" + string(ps) + "its goroutines:\n" + tm("capture-pane", "-p", "-S", "-2000", "-t", "e2e")
+}
+
 // tmuxTerminal is a real terminal (a tmux session) running one command line.
 type tmuxTerminal struct {
 	tmux    func(args ...string) string
 	waitFor func(what string, ok func(screen string) bool) string
 }
 
-// startTerminal runs cmdline in a 150×50 tmux session that keeps the pane
+// startTerminal runs cmdline in a 150×50 tmux session whose shell stays
 // after the command exits; the session is killed at the end of the test.
-// The command line should record its exit status itself (tmux may report a
-// pane dead before it has reaped the process and learnt its status).
+// The command line should record its exit status itself. The shell sleeps
+// on instead of exiting because tmux, on a loaded machine, can mark a pane
+// dead before it has drawn the last output the program wrote (seen: a
+// report cut mid-line, exit status 0).
 func startTerminal(t *testing.T, cmdline string) tmuxTerminal {
 	t.Helper()
 	tmux, err := exec.LookPath("tmux")
@@ -734,7 +749,7 @@ func startTerminal(t *testing.T, cmdline string) tmuxTerminal {
 		}
 		return string(out)
 	}
-	tm("-f", "/dev/null", "new-session", "-d", "-s", "e2e", "-x", "150", "-y", "50", "-e", "TERM=xterm-256color", cmdline)
+	tm("-f", "/dev/null", "new-session", "-d", "-s", "e2e", "-x", "150", "-y", "50", "-e", "TERM=xterm-256color", cmdline+"; sleep 600")
 	t.Cleanup(func() { _ = exec.Command(tmux, "-L", sock, "kill-server").Run() })
 	tm("set-option", "-t", "e2e", "remain-on-exit", "on")
 	waitFor := func(what string, ok func(string) bool) string {
@@ -746,7 +761,7 @@ func startTerminal(t *testing.T, cmdline string) tmuxTerminal {
 				return s
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("waiting for %s; screen:\n%s", what, s)
+				t.Fatalf("waiting for %s; screen:\n%s\n%s", what, s, stuckLatscope(tm))
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
