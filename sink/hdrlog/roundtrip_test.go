@@ -15,8 +15,8 @@ import (
 
 	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/input"
+	"github.com/latscope/latscope/internal/testkit/sourcetest"
 	"github.com/latscope/latscope/internal/testkit/testenv"
-	"github.com/latscope/latscope/sink"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/source/fio"
 	reader "github.com/latscope/latscope/source/hdrlog"
@@ -56,21 +56,7 @@ func readThrough(t *testing.T, f source.Format, path string, opts source.Options
 // warnings given.
 func writeLog(t *testing.T, ivs []stream.Interval) ([]byte, []string) {
 	t.Helper()
-	var buf bytes.Buffer
-	diag := input.NewDiagnostics(nil, 5)
-	w, err := Format().New(&buf, sink.Options{Name: "out.hlog", Diag: diag})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, iv := range ivs {
-		if err := w.Write(iv); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes(), diag.Warnings()
+	return sourcetest.WriteAllWarned(t, Format(), ivs)
 }
 
 // readLog reads an hdrlog back through the hdrlog source.

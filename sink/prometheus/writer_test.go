@@ -1,7 +1,6 @@
 package prometheus
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -16,8 +15,8 @@ import (
 
 	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/input"
+	"github.com/latscope/latscope/internal/testkit/sourcetest"
 	"github.com/latscope/latscope/internal/testkit/testenv"
-	"github.com/latscope/latscope/sink"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/source/events"
 	"github.com/latscope/latscope/source/oracle10046"
@@ -47,21 +46,8 @@ func readAll(t testing.TB, f source.Format, name string, r io.Reader, opts sourc
 // convert writes intervals with the sink and returns the text and warnings.
 func convert(t testing.TB, ivs []stream.Interval) (string, []string) {
 	t.Helper()
-	var out bytes.Buffer
-	diag := input.NewDiagnostics(nil, 100)
-	w, err := Format().New(&out, sink.Options{Name: "out.prom", Diag: diag})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, iv := range ivs {
-		if err := w.Write(iv); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), diag.Warnings()
+	out, warnings := sourcetest.WriteAllWarned(t, Format(), ivs)
+	return string(out), warnings
 }
 
 // span is a bucket in seconds; an open top has hi = +Inf.

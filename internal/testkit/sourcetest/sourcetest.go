@@ -106,8 +106,17 @@ func ReadShared(t testing.TB, f source.Format, rel string, opts source.Options) 
 // WriteAll writes the intervals with a sink format and returns the output.
 func WriteAll(t testing.TB, f sink.Format, ivs []stream.Interval) []byte {
 	t.Helper()
+	out, _ := WriteAllWarned(t, f, ivs)
+	return out
+}
+
+// WriteAllWarned is WriteAll that also returns the writer's warnings (what
+// the format could not hold).
+func WriteAllWarned(t testing.TB, f sink.Format, ivs []stream.Interval) ([]byte, []string) {
+	t.Helper()
 	var buf bytes.Buffer
-	w, err := f.New(&buf, sink.Options{Name: "out" + f.Extension})
+	diag := input.NewDiagnostics(nil, 100)
+	w, err := f.New(&buf, sink.Options{Name: "out" + f.Extension, Diag: diag})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,5 +128,5 @@ func WriteAll(t testing.TB, f sink.Format, ivs []stream.Interval) []byte {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return buf.Bytes()
+	return buf.Bytes(), diag.Warnings()
 }
