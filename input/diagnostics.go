@@ -31,7 +31,8 @@ func (p Problem) String() string {
 
 // Diagnostics collects malformed-input reports and warnings from all sources.
 // The first few problems of each source are printed as they happen; every
-// problem is counted. It is safe for concurrent use.
+// problem is counted. It is safe for concurrent use; a nil *Diagnostics is
+// silent and counts nothing.
 type Diagnostics struct {
 	mu       sync.Mutex
 	out      io.Writer

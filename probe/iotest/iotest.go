@@ -213,9 +213,6 @@ func pathErr(err error) error {
 // cfg and in its path are returned by Run.
 func New(cfg Config, diag *input.Diagnostics) *Test {
 	resolved, err := cfg.resolve()
-	if diag == nil {
-		diag = input.NewDiagnostics(io.Discard, 0)
-	}
 	return &Test{cfg: resolved, cfgErr: err, diag: diag, name: "iotest:" + resolved.Path}
 }
 

@@ -114,9 +114,6 @@ type Test struct {
 // New returns the test for cfg; errors in cfg are returned by Run.
 func New(cfg Config, diag *input.Diagnostics) *Test {
 	resolved, err := cfg.resolve()
-	if diag == nil {
-		diag = input.NewDiagnostics(io.Discard, 0)
-	}
 	return &Test{cfg: resolved, cfgErr: err, diag: diag, name: "nettest:" + resolved.Addr}
 }
 

@@ -328,8 +328,10 @@ func TestServerDropsStalledHandshake(t *testing.T) {
 		for _, p := range peers {
 			t.Run(p.name, func(t *testing.T) {
 				t.Parallel()
-				conn := ts.dial(t)
+				// Before the dial: the server's deadline starts at its
+				// accept, which can come before the dial returns here.
 				t0 := time.Now()
+				conn := ts.dial(t)
 				sent := make(chan struct{})
 				go func() { defer close(sent); p.send(conn) }()
 				got, closed := expectClosed(t, conn, 3*time.Second)
