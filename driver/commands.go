@@ -177,15 +177,15 @@ func (hc HeatmapConfig) writeMatrix(ctx context.Context, o *opened) error {
 	if width <= 0 {
 		width = stream.InferWidth(ivs)
 	}
-	g := stream.NewGrid(width)
-	for _, iv := range ivs {
-		g.Add(iv)
+	g := heatmap.FitGrid(ivs, width, heatmap.MaxMatrixColumns)
+	if g.Width != width {
+		fmt.Fprintf(hc.Stderr, "latscope: the data spans more than %d columns of %s: the matrix has columns of %s (give a wider --interval to choose)\n",
+			heatmap.MaxMatrixColumns, width, g.Width)
 	}
-	frames := heatmap.FramesOf(g, hc.Scale)
 	if hc.Format == "csv" {
-		err = heatmap.WriteCSV(hc.Stdout, frames)
+		err = heatmap.WriteCSV(hc.Stdout, g, hc.Scale)
 	} else {
-		err = heatmap.WriteJSON(hc.Stdout, frames)
+		err = heatmap.WriteJSON(hc.Stdout, g, hc.Scale)
 	}
 	if err == nil && hc.Output != "" {
 		err = hc.writeImage(ivs)

@@ -768,3 +768,29 @@ func startTerminal(t *testing.T, cmdline string) tmuxTerminal {
 	}
 	return tmuxTerminal{tmux: tm, waitFor: waitFor}
 }
+
+// TestHeatmapMatrixOfYearsApartStaysBounded: two real traces four years
+// apart (2019 and 2023) on 1 s columns would need 126 million columns per
+// series; the matrix widens them to at most heatmap.MaxMatrixColumns (100 000)
+// and says so, instead of exhausting memory (it was OOM-killed at 24 GB).
+func TestHeatmapMatrixOfYearsApartStaysBounded(t *testing.T) {
+	a := testenv.DataFile(t, "trc10046/jkstill-trace-combine_12.2.0.1/js122a1_ora_9850.trc")
+	b := testenv.DataFile(t, "trc10046/carymillsap-tracing-oracle_23.2/FREE_ora_39079.trc")
+	r := run(t, "", "heatmap", a, b, "--interval", "1s", "--event", "db file sequential read", "--format", "json")
+	if r.code != 0 || !strings.Contains(r.stderr, "the matrix has columns of") {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	var m struct {
+		Series []struct {
+			ColumnSeconds float64           `json:"column_seconds"`
+			Columns       []json.RawMessage `json:"columns"`
+		} `json:"series"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &m); err != nil || len(m.Series) != 1 {
+		t.Fatalf("%v, %d series", err, len(m.Series))
+	}
+	s := m.Series[0]
+	if n := len(s.Columns); n > 100_000 || n < 50_000 || s.ColumnSeconds <= 1 || s.ColumnSeconds != math.Trunc(s.ColumnSeconds) {
+		t.Errorf("%d columns of %g s, want at most 100 000 whole multiples of 1 s", n, s.ColumnSeconds)
+	}
+}

@@ -1,6 +1,7 @@
 package heatmap
 
 import (
+	"bufio"
 	"encoding/csv"
 	"encoding/json"
 	"io"
@@ -11,14 +12,22 @@ import (
 	"github.com/latscope/latscope/stream"
 )
 
-// FramesOf builds one frame per series with every column and every latency
-// row of the grid: the whole recording, for machine-readable output.
-func FramesOf(g *stream.Grid, scale Scale) []Frame {
-	var frames []Frame
+// MaxMatrixColumns caps the columns of the machine-readable matrix
+// (`heatmap --format json|csv`): a week of 6 s columns, a day of 1 s ones.
+// A recording that needs more gets wider columns (FitGrid), so that one
+// frame stays within about a hundred megabytes.
+const MaxMatrixColumns = 100_000
+
+// eachFrame builds the frame of every series of the grid, with every column
+// and every latency row, one at a time: the whole recording for
+// machine-readable output, in the memory of one frame.
+func eachFrame(g *stream.Grid, scale Scale, fn func(Frame) error) error {
 	for _, s := range g.Series() {
-		frames = append(frames, Build(g, s, Options{Scale: scale}))
+		if err := fn(Build(g, s, Options{Scale: scale})); err != nil {
+			return err
+		}
 	}
-	return frames
+	return nil
 }
 
 // matrixJSON is the JSON form of a frame: rows bottom to top, columns oldest
@@ -65,18 +74,35 @@ type statsJSONPart struct {
 	SumExact bool     `json:"sum_exact"`
 }
 
-// WriteJSON writes the frames as {"series":[...]} with the rates of every
-// cell and their colour levels (-1 gap, 0 zero, 1..6).
-func WriteJSON(w io.Writer, frames []Frame) error {
-	out := struct {
-		Series []matrixJSON `json:"series"`
-	}{Series: []matrixJSON{}}
-	for _, f := range frames {
-		out.Series = append(out.Series, toJSON(f))
+// WriteJSON writes every series of the grid as {"series":[...]} with the
+// rates of every cell and their colour levels (-1 gap, 0 zero, 1..6). The
+// series are written as they are built, indented as one encoding of the
+// whole object would be.
+func WriteJSON(w io.Writer, g *stream.Grid, scale Scale) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString("{\n  \"series\": [")
+	n := 0
+	err := eachFrame(g, scale, func(f Frame) error {
+		b, err := json.MarshalIndent(toJSON(f), "    ", "  ")
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			bw.WriteString(",")
+		}
+		n++
+		bw.WriteString("\n    ")
+		_, err = bw.Write(b)
+		return err
+	})
+	if err != nil {
+		return err
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	if n > 0 {
+		bw.WriteString("\n  ")
+	}
+	bw.WriteString("]\n}\n")
+	return bw.Flush()
 }
 
 func toJSON(f Frame) matrixJSON {
@@ -128,9 +154,9 @@ func finite(v float64) *float64 {
 	return &v
 }
 
-// WriteCSV writes one row per cell: series, column start, row bounds and the
-// two rates; gap columns have empty rates.
-func WriteCSV(w io.Writer, frames []Frame) error {
+// WriteCSV writes one row per cell of every series of the grid: series,
+// column start, row bounds and the two rates; gap columns have empty rates.
+func WriteCSV(w io.Writer, g *stream.Grid, scale Scale) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write([]string{"event", "instance", "source", "start", "offset_s", "observed_s", "lower_us", "upper_us",
 		"events_per_s", "seconds_waited_per_s"}); err != nil {
@@ -142,7 +168,7 @@ func WriteCSV(w io.Writer, frames []Frame) error {
 		}
 		return strconv.FormatFloat(v, 'g', -1, 64)
 	}
-	for _, f := range frames {
+	err := eachFrame(g, scale, func(f Frame) error {
 		var origin time.Time
 		for i, c := range f.Columns {
 			if i == 0 {
@@ -160,6 +186,10 @@ func WriteCSV(w io.Writer, frames []Frame) error {
 				}
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	cw.Flush()
 	return cw.Error()
