@@ -153,11 +153,11 @@ func sharedFile(t testing.TB, rel, why string) string {
 	t.Helper()
 	dir, ok := sharedDir()
 	if !ok {
-		t.Skipf("real test file %s is not in the repository (%s) and the shared test data (../shared/testdata or $LATSCOPE_TESTDATA) is absent", rel, why)
+		t.Skipf("needs shared test data that is not in the repository (%s) and absent here (../shared/testdata or $LATSCOPE_TESTDATA) — %s", why, rel)
 	}
 	p := filepath.Join(dir, filepath.FromSlash(rel))
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("real test file %s not found in the shared test data at %s", rel, dir)
+		t.Skipf("needs a real test file the shared test data at %s lacks — %s", dir, rel)
 	}
 	return p
 }

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Runs every native Go fuzz target in the module for $FUZZTIME (default 5s).
+# make fuzz: runs every native Go fuzz target in the module for $FUZZTIME
+# (default 30s) to explore. A failing input is written to the package's
+# testdata/fuzz/FuzzXxx/ by Go: commit it with the fix, and from then on
+# `make test` replays it deterministically with the other corpus entries.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-fuzztime=${FUZZTIME:-5s}
+fuzztime=${FUZZTIME:-30s}
 # A fresh corpus cache per run: a large cached corpus from earlier long runs
 # would not even be replayed in a few seconds (and Go then fails the run).
 # Long runs keep the shared cache: FUZZCACHE=keep.
