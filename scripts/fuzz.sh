@@ -15,6 +15,8 @@ if [ "${FUZZCACHE:-}" != keep ]; then
 	trap 'rm -rf "$cache"' EXIT
 	cache_flag=(-test.fuzzcachedir "$cache")
 fi
+# Every target runs even after one fails, so one run reports every finding.
+failed=()
 for pkg in $(go list ./...); do
 	dir=$(go list -f '{{.Dir}}' "$pkg")
 	grep -lq '^func Fuzz' "$dir"/*_test.go 2>/dev/null || continue
@@ -29,9 +31,17 @@ for pkg in $(go list ./...); do
 			# ("context deadline exceeded"): run the target once more.
 			if grep -q "Failing input written to" <<<"$out" || [ "$attempt" = 2 ]; then
 				echo "$out"
-				exit 1
+				failed+=("$pkg $target")
+				break
 			fi
 			echo "  no failing input written; retrying once"
 		done
 	done
 done
+if [ ${#failed[@]} -gt 0 ]; then
+	echo
+	echo "make fuzz: ${#failed[@]} target(s) found failing inputs (now in testdata/fuzz; commit each with its fix):"
+	printf '  %s\n' "${failed[@]}"
+	exit 1
+fi
+echo "make fuzz: no failing input found"
