@@ -167,7 +167,7 @@ func firstDecisive(prefix []byte) (dialectID, bool) {
 		h, ok := parseHeader(string(l.Text))
 		switch {
 		case !ok:
-		case h.dialect == dialectBCC && h.unit == 0: // a bcc table of sizes, not latencies
+		case h.dialect == dialectBCC && h.labelKind == labelSize: // a bcc table of sizes, not latencies
 		case h.dialect == dialectBpftrace:
 			mapHeader = true
 		default:
