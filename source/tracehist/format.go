@@ -110,8 +110,9 @@ func newFormat(d *dialect, description, detection, example string) source.Format
 }
 
 // detectGiveUp is how much input without any table header makes Detect
-// say No; the tools' example files have a page of prose before the first.
-const detectGiveUp = 8 << 10
+// say No: all that detection reads, because tables follow prose (the tools'
+// banners, their example files' pages of text, a script's log).
+const detectGiveUp = input.DetectLimit
 
 // otherMarkers start lines of other latscope formats (PyLatencyMap
 // records, which may hold raw DTrace/SystemTap output, and Oracle traces).
@@ -122,7 +123,7 @@ var otherMarkers = [][]byte{
 
 // detect says Yes when the first decisive line of the prefix is want's
 // table header, No when it belongs to another format (or the prefix starts
-// like JSON, or holds 8 KiB without a header), NeedMore otherwise. Only
+// like JSON, or holds 64 KiB without a header), NeedMore otherwise. Only
 // complete lines are judged.
 func detect(want dialectID, prefix []byte) input.Verdict {
 	if t := bytes.TrimLeft(prefix, " \t\r\n\ufeff"); len(t) > 0 && (t[0] == '{' || t[0] == '[') && !looksLikeBpftraceRow(t) {
