@@ -36,6 +36,20 @@ func FuzzParse(f *testing.F) {
 	for i, s := range []string{dtraceKeyed, dtraceLinear, stapLinear, bpftraceCumulative} {
 		f.Add([]byte(s), uint8(i))
 	}
+	// bcc as people save it: prose first, free-text value labels, every
+	// section form, labels naming no unit or a size, prose alone.
+	for _, s := range []string{
+		"Tracing... Hit Ctrl-C to end.\n\n10:15:10\n\nevent=db file sequential read\n     wait time, microsec : count     distribution\n" +
+			"       128 -> 255        : 240      |******|\n       256 -> 511        : 380      |********|\n",
+		"event = 'log file sync'\n     latency (ms) : count distribution\n  1 -> 1 : 7 |**|\n\ndirect path read\n" +
+			"     nsecs : count distribution\n  0 -> 1 : 0 | |\n  2 -> 3 : 9 |***|\n",
+		"event# = 146\n     value               : count     distribution\n         4 -> 7          : 3        |****|\n\n" +
+			"kind=sizes\n     Kbytes : count distribution\n  4 -> 7 : 3 |*|\n",
+		"Tracing wait events...\nHit Ctrl-C to end.\n^C\nDetaching...\n",
+	} {
+		f.Add([]byte(s), uint8(2)) // bcc
+		f.Add([]byte(s), uint8(2|0x40))
+	}
 	formats := Formats()
 	f.Fuzz(func(t *testing.T, data []byte, which uint8) {
 		format := formats[int(which)%len(formats)]
