@@ -50,7 +50,7 @@ var (
 		parseRow: parseValueRow, valueRows: true, probeLines: true}
 	systemtapDialect = &dialect{id: dialectSystemTap, name: "systemtap", headerShape: `"value |---- count"`, unit: hist.Microsecond, counts: source.CountsCumulative,
 		parseRow: parseValueRow, valueRows: true, elision: true}
-	bccDialect = &dialect{id: dialectBCC, name: "bcc", headerShape: `"LABEL : count distribution" (LABEL naming the unit: usecs, "wait time, microsec" ...)`, counts: source.CountsInterval,
+	bccDialect = &dialect{id: dialectBCC, name: "bcc", headerShape: `"usecs : count distribution", or any label naming the unit ("wait time, microsec")`, counts: source.CountsInterval,
 		parseRow: func(l string) (row, bool, string) { return parseArrowRow(l, true) }}
 	iolatencyDialect = &dialect{id: dialectIolatency, name: "iolatency", headerShape: `">=(ms) .. <(ms) : I/O |Distribution"`, unit: hist.Millisecond, counts: source.CountsInterval,
 		parseRow: func(l string) (row, bool, string) { return parseArrowRow(l, false) }}

@@ -20,14 +20,22 @@
 // prints are placed in relative time, tick-N or --interval apart (default
 // 1 s), with a warning.
 // Prose around the tables (the tools' example files, "Tracing... Hit
-// Ctrl-C") is skipped as chatter; rows that do not parse inside a table are
-// reported as malformed.
+// Ctrl-C", a script's log) is skipped as chatter; rows that do not parse
+// inside a table are reported as malformed. An input with no row of a
+// latency table at all is an error naming its unused lines (a forced
+// --input-format on the wrong file must not end in a silent "no data").
 //
 // Series: bpftrace tables are named by their map ("@usecs") with the map
 // key as the instance ("sda, 8"); DTrace tables by their key line ("oracle
-// 12345") and bcc tables by their section value ("sda" for disk = 'sda',
-// "read" for operation = 'read'), else by the format name ("dtrace",
+// 12345") and bcc tables by their section line, in any form: bcc's
+// "disk = 'sda'", "key=value" after a sed rename ("event=db file
+// sequential read"), or a bare name; else by the format name ("dtrace",
 // "bcc", "systemtap", "iolatency"), which is what --event matches.
+//
+// Units: bcc's value label may be any text; its first word naming a time
+// unit gives the unit ("usecs", "nsecs", "msecs", "wait time, microsec").
+// A label naming a size is no latency; one naming no unit ("value") is
+// read in --unit, else skipped with a warning naming its line.
 //
 // Buckets: power-of-two rows stay on latscope's power-of-two grid as
 // lower-bound buckets ([N, 2N)); bcc's "0 -> 1" row is [0, 2) because bcc's
@@ -63,9 +71,10 @@ func SystemTapFormat() source.Format {
 // BCCFormat returns the bcc tools' histogram table format.
 func BCCFormat() source.Format {
 	return newFormat(bccDialect,
-		"bcc tool tables (biolatency, funclatency, ext4dist, xfsdist ...): \"usecs : count distribution\" and \"a -> b\" rows, "+
-			"-T time lines, per-key sections (disk = 'sda'); unit from the header word; counts per interval by default",
-		"a line \"usecs|msecs|nsecs : count distribution\"; counts per interval (stock tools clear each interval)",
+		"bcc tool and script tables (biolatency, funclatency, ext4dist, Oracle wait histograms ...): \"LABEL : count distribution\" and \"a -> b\" rows, "+
+			"-T time lines, per-key sections (disk = 'sda', event=NAME after sed, a bare name); unit from the label's words "+
+			"(usecs, nsecs, msecs, \"wait time, microsec\"; none: --unit); counts per interval by default",
+		"a line \"LABEL : count distribution\" (LABEL not a size), after any prose; counts per interval (stock tools clear each interval)",
 		"biolatency-bpfcc -mT 1 60 > bio.txt; latscope heatmap bio.txt")
 }
 
