@@ -26,6 +26,10 @@ const unusedExamples = 3
 
 // Line records line n, whose text fitted nothing the format knows.
 func (u *Unused) Line(source string, n int, text string) {
+	if len(u.first) == unusedExamples { // quote only the lines an error names
+		u.count++
+		return
+	}
 	u.Skipped(source, n, quoteLine(text)+" is not part of the format")
 }
 

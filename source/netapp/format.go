@@ -32,12 +32,12 @@ const FormatName = "netapp"
 
 // detectGiveUp is how much input without a bucket line makes Detect say No:
 // all that detection reads, because the counters follow the ssh session's
-// and the cluster shell's banners. A line of maxDetectLine bytes before
-// any bucket line says No at once: no counter listing has one.
-const (
-	detectGiveUp  = input.DetectLimit
-	maxDetectLine = 8 << 10
-)
+// and the cluster shell's banners.
+const detectGiveUp = input.DetectLimit
+
+// maxDetectLine is the length of a line that, before any bucket line, says
+// No at once: no counter listing has one.
+const maxDetectLine = 8 << 10
 
 // Format returns the NetApp ONTAP stats format.
 func Format() source.Format {

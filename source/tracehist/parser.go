@@ -17,7 +17,8 @@ type table struct {
 	key  stream.Key
 	unit hist.Unit
 	// skip says the table is read but not used (not a latency, or filtered
-	// out by --event); noUnit says it is not a latency.
+	// out by --event); noUnit says it is not a latency (its label names a
+	// size, or no unit and --unit gives none).
 	skip    bool
 	noUnit  bool
 	rows    []row
