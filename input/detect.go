@@ -5,6 +5,14 @@ import (
 	"iter"
 )
 
+// DetectLimit is how much of an input format detection reads: the Opener
+// offers its detectors growing prefixes up to this length. A detector
+// whose decisive line may follow prose or log lines (a tool's banner, a
+// script's log, SQL*Plus chatter) gives up only here (LineScan.GiveUp), so
+// that a pipe, judged while its first bytes trickle in, gets the answer
+// the same bytes get from a file, judged in one 64 KiB prefix.
+const DetectLimit = 64 << 10
+
 // LineScan is how a line-oriented format's detector reads its prefix: which
 // lines Lines yields, and when Undecided gives up on a prefix that no line
 // settled. The zero value yields every complete line and never gives up.

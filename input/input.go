@@ -1,8 +1,9 @@
 // Package input is the plumbing every reader of latscope's inputs shares,
 // whatever it reads (latency sources, stack collapsers, recordings):
 // Diagnostics (malformed input counted and reported with file:line,
-// warnings), the Verdict of a format detector, gzip unwrapping, the line
-// reader, and the line-scanning detector most text formats use. It imports
+// warnings), Unused (the lines of an input that gave nothing), the Verdict
+// of a format detector, gzip unwrapping, the line reader, and the
+// line-scanning detector most text formats use. It imports
 // nothing of latscope's, so sources, collapsers, sinks and views can all
 // lean on it without leaning on each other.
 package input

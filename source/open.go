@@ -40,7 +40,7 @@ type Opener struct {
 var ErrUnknownFormat = errors.New("input format not recognised")
 
 // detectLimit is how much of an input detection may read.
-const detectLimit = 64 << 10
+const detectLimit = input.DetectLimit
 
 // Open opens one SOURCE: "-" (stdin), "scheme:ARG" for a live probe, or a
 // file path.

@@ -405,6 +405,13 @@ func TestBadInputs(t *testing.T) {
 	if r := run(t, "", "report", empty); r.code != 0 || !strings.Contains(r.stdout, "no latency data") {
 		t.Errorf("empty input: exit %d, %q", r.code, r.stdout)
 	}
+	// A forced format that reads nothing fails and names what it skipped.
+	prose := write("prose.txt", "Tracing... Hit Ctrl-C to end.\n\nnot a table\n^C\n")
+	if r := run(t, "", "report", "--input-format", "bcc", prose); r.code != 1 ||
+		!strings.Contains(r.stderr, "nothing read as bcc: 3 line(s) could not be used") || !strings.Contains(r.stderr, "prose.txt:3: ") ||
+		strings.Contains(r.stdout, "no latency data") {
+		t.Errorf("forced bcc on prose: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
 	noWaits := write("nowaits.trc", "Trace file /x/y_ora_1.trc\nOracle Database 19c\n\n*** 2024-01-01T00:00:00.000000+00:00\n")
 	if r := run(t, "", "report", noWaits); r.code != 0 {
 		t.Errorf("trace without WAIT lines: exit %d %s", r.code, r.stderr)
@@ -625,6 +632,7 @@ var formatSamples = []struct{ format, path string }{
 	{"pylatencymap", "shared:pylatencymap/example_latency_data.txt"},
 	{"oracle-10046", "shared:trc10046/carymillsap-tracing-oracle_23.2/FREE_ora_39079.trc"},
 	{"bcc", "source/tracehist/testdata/bcc_ext4dist_example.txt"},
+	{"bcc", "source/tracehist/testdata/bcc_wait_hist_recorded.txt"},
 	{"bpftrace", "source/tracehist/testdata/bpftrace_runqlat_example.txt"},
 	{"iolatency", "source/tracehist/testdata/perftools_iolatency_example.txt"},
 	{"awr", "source/awr/testdata/awr_19c_rac.csv"},

@@ -23,8 +23,10 @@ const (
 	WaitFormatName = "oracle-wait-lines"
 )
 
-// detectGiveUp is how much input without a decisive line makes Detect say No.
-const detectGiveUp = 4 << 10
+// detectGiveUp is how much input without a decisive line makes Detect say
+// No: all that detection reads, because the tracers print banners and
+// scripts log before their first event line.
+const detectGiveUp = input.DetectLimit
 
 // Format returns the per-event table and pair format.
 func Format() source.Format {
@@ -59,7 +61,7 @@ func WaitFormat() source.Format {
 }
 
 // Detect says Yes once a header of a latency table is followed by a row
-// that fits it, or the input starts with two number pairs; No after 4 KiB
+// that fits it, or the input starts with two number pairs; No after 64 KiB
 // without either.
 func Detect(prefix []byte) input.Verdict {
 	scan := input.LineScan{GiveUp: detectGiveUp}
@@ -118,7 +120,7 @@ func rowFits(l *layout, fields []string) bool {
 }
 
 // DetectWait says Yes once a complete line is an ora_wait_trace.py line, No
-// after 4 KiB without one.
+// after 64 KiB without one.
 func DetectWait(prefix []byte) input.Verdict {
 	scan := input.LineScan{GiveUp: detectGiveUp}
 	for l := range scan.Lines(prefix) {

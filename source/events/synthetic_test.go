@@ -227,7 +227,10 @@ func TestDetectOthers(t *testing.T) {
 	if got := Detect([]byte("TIMEus DELTAus\n93398")); got != input.NeedMore {
 		t.Errorf("Detect(header and a cut row) = %v, want NeedMore", got)
 	}
-	if got := Detect([]byte(strings.Repeat("prose line\n", 400))); got != input.No {
-		t.Errorf("Detect(4 KiB of prose) = %v, want No", got)
+	if got := Detect([]byte(strings.Repeat("prose line\n", 400))); got != input.NeedMore {
+		t.Errorf("Detect(4 KiB of prose) = %v, want NeedMore (events may follow a banner)", got)
+	}
+	if got := Detect([]byte(strings.Repeat("prose line\n", input.DetectLimit/11+1))); got != input.No {
+		t.Errorf("Detect(64 KiB of prose) = %v, want No", got)
 	}
 }

@@ -30,8 +30,14 @@ import (
 // FormatName is the name users give to --input-format.
 const FormatName = "netapp"
 
-// detectGiveUp is how much input without a bucket line makes Detect say No.
-const detectGiveUp = 8 << 10
+// detectGiveUp is how much input without a bucket line makes Detect say No:
+// all that detection reads, because the counters follow the ssh session's
+// and the cluster shell's banners.
+const detectGiveUp = input.DetectLimit
+
+// maxDetectLine is the length of a line that, before any bucket line, says
+// No at once: no counter listing has one.
+const maxDetectLine = 8 << 10
 
 // Format returns the NetApp ONTAP stats format.
 func Format() source.Format {
@@ -49,12 +55,12 @@ func Format() source.Format {
 }
 
 // Detect says Yes once a complete line of the prefix is a histogram bucket
-// line, No when 8 KiB hold none or a line of 8 KiB comes first, NeedMore
+// line, No when 64 KiB hold none or a line of 8 KiB comes first, NeedMore
 // otherwise.
 func Detect(prefix []byte) input.Verdict {
 	scan := input.LineScan{GiveUp: detectGiveUp}
 	for l := range scan.Lines(prefix) {
-		if bytes.IndexByte(l.Rest, '\n') >= detectGiveUp {
+		if bytes.IndexByte(l.Rest, '\n') >= maxDetectLine {
 			return input.No // a line of 8 KiB (its CR included) is no counter listing
 		}
 		if bytes.Contains(l.Text, []byte("_latency.")) {

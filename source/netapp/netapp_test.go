@@ -316,8 +316,11 @@ func TestDetect(t *testing.T) {
 	if got := Detect([]byte(crlf + "volume:vol1:nfs_protocol_read_latency.<20us:1")); got != input.NeedMore {
 		t.Errorf("Detect(CRLF lines, then a cut line) = %v, want NeedMore", got)
 	}
-	if got := Detect([]byte(strings.Repeat("some other text\n", 1000))); got != input.No {
-		t.Errorf("Detect(8 KiB of text) = %v, want No", got)
+	if got := Detect([]byte(strings.Repeat("some other text\n", 1000))); got != input.NeedMore {
+		t.Errorf("Detect(16 KiB of text) = %v, want NeedMore (counters may follow banners)", got)
+	}
+	if got := Detect([]byte(strings.Repeat("some other text\n", input.DetectLimit/16))); got != input.No {
+		t.Errorf("Detect(64 KiB of text) = %v, want No", got)
 	}
 	long := strings.Repeat("x", 8<<10) + "\n" + in
 	if got := Detect([]byte(long)); got != input.No {

@@ -23,8 +23,10 @@ import (
 // FormatName is the name users give to --input-format.
 const FormatName = "pylatencymap"
 
-// detectGiveUp is how much input without a record makes Detect say No.
-const detectGiveUp = 4 << 10
+// detectGiveUp is how much input without a record makes Detect say No:
+// all that detection reads, because records follow SQL*Plus or connector
+// chatter of any length.
+const detectGiveUp = input.DetectLimit
 
 // Format returns the PyLatencyMap record format.
 func Format() source.Format {
@@ -48,7 +50,7 @@ var otherFormatMarkers = [][]byte{
 }
 
 // Detect says Yes once the prefix holds a "<begin record>" line, No when it
-// is clearly another format or holds 4 KiB without a record, NeedMore
+// is clearly another format or holds 64 KiB without a record, NeedMore
 // otherwise.
 func Detect(prefix []byte) input.Verdict {
 	scan := input.LineScan{Partial: true, GiveUp: detectGiveUp}

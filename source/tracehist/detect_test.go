@@ -16,7 +16,8 @@ import (
 func detectSamples(t *testing.T) map[string][]string {
 	return map[string][]string{
 		"bcc": {readTestdata(t, "bcc_biolatency_example.txt"), readTestdata(t, "bcc_ext4dist_example.txt"),
-			readTestdata(t, "bcc_funclatency_example.txt")},
+			readTestdata(t, "bcc_funclatency_example.txt"), readTestdata(t, "bcc_wait_hist_recorded.txt"),
+			readTestdata(t, "bcc_oracle_wait_SYNTHETIC.txt")},
 		"bpftrace": {readTestdata(t, "bpftrace_biolatency_example.txt"), readTestdata(t, "bpftrace_xfsdist_example.txt"),
 			readTestdata(t, "bpftrace_runqlat_example.txt"), bpftraceCumulative},
 		"iolatency": {readTestdata(t, "perftools_iolatency_example.txt")},

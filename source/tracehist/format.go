@@ -20,14 +20,22 @@
 // prints are placed in relative time, tick-N or --interval apart (default
 // 1 s), with a warning.
 // Prose around the tables (the tools' example files, "Tracing... Hit
-// Ctrl-C") is skipped as chatter; rows that do not parse inside a table are
-// reported as malformed.
+// Ctrl-C", a script's log) is skipped as chatter; rows that do not parse
+// inside a table are reported as malformed. An input with no row of a
+// latency table at all is an error naming its unused lines (a forced
+// --input-format on the wrong file must not end in a silent "no data").
 //
 // Series: bpftrace tables are named by their map ("@usecs") with the map
 // key as the instance ("sda, 8"); DTrace tables by their key line ("oracle
-// 12345") and bcc tables by their section value ("sda" for disk = 'sda',
-// "read" for operation = 'read'), else by the format name ("dtrace",
+// 12345") and bcc tables by their section line, in any form: bcc's
+// "disk = 'sda'", "key=value" after a sed rename ("event=db file
+// sequential read"), or a bare name; else by the format name ("dtrace",
 // "bcc", "systemtap", "iolatency"), which is what --event matches.
+//
+// Units: bcc's value label may be any text; its first word naming a time
+// unit gives the unit ("usecs", "nsecs", "msecs", "wait time, microsec").
+// A label naming a size is no latency; one naming no unit ("value") is
+// read in --unit, else skipped with a warning naming its line.
 //
 // Buckets: power-of-two rows stay on latscope's power-of-two grid as
 // lower-bound buckets ([N, 2N)); bcc's "0 -> 1" row is [0, 2) because bcc's
@@ -63,9 +71,10 @@ func SystemTapFormat() source.Format {
 // BCCFormat returns the bcc tools' histogram table format.
 func BCCFormat() source.Format {
 	return newFormat(bccDialect,
-		"bcc tool tables (biolatency, funclatency, ext4dist, xfsdist ...): \"usecs : count distribution\" and \"a -> b\" rows, "+
-			"-T time lines, per-key sections (disk = 'sda'); unit from the header word; counts per interval by default",
-		"a line \"usecs|msecs|nsecs : count distribution\"; counts per interval (stock tools clear each interval)",
+		"bcc tool and script tables (biolatency, funclatency, ext4dist, Oracle wait histograms ...): \"LABEL : count distribution\" and \"a -> b\" rows, "+
+			"-T time lines, per-key sections (disk = 'sda', event=NAME after sed, a bare name); unit from the label's words "+
+			"(usecs, nsecs, msecs, \"wait time, microsec\"; none: --unit); counts per interval by default",
+		"a line \"LABEL : count distribution\" (LABEL not a size), after any prose; counts per interval (stock tools clear each interval)",
 		"biolatency-bpfcc -mT 1 60 > bio.txt; latscope heatmap bio.txt")
 }
 
@@ -110,8 +119,9 @@ func newFormat(d *dialect, description, detection, example string) source.Format
 }
 
 // detectGiveUp is how much input without any table header makes Detect
-// say No; the tools' example files have a page of prose before the first.
-const detectGiveUp = 8 << 10
+// say No: all that detection reads, because tables follow prose (the tools'
+// banners, their example files' pages of text, a script's log).
+const detectGiveUp = input.DetectLimit
 
 // otherMarkers start lines of other latscope formats (PyLatencyMap
 // records, which may hold raw DTrace/SystemTap output, and Oracle traces).
@@ -122,7 +132,7 @@ var otherMarkers = [][]byte{
 
 // detect says Yes when the first decisive line of the prefix is want's
 // table header, No when it belongs to another format (or the prefix starts
-// like JSON, or holds 8 KiB without a header), NeedMore otherwise. Only
+// like JSON, or holds 64 KiB without a header), NeedMore otherwise. Only
 // complete lines are judged.
 func detect(want dialectID, prefix []byte) input.Verdict {
 	if t := bytes.TrimLeft(prefix, " \t\r\n\ufeff"); len(t) > 0 && (t[0] == '{' || t[0] == '[') && !looksLikeBpftraceRow(t) {
@@ -167,7 +177,7 @@ func firstDecisive(prefix []byte) (dialectID, bool) {
 		h, ok := parseHeader(string(l.Text))
 		switch {
 		case !ok:
-		case h.dialect == dialectBCC && h.unit == 0: // a bcc table of sizes, not latencies
+		case h.dialect == dialectBCC && h.labelKind == labelSize: // a bcc table of sizes, not latencies
 		case h.dialect == dialectBpftrace:
 			mapHeader = true
 		default:

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"unsafe"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/testkit/testenv"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
@@ -192,4 +194,96 @@ func last(v []float64) float64 {
 		return 0
 	}
 	return v[len(v)-1]
+}
+
+// requireBCC skips (or fails under LATSCOPE_REQUIRE_INTEGRATION=1) unless
+// bcc's Python module can be used: root and Debian's python3-bpfcc.
+func requireBCC(t *testing.T) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		testenv.SkipOrFail(t, "bcc needs root")
+	}
+	// Debian's python3-bpfcc is installed for the system Python only.
+	const python = "/usr/bin/python3"
+	if out, err := exec.Command(python, "-c", "import bcc").CombinedOutput(); err != nil {
+		testenv.SkipOrFail(t, "python3-bpfcc not installed (Debian package bpfcc-tools): %v %s", err, out)
+	}
+	return python
+}
+
+// A real bcc run in the shape of the Oracle wait-histogram scripts
+// (testdata/bcc_wait_hist.py: prose, time lines, "wait time, microsec"
+// tables per event, renamed by sed to "event=NAME") over this test's own
+// reads and syncs: detected as bcc, every row read, in µs, pread64 among
+// the events.
+func TestBCCWaitHistogramLive(t *testing.T) {
+	python := requireBCC(t)
+	script, err := filepath.Abs("testdata/bcc_wait_hist.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	readCtx, stopReads := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); preadsAndSyncs(readCtx, t) }()
+	cmd := exec.CommandContext(ctx, "sh", "-c", `"$0" "$1" "$2" 1 2 | sed 's/^event = /event=/'`,
+		python, script, strconv.Itoa(os.Getpid()))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	stopReads()
+	<-done
+	if strings.Contains(stderr.String(), "kernel headers") {
+		testenv.SkipOrFail(t, "bcc cannot compile here: %s", stderr.String())
+	}
+	text := string(out)
+	if err != nil || !strings.Contains(text, "wait time, microsec") {
+		t.Fatalf("bcc script: %v\n%s\n%s", err, text, stderr.String())
+	}
+	if got := BCCFormat().Detect(out[:min(len(out), 64<<10)]); got != input.Yes {
+		t.Errorf("detection: %v on\n%s", got, text)
+	}
+	res := runString(t, "bcc", text, source.Options{Date: time.Now()})
+	if res.Err != nil || len(res.malformed()) > 0 || len(res.Intervals) != 2 {
+		t.Fatalf("err %v, malformed %q, %d intervals\n%s", res.Err, res.malformed(), len(res.Intervals), text)
+	}
+	if raw := sumColumn(arrowRowRE, text); raw == 0 || res.total() != raw {
+		t.Errorf("%g events read, bcc printed %g", res.total(), raw)
+	}
+	if len(res.series(stream.Key{Event: "pread64"})) == 0 {
+		t.Errorf("no pread64 series in\n%s", text)
+	}
+	for _, iv := range res.Intervals {
+		for _, s := range iv.Series {
+			if s.Hist.Unit != hist.Microsecond || strings.ContainsAny(s.Key.Event, "= ") {
+				t.Errorf("series %q in %s", s.Key.Event, s.Hist.Unit)
+			}
+		}
+	}
+}
+
+// preadsAndSyncs reads 8 KiB at random offsets of a fresh file and syncs
+// it now and then until ctx is done: system calls for the bcc script.
+func preadsAndSyncs(ctx context.Context, t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "data"))
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer f.Close()
+	if _, err := f.Write(make([]byte, 1<<20)); err != nil {
+		t.Error(err)
+		return
+	}
+	buf := make([]byte, 8<<10)
+	for i := 0; ctx.Err() == nil; i++ {
+		if _, err := f.ReadAt(buf, int64(i%120)*8<<10); err != nil {
+			t.Error(err)
+			return
+		}
+		if i%500 == 0 {
+			f.Sync()
+		}
+	}
 }

@@ -17,8 +17,10 @@ type table struct {
 	key  stream.Key
 	unit hist.Unit
 	// skip says the table is read but not used (not a latency, or filtered
-	// out by --event).
+	// out by --event); noUnit says it is not a latency (its label names a
+	// size, or no unit and --unit gives none).
 	skip    bool
+	noUnit  bool
 	rows    []row
 	damaged bool // a malformed row may have hidden counts
 }
@@ -66,6 +68,10 @@ type parser struct {
 	// aggregation's key on the line before its header, bcc a "disk = 'sda'".
 	prevText string
 	once     *input.OnceWarnings
+	// read says a row of a latency table was read; unused holds the lines
+	// that were not, for the error of an input that gave nothing.
+	read   bool
+	unused input.Unused
 }
 
 // newParser returns a parser of the dialect's printouts.
@@ -78,8 +84,11 @@ func (d *dialect) newParser(in source.Input, opts source.Options, emit func(stre
 // line handles input line n (1-based).
 func (p *parser) Line(n int, text string, tooLong bool) error {
 	if tooLong {
+		reason := fmt.Sprintf("line longer than %d bytes", maxLineLen)
 		if p.table != nil {
-			p.malformed(n, fmt.Sprintf("line longer than %d bytes", maxLineLen))
+			p.malformed(n, reason)
+		} else {
+			p.unused.Skipped(p.name, n, reason)
 		}
 		p.prevText = ""
 		return nil
@@ -108,6 +117,7 @@ func (p *parser) Line(n int, text string, tooLong bool) error {
 		}
 	}
 	p.prevText = t
+	p.unused.Line(p.name, n, t)
 	return nil
 }
 
@@ -129,6 +139,7 @@ func (p *parser) tableLine(n int, text string) (done bool) {
 	r.line, r.gapBefore = n, p.gap
 	p.gap = false
 	p.table.rows = append(p.table.rows, r)
+	p.read = p.read || !p.table.noUnit
 	return true
 }
 
@@ -136,6 +147,7 @@ func (p *parser) tableLine(n int, text string) (done bool) {
 func (p *parser) malformed(n int, reason string) {
 	p.table.damaged = true
 	p.diag.Malformed(p.name, n, reason)
+	p.unused.Skipped(p.name, n, reason)
 }
 
 // stamp starts a print at a time line.
@@ -175,7 +187,8 @@ func (p *parser) ensurePrint(n int) {
 // before it (a DTrace key or bcc section line).
 func (p *parser) openTable(n int, h header, prev string) error {
 	tb := &table{line: n, key: p.key(h, prev)}
-	tb.unit, tb.skip = p.unit(n, h)
+	tb.unit, tb.noUnit = p.unit(n, h)
+	tb.skip = tb.noUnit
 	if !tb.skip && !p.opts.KeepEvent(tb.key.Event) {
 		tb.skip = true
 		p.once.Warn("event", "histograms whose series do not match --event are skipped (the first: %q)", tb.key.Event)
@@ -203,7 +216,7 @@ func (p *parser) key(h header, prev string) stream.Key {
 			return stream.Key{Event: strings.Join(strings.Fields(prev), " ")}
 		}
 	case dialectBCC:
-		if v, ok := sectionKey(prev); ok {
+		if v, ok := sectionName(prev); ok {
 			return stream.Key{Event: v}
 		}
 	}
@@ -214,11 +227,7 @@ func (p *parser) key(h header, prev string) stream.Key {
 func (p *parser) unit(n int, h header) (hist.Unit, bool) {
 	switch p.d.id {
 	case dialectBCC:
-		if h.unit == 0 {
-			p.once.Warn("unit "+h.unitWord, "line %d: a histogram of %q is not a latency; skipped", n, h.unitWord)
-			return 0, true
-		}
-		return h.unit, false
+		return p.bccUnit(n, h)
 	case dialectIolatency:
 		return hist.Millisecond, false
 	case dialectBpftrace:
@@ -237,10 +246,33 @@ func (p *parser) unit(n int, h header) (hist.Unit, bool) {
 	return p.d.unit, false
 }
 
+// bccUnit returns the unit a bcc table's value label names; skip says the
+// table is no latency (a size) or its label names no unit and --unit does
+// not give one: then the first such table is named in a warning, and the
+// error of an input that gave nothing else.
+func (p *parser) bccUnit(n int, h header) (hist.Unit, bool) {
+	switch {
+	case h.labelKind == labelTime:
+		return h.unit, false
+	case h.labelKind == labelUnknown && p.opts.Unit != 0:
+		return p.opts.Unit, false
+	}
+	reason := fmt.Sprintf("a histogram of %q is not a latency; skipped", h.label)
+	if h.labelKind == labelUnknown {
+		reason = fmt.Sprintf("histogram label %q names no time unit (nsecs, usecs, msecs, microsec ...); skipped (set --unit if it is a latency)", h.label)
+	}
+	p.once.Warn("unit "+h.label, "line %d: %s", n, reason)
+	p.unused.Skipped(p.name, n, reason)
+	return 0, true
+}
+
 // closeTable finishes the open table's rows.
 func (p *parser) closeTable() {
 	if p.table == nil {
 		return
+	}
+	if len(p.table.rows) == 0 && !p.table.noUnit {
+		p.unused.Skipped(p.name, p.table.line, "a histogram header without rows")
 	}
 	if p.d.valueRows {
 		finishValueRows(p.table.rows)
@@ -259,13 +291,24 @@ func (p *parser) finishPrint() error {
 	return p.asm.add(cur)
 }
 
-// finish ends the input.
-func (p *parser) finish() error {
+// finish ends the input. An input that held no row of a latency table
+// is an error naming the lines it had (a stopped run aside: a followed
+// file may not have been written yet).
+func (p *parser) finish(cancelled bool) error {
 	if err := p.finishPrint(); err != nil {
 		return err
 	}
-	return p.asm.flush()
+	if err := p.asm.flush(); err != nil {
+		return err
+	}
+	if p.read || cancelled {
+		return nil
+	}
+	if err := p.unused.Err(p.name, p.d.name); err != nil {
+		return fmt.Errorf("%w (a %s table starts with a line %s)", err, p.d.name, p.d.headerShape)
+	}
+	return nil
 }
 
 // End finishes the input (see input.LineParser).
-func (p *parser) End(bool) error { return p.finish() }
+func (p *parser) End(cancelled bool) error { return p.finish(cancelled) }
