@@ -266,7 +266,7 @@ func (r *perfRun) report(others map[string]int64, stacks int) {
 	lines := 0
 	for _, rep := range r.reports {
 		if rep.longLine > 0 {
-			d.Malformed(name, rep.longLine, fmt.Sprintf("line longer than %d MiB skipped", chunkMax>>20))
+			d.Malformed(name, rep.longLine, fmt.Sprintf("line longer than %d MiB skipped", lineMax>>20))
 		}
 		for _, pr := range rep.problems {
 			d.Malformed(name, pr.line, pr.reason)

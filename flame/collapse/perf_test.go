@@ -128,36 +128,36 @@ func TestPerfGoldens(t *testing.T) {
 	}
 }
 
-// TestPerfThreadsEqual: 1, 2 and 4 threads give the same profile, in the
-// same first-appearance order, also with chunks far smaller than the input
-// (so every input is split into many chunks).
+// TestPerfThreadsEqual: every thread count and chunk size (down to 1
+// byte, which cuts every sample) gives the same profile, in the same
+// first-appearance order, on all 13 FlameGraph inputs.
 func TestPerfThreadsEqual(t *testing.T) {
-	for _, in := range []string{"perf-vertx-stacks-01", "perf-iperf-stacks-pidtid-01", "perf-cycles-instructions-01", "perf-java-stacks-02"} {
+	opts := Options{All: true}
+	for _, in := range perfInputs {
 		data, err := os.ReadFile(perfTestFile(t, in+".txt"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		var want []flame.Stack
-		for _, threads := range []int{1, 2, 4} {
-			for _, block := range []int{chunkBlock, 4096, 300} {
-				p := flame.New()
-				r := &perfRun{in: Input{Name: in, Reader: bytes.NewReader(data)}, opts: Options{All: true, Threads: threads},
-					set: newPerfSettings(Options{All: true}), threads: threads}
-				if err := r.runWith(block, 8*block); err != nil {
-					t.Fatal(err)
-				}
-				r.finish(p)
-				got := p.InOrder()
-				if want == nil {
-					want = got
-					continue
-				}
-				if fmt.Sprint(got) != fmt.Sprint(want) {
-					t.Errorf("%s: %d threads, %d-byte chunks: profile differs from 1 thread", in, threads, block)
-				}
+		want := perfInOrder(t, data, opts, 1, chunkBlock)
+		for _, c := range perfChunkings {
+			if got := perfInOrder(t, data, opts, c.threads, c.block); got != want {
+				t.Errorf("%s: %d threads, %d-byte chunks: profile differs from 1 thread", in, c.threads, c.block)
 			}
 		}
 	}
+}
+
+// perfInOrder collapses data with the given threads and chunk size and
+// prints its stacks in first-appearance order.
+func perfInOrder(t *testing.T, data []byte, opts Options, threads, block int) string {
+	t.Helper()
+	p := flame.New()
+	r := &perfRun{in: Input{Name: "in", Reader: bytes.NewReader(data)}, opts: opts, set: newPerfSettings(opts), threads: threads}
+	if err := r.runWith(block, 4*block); err != nil {
+		t.Fatal(err)
+	}
+	r.finish(p)
+	return fmt.Sprint(p.InOrder())
 }
 
 // TestPerfTotalsIndependent checks the dd input's total against an
