@@ -16,15 +16,16 @@ import (
 	"github.com/latscope/latscope/input"
 )
 
-// PerfFormat is `perf script` text, collapsed exactly as FlameGraph's
-// stackcollapse-perf.pl does (same options, same output), in parallel.
+// PerfFormat is `perf script` text, collapsed as inferno-collapse-perf
+// does, or exactly as FlameGraph's stackcollapse-perf.pl with
+// Options.Perl (same options, same output), in parallel.
 func PerfFormat() Format {
 	return Format{
 		Name: "perf",
 		Description: "`perf script` text (perf record -g): sample header lines \"comm pid/tid [cpu] time: period event:\" " +
 			"each followed by tab-indented \"addr symbol+off (module)\" lines and a blank line; collapsed as " +
-			"FlameGraph's stackcollapse-perf.pl (first event only unless --event-filter, weighted by the period column " +
-			"when present, --pid/--tid/--kernel/--jit/--all/--addrs)",
+			"inferno-collapse-perf (or FlameGraph's stackcollapse-perf.pl with --compat perl): first event only unless " +
+			"--event-filter, weighted by the period column when present, --pid/--tid/--kernel/--jit/--all/--addrs",
 		Detect:   DetectPerf,
 		Collapse: CollapsePerf,
 	}
@@ -75,8 +76,9 @@ func perfHex(b []byte) bool {
 }
 
 // CollapsePerf adds the stacks of perf script text to p, as
-// stackcollapse-perf.pl with opts would print them (p.WriteFolded gives
-// the script's exact output). The input is cut at blank lines into chunks
+// inferno-collapse-perf with opts would print them, or with opts.Perl as
+// stackcollapse-perf.pl would (p.WriteFolded gives the script's exact
+// output). The input is cut at blank lines into chunks
 // parsed on opts.Threads goroutines; the result does not depend on the
 // number of threads, and memory is bounded by the distinct stacks.
 func CollapsePerf(in Input, opts Options, p *flame.Profile) error {
@@ -106,6 +108,9 @@ type perfRun struct {
 
 	filter []byte // decided event filter (known)
 	known  bool
+	// inEvent: the default reading's scan for the first event is inside
+	// a sample (its lines are stack lines, whatever they look like).
+	inEvent bool
 
 	seq     *perfParser
 	workers []*perfParser
@@ -198,9 +203,52 @@ func (r *perfRun) decideFilter(data []byte) {
 	if r.known {
 		return
 	}
-	if ev, ok := perfFirstEvent(data); ok {
+	ev, ok := []byte(nil), false
+	if r.set.perl {
+		ev, ok = perfFirstEvent(data)
+	} else {
+		ev, ok = perfFirstEventDefault(data, &r.inEvent)
+	}
+	if ok {
 		r.filter, r.known = append([]byte(nil), ev...), true
 	}
+}
+
+// perfFirstEventDefault is perfFirstEvent for the default reading, which
+// tells event lines from stack lines by their place: inEvent carries the
+// state from chunk to chunk (chunks are scanned in input order).
+func perfFirstEventDefault(data []byte, inEvent *bool) ([]byte, bool) {
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if len(line) > 0 && line[0] == '#' {
+			continue
+		}
+		line = perfTrimRight(line)
+		switch {
+		case len(line) == 0:
+			*inEvent = false
+		case *inEvent:
+		default:
+			_, end, ok := perfEventParts(line)
+			if !ok {
+				continue
+			}
+			ev := perfEventFields(line[end:])
+			if ev.hasEvent {
+				return ev.event, true
+			}
+			*inEvent = true
+			if _, single := perfStackParts(ev.single); single {
+				*inEvent = false
+			}
+		}
+	}
+	return nil, false
 }
 
 // perfFirstEvent returns the event of the first sample header in data that
@@ -236,6 +284,9 @@ func (r *perfRun) finish(p *flame.Profile) {
 	all := map[string]perfEntry{}
 	others := map[string]int64{}
 	for _, q := range r.workers {
+		if !r.set.perl { // the sample the input ends in counts
+			q.endSample()
+		}
 		for k, i := range q.stacks {
 			e := q.entries[i]
 			if old, ok := all[k]; ok {
@@ -272,7 +323,7 @@ func (r *perfRun) report(others map[string]int64, stacks int) {
 			d.Malformed(name, pr.line, pr.reason)
 		}
 		lines += rep.lines
-		if rep.last && rep.openSample > 0 {
+		if r.set.perl && rep.last && rep.openSample > 0 {
 			d.Warn(name, "the input ends inside the sample that starts at line %d (no blank line after its stack): "+
 				"not counted, as stackcollapse-perf.pl does", rep.openSample)
 		}

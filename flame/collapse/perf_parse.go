@@ -7,12 +7,13 @@ import (
 
 // perfSettings are the options one parser applies (fixed for a run).
 type perfSettings struct {
+	perl                         bool // stackcollapse-perf.pl's reading (--compat perl)
 	pid, tid, kernel, jit, addrs bool
 	hook                         func(name, module string) string
 }
 
 func newPerfSettings(o Options) perfSettings {
-	return perfSettings{pid: o.PID, tid: o.TID, kernel: o.Kernel || o.All, jit: o.JIT || o.All, addrs: o.Addrs, hook: o.FrameHook}
+	return perfSettings{perl: o.Perl, pid: o.PID, tid: o.TID, kernel: o.Kernel || o.All, jit: o.JIT || o.All, addrs: o.Addrs, hook: o.FrameHook}
 }
 
 // perfEntry is one distinct folded stack: its weight and where it first
@@ -49,6 +50,7 @@ type perfParser struct {
 
 	// Current sample (perl's $pname, @stack, $m_period).
 	active    bool
+	skipping  bool // a sample of another event (default reading only)
 	pname     []byte
 	java      bool // pname starts with "java": tidy Java class names
 	period    int64
@@ -104,8 +106,12 @@ func (p *perfParser) detach() {
 	p.arena = arena
 }
 
-// line is one iteration of the script's main loop.
+// line reads one line: the script's main loop, or inferno's by default.
 func (p *perfParser) line(line []byte, n int, rep *perfChunkReport) {
+	if !p.set.perl {
+		p.lineDefault(line, n, rep)
+		return
+	}
 	if len(line) == 0 {
 		p.endSample()
 		return
@@ -144,7 +150,15 @@ func (p *perfParser) header(line []byte, h perfHeader, n int) {
 	if len(tid) == 0 || (len(tid) == 1 && tid[0] == '0') { // perl: not $tid
 		pid, tid = []byte("?"), pid
 	}
-	p.pname = append(p.pname[:0], h.comm...)
+	p.setPname(h.comm, pid, tid)
+	p.active = true
+	p.headerAt = n
+}
+
+// setPname makes the root frame: comm (blanks as '_'), with -PID or
+// -PID/TID as the options ask.
+func (p *perfParser) setPname(comm, pid, tid []byte) {
+	p.pname = append(p.pname[:0], comm...)
 	if p.set.tid {
 		p.pname = append(append(append(append(p.pname, '-'), pid...), '/'), tid...)
 	} else if p.set.pid {
@@ -156,8 +170,6 @@ func (p *perfParser) header(line []byte, h perfHeader, n int) {
 		}
 	}
 	p.java = bytes.HasPrefix(p.pname, []byte("java"))
-	p.active = true
-	p.headerAt = n
 }
 
 // perfPeriod is the sample weight: the period column, 1 when absent or
@@ -185,7 +197,7 @@ func (p *perfParser) endSample() {
 	if len(p.frames) > 0 {
 		p.record()
 	}
-	p.active = false
+	p.active, p.skipping = false, false
 	p.frames = p.frames[:0]
 	p.groups = p.groups[:0]
 	p.arena = p.arena[:0]
@@ -250,8 +262,12 @@ func perfStripOffset(b []byte) []byte {
 	return b
 }
 
-// perfSpecial marks bytes that make a function name need rewriting.
-var perfSpecial = [256]bool{';': true, '(': true, '"': true, '\'': true}
+// perfSpecial marks bytes that make a function name need rewriting:
+// the script's, and the default's (quotes stay).
+var (
+	perfSpecial        = [256]bool{';': true, '(': true, '"': true, '\'': true}
+	perfSpecialDefault = [256]bool{';': true, '(': true}
+)
 
 // tidy returns the frame's name as the script writes it, then rewritten by
 // the options' FrameHook (the database decoder's marker) when there is one.
@@ -271,8 +287,12 @@ func (p *perfParser) tidy(fn []byte, f perfFrameLine, inlined bool) []byte {
 func (p *perfParser) tidyName(fn []byte, f perfFrameLine, inlined bool) []byte {
 	suffix := p.annotation(f.module, inlined)
 	plain := len(fn) == 0 || (fn[0] != '[' && !(p.java && fn[0] == 'L'))
+	special := &perfSpecial
+	if !p.set.perl {
+		special = &perfSpecialDefault
+	}
 	for _, c := range fn {
-		if perfSpecial[c] {
+		if special[c] {
 			plain = false
 			break
 		}
@@ -294,7 +314,11 @@ func (p *perfParser) tidyName(fn []byte, f perfFrameLine, inlined bool) []byte {
 	} else {
 		p.arena = append(p.arena, fn...)
 	}
-	p.arena = perfTidyGeneric(p.arena, start)
+	if p.set.perl {
+		p.arena = perfTidyGeneric(p.arena, start)
+	} else {
+		p.arena = perfTidyDefault(p.arena, start)
+	}
 	if p.java && len(p.arena) > start && p.arena[start] == 'L' && bytes.IndexByte(p.arena[start:], '/') >= 0 {
 		p.arena = append(p.arena[:start], p.arena[start+1:]...)
 	}
@@ -310,12 +334,16 @@ func (p *perfParser) tidyName(fn []byte, f perfFrameLine, inlined bool) []byte {
 
 // annotation returns the suffix the options add to a frame of module.
 func (p *perfParser) annotation(module []byte, inlined bool) string {
+	kernel, jit := perfKernelModuleDefault, perfJITModuleDefault
+	if p.set.perl {
+		kernel, jit = perfKernelModule, perfJITModule
+	}
 	switch {
 	case inlined:
 		return "_[i]"
-	case p.set.kernel && perfKernelModule(module):
+	case p.set.kernel && kernel(module):
 		return "_[k]"
-	case p.set.jit && perfJITModule(module):
+	case p.set.jit && jit(module):
 		return "_[j]"
 	}
 	return ""
