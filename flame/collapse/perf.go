@@ -145,18 +145,18 @@ func (r *perfRun) runWith(block, max int) error {
 				return perfEOF(err)
 			}
 			r.decideFilter(ch.data)
-			r.parse(r.seq, ch)
+			r.parse(r.seq, r.job(ch))
 			ck.recycle(ch.buf)
 		}
 	}
-	work := make(chan textChunk, r.threads)
+	work := make(chan perfJob, r.threads)
 	var wg sync.WaitGroup
 	for range r.threads {
 		q := r.parser()
 		wg.Go(func() {
-			for ch := range work {
-				r.parse(q, ch)
-				ck.recycle(ch.buf)
+			for j := range work {
+				r.parse(q, j)
+				ck.recycle(j.buf)
 			}
 		})
 	}
@@ -169,11 +169,11 @@ func (r *perfRun) runWith(block, max int) error {
 		}
 		r.decideFilter(ch.data)
 		if ch.seq {
-			r.parse(r.seq, ch)
+			r.parse(r.seq, r.job(ch))
 			ck.recycle(ch.buf)
 			continue
 		}
-		work <- ch
+		work <- r.job(ch)
 	}
 	close(work)
 	wg.Wait()
@@ -187,9 +187,21 @@ func perfEOF(err error) error {
 	return err
 }
 
+// perfJob is a chunk with the event filter as known when it was
+// dispatched (the dispatcher goes on deciding it while workers parse).
+type perfJob struct {
+	textChunk
+	filter []byte // never written once decided
+	known  bool
+}
+
+func (r *perfRun) job(ch textChunk) perfJob {
+	return perfJob{textChunk: ch, filter: r.filter, known: r.known}
+}
+
 // parse runs one parser over a chunk with the filter known at dispatch.
-func (r *perfRun) parse(q *perfParser, ch textChunk) {
-	q.filter, q.known = append(q.filter[:0], r.filter...), r.known
+func (r *perfRun) parse(q *perfParser, ch perfJob) {
+	q.filter, q.known = append(q.filter[:0], ch.filter...), ch.known
 	rep := q.parseChunk(ch.data, uint64(ch.idx), ch.line)
 	r.mu.Lock()
 	r.reports = append(r.reports, perfIndexedReport{idx: ch.idx, last: ch.last, longLine: ch.longLine, perfChunkReport: rep})

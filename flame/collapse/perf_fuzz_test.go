@@ -2,6 +2,7 @@ package collapse
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"os"
 	"testing"
 
@@ -43,9 +44,14 @@ func FuzzCollapsePerf(f *testing.F) {
 			f.Fatal(err)
 		}
 		f.Add(data[:min(len(data), 3000)], uint8(0))
+		f.Add(data[:min(len(data), 3000)], uint8(32)) // --compat perl
 	}
+	r := rand.New(rand.NewPCG(1, 1))
+	f.Add(generatedPerf(r, 5), uint8(0))
+	f.Add(generatedPerfFlat(r, 5), uint8(0))
 	f.Fuzz(func(t *testing.T, data []byte, mode uint8) {
-		opts := Options{PID: mode&1 != 0, TID: mode&2 != 0, Kernel: mode&4 != 0, JIT: mode&8 != 0, Addrs: mode&16 != 0}
+		opts := Options{PID: mode&1 != 0, TID: mode&2 != 0, Kernel: mode&4 != 0, JIT: mode&8 != 0, Addrs: mode&16 != 0,
+			Perl: mode&32 != 0}
 		one := collapsePerfChunked(t, data, opts, 1, chunkBlock)
 		for _, c := range perfChunkings {
 			if got := collapsePerfChunked(t, data, opts, c.threads, c.block); got != one {

@@ -58,6 +58,7 @@ type perfParser struct {
 	frames    [][]byte // frames, grouped per stack line
 	groups    []int    // start of each stack line's frames in frames
 	arena     []byte   // storage of rewritten frames for this sample
+	detached  int      // frames[:detached] are in arena, not in the chunk
 	key       []byte
 	sampleSeq uint64
 
@@ -94,16 +95,17 @@ func (p *perfParser) parseChunk(data []byte, chunk uint64, firstLine int) perfCh
 	return rep
 }
 
-// detach copies the open sample's frames out of the chunk, which is about
-// to be reused, for a sample that goes on in the next chunk.
+// detach copies the open sample's frames that still point into the
+// chunk, which is about to be reused, into the parser's arena, for a
+// sample that goes on in the next chunk. Frames detached before are not
+// copied again, so a sample cut into many chunks costs its size once.
 func (p *perfParser) detach() {
-	arena := make([]byte, 0, 4096)
-	for i, f := range p.frames {
-		start := len(arena)
-		arena = append(arena, f...)
-		p.frames[i] = arena[start:len(arena):len(arena)]
+	for i := p.detached; i < len(p.frames); i++ {
+		start := len(p.arena)
+		p.arena = append(p.arena, p.frames[i]...)
+		p.frames[i] = p.arena[start:len(p.arena):len(p.arena)]
 	}
-	p.arena = arena
+	p.detached = len(p.frames)
 }
 
 // line reads one line: the script's main loop, or inferno's by default.
@@ -198,6 +200,7 @@ func (p *perfParser) endSample() {
 		p.record()
 	}
 	p.active, p.skipping = false, false
+	p.detached = 0
 	p.frames = p.frames[:0]
 	p.groups = p.groups[:0]
 	p.arena = p.arena[:0]
