@@ -130,18 +130,19 @@ func TestPerfGoldens(t *testing.T) {
 
 // TestPerfThreadsEqual: every thread count and chunk size (down to 1
 // byte, which cuts every sample) gives the same profile, in the same
-// first-appearance order, on all 13 FlameGraph inputs.
+// first-appearance order, on all 13 FlameGraph inputs, in both readings.
 func TestPerfThreadsEqual(t *testing.T) {
-	opts := Options{All: true}
-	for _, in := range perfInputs {
-		data, err := os.ReadFile(perfTestFile(t, in+".txt"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := perfInOrder(t, data, opts, 1, chunkBlock)
-		for _, c := range perfChunkings {
-			if got := perfInOrder(t, data, opts, c.threads, c.block); got != want {
-				t.Errorf("%s: %d threads, %d-byte chunks: profile differs from 1 thread", in, c.threads, c.block)
+	for _, opts := range []Options{{All: true}, {All: true, Perl: true}} {
+		for _, in := range perfInputs {
+			data, err := os.ReadFile(perfTestFile(t, in+".txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := perfInOrder(t, data, opts, 1, chunkBlock)
+			for _, c := range perfChunkings {
+				if got := perfInOrder(t, data, opts, c.threads, c.block); got != want {
+					t.Errorf("%s (perl %v): %d threads, %d-byte chunks: profile differs from 1 thread", in, opts.Perl, c.threads, c.block)
+				}
 			}
 		}
 	}
