@@ -307,8 +307,8 @@ func (r *perfRun) finish(p *flame.Profile) {
 			}
 			all[k] = e
 		}
-		for ev, n := range q.others {
-			others[ev] += n
+		for _, c := range q.others {
+			others[c.event] += c.n
 		}
 	}
 	list := make([]keyed, 0, len(all))

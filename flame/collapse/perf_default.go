@@ -53,7 +53,7 @@ func (p *perfParser) eventLine(line []byte, n int, rep *perfChunkReport) {
 		case !p.known:
 			p.filter, p.known = append(p.filter[:0], ev.event...), true
 		case !bytes.Equal(ev.event, p.filter):
-			p.others[string(ev.event)]++
+			p.others.add(ev.event)
 			p.skipping = true
 			return
 		}
@@ -73,7 +73,7 @@ func (p *perfParser) eventLine(line []byte, n int, rep *perfChunkReport) {
 
 // perfEventParts finds the pid (or pid/tid) word of an event line as
 // inferno does: the first all-digit word after a space that a space
-// follows; comm is the trimmed text before it, pid "?" without a tid.
+// follows; comm is the trimmed text before it, pid nil without a tid.
 // end is the offset after the space that follows the word.
 func perfEventParts(line []byte) (h perfHeader, end int, ok bool) {
 	wordStart, allDigits, lastSpace, slash := 0, false, false, -1
@@ -84,7 +84,7 @@ func perfEventParts(line []byte) (h perfHeader, end int, ok bool) {
 				if slash >= 0 {
 					h.pid, h.tid = line[wordStart:slash], line[slash+1:i]
 				} else {
-					h.pid, h.tid = []byte("?"), line[wordStart:i]
+					h.tid = line[wordStart:i] // pid nil: unknown
 				}
 				h.comm = bytes.TrimSpace(line[:wordStart-1])
 				return h, i + 1, true

@@ -46,7 +46,7 @@ type perfParser struct {
 	// explicit --event-filter or the first event of the input).
 	filter []byte
 	known  bool
-	others map[string]int64 // samples skipped per other event
+	others perfEventCounts // samples skipped per other event
 
 	// Current sample (perl's $pname, @stack, $m_period).
 	active    bool
@@ -67,7 +67,7 @@ type perfParser struct {
 }
 
 func newPerfParser(set perfSettings) *perfParser {
-	return &perfParser{set: set, others: map[string]int64{}, stacks: map[string]int32{},
+	return &perfParser{set: set, stacks: map[string]int32{},
 		arena: make([]byte, 0, 4096), key: make([]byte, 0, 1024)}
 }
 
@@ -143,14 +143,14 @@ func (p *perfParser) header(line []byte, h perfHeader, n int) {
 		case !p.known:
 			p.filter, p.known = append(p.filter[:0], event...), true
 		case !bytes.Equal(event, p.filter):
-			p.others[string(event)]++
+			p.others.add(event)
 			return
 		}
 	}
 	p.period = perfPeriod(period)
 	pid, tid := h.pid, h.tid
 	if len(tid) == 0 || (len(tid) == 1 && tid[0] == '0') { // perl: not $tid
-		pid, tid = []byte("?"), pid
+		pid, tid = nil, pid
 	}
 	p.setPname(h.comm, pid, tid)
 	p.active = true
@@ -158,8 +158,11 @@ func (p *perfParser) header(line []byte, h perfHeader, n int) {
 }
 
 // setPname makes the root frame: comm (blanks as '_'), with -PID or
-// -PID/TID as the options ask.
+// -PID/TID as the options ask; a nil pid is unknown ("?").
 func (p *perfParser) setPname(comm, pid, tid []byte) {
+	if pid == nil {
+		pid = perfUnknownPID[:]
+	}
 	p.pname = append(p.pname[:0], comm...)
 	if p.set.tid {
 		p.pname = append(append(append(append(p.pname, '-'), pid...), '/'), tid...)
@@ -172,6 +175,29 @@ func (p *perfParser) setPname(comm, pid, tid []byte) {
 		}
 	}
 	p.java = bytes.HasPrefix(p.pname, []byte("java"))
+}
+
+// perfUnknownPID is the pid written for samples that name only a tid
+// (an array, so no caller can grow it).
+var perfUnknownPID = [1]byte{'?'}
+
+// perfEventCounts counts skipped samples per event. Events are few, so a
+// slice searched in order beats a map keyed by a string made per sample.
+type perfEventCounts []perfEventCount
+
+type perfEventCount struct {
+	event string
+	n     int64
+}
+
+func (c *perfEventCounts) add(event []byte) {
+	for i := range *c {
+		if (*c)[i].event == string(event) {
+			(*c)[i].n++
+			return
+		}
+	}
+	*c = append(*c, perfEventCount{string(event), 1})
 }
 
 // perfPeriod is the sample weight: the period column, 1 when absent or
