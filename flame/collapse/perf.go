@@ -230,13 +230,7 @@ func (r *perfRun) decideFilter(data []byte) {
 // tells event lines from stack lines by their place: inEvent carries the
 // state from chunk to chunk (chunks are scanned in input order).
 func perfFirstEventDefault(data []byte, inEvent *bool) ([]byte, bool) {
-	for len(data) > 0 {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			data = nil
-		}
+	for line := range perfLines(data) {
 		if len(line) > 0 && line[0] == '#' {
 			continue
 		}
@@ -266,13 +260,7 @@ func perfFirstEventDefault(data []byte, inEvent *bool) ([]byte, bool) {
 // perfFirstEvent returns the event of the first sample header in data that
 // names one, classifying lines as the parser does.
 func perfFirstEvent(data []byte) ([]byte, bool) {
-	for len(data) > 0 {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			data = nil
-		}
+	for line := range perfLines(data) {
 		if len(line) == 0 || line[0] == '#' || perfSpace(line[0]) {
 			continue
 		}

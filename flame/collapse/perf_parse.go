@@ -2,6 +2,7 @@ package collapse
 
 import (
 	"bytes"
+	"iter"
 	"math"
 )
 
@@ -77,13 +78,7 @@ func (p *perfParser) parseChunk(data []byte, chunk uint64, firstLine int) perfCh
 	var rep perfChunkReport
 	p.sampleSeq = chunk << 32
 	n := firstLine
-	for len(data) > 0 {
-		var line []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			line, data = data, nil
-		}
+	for line := range perfLines(data) {
 		p.line(line, n, &rep)
 		n++
 	}
@@ -93,6 +88,23 @@ func (p *perfParser) parseChunk(data []byte, chunk uint64, firstLine int) perfCh
 		p.detach()
 	}
 	return rep
+}
+
+// perfLines yields the lines of data without their '\n'.
+func perfLines(data []byte) iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		for len(data) > 0 {
+			line := data
+			if i := bytes.IndexByte(data, '\n'); i >= 0 {
+				line, data = data[:i], data[i+1:]
+			} else {
+				data = nil
+			}
+			if !yield(line) {
+				return
+			}
+		}
+	}
 }
 
 // detach copies the open sample's frames that still point into the
