@@ -173,6 +173,7 @@ var awkwardNames = []string{
 	"name with spaces", "foo.llvm.1234567890", "bar+0x1f", "baz+0xABC", "qux+0x", "[unknown]", "(anon-process)",
 	"f(int)::{lambda(auto:1)#1}", "std::_Function_handler<void (), main::{lambda()#1}>::_M_invoke(std::_Any_data const&)",
 	"Ã©tÃ©::ÃŸ", "x[3]::y", "a)b(c", "a>(b)",
+	"slices.pdqsortCmpFunc[go.shape.interface { Info() (io/fs.FileInfo, error) }]", "main.count[go.shape.string]",
 }
 
 // awkwardModules are perf's module column variants (kernel, JIT, vdso,
