@@ -38,7 +38,7 @@ func (f *stackFlags) register(cmd *cobra.Command, flame bool) {
 	fl.BoolVar(&f.jit, "jit", false, "perf: mark JIT frames (perf-PID.map) with _[j]")
 	fl.BoolVar(&f.addrs, "addrs", false, "perf: keep raw addresses of unknown symbols")
 	fl.StringVar(&f.eventFilter, "event-filter", "", "perf: keep samples of this event (default: the first event seen)")
-	fl.StringVar(&f.compat, "compat", "", "perl: collapse exactly as FlameGraph's stackcollapse-perf.pl and stackcollapse.pl, faults included "+
+	fl.StringVar(&f.compat, "compat", "", "perl: collapse as FlameGraph's stackcollapse-perf.pl (exactly, faults included) and stackcollapse.pl "+
 		"(default: as inferno, which keeps C++ names with parentheses and counts a last sample without a blank line after it)")
 	fl.IntVar(&f.threads, "threads", 0, "collapse with this many threads (default: all CPUs; output does not depend on it)")
 	fl.StringArrayVar(&f.include, "include", nil, "keep only stacks with a frame matching this regular expression (repeatable)")
@@ -100,10 +100,12 @@ func newCollapseCommand(env environment) *cobra.Command {
 stack, frames from the root joined by ';', then the sample count (perf's period when present).
 The format word may be left out: it is detected. perf.data files are read through perf script.
 Stacks are collapsed as inferno does (inferno-collapse-perf, inferno-collapse-dtrace);
---compat perl gives FlameGraph's stackcollapse-perf.pl and stackcollapse.pl output byte for byte,
-faults included (C++ names cut at their first '(', a last sample without a blank line after it lost).
+--compat perl gives FlameGraph's stackcollapse-perf.pl output byte for byte, faults included
+(C++ names cut at their first '(', a last sample without a blank line after it lost), and
+stackcollapse.pl's for DTrace (whose first lines are skipped only when they are dtrace's header).
+See docs/flamegraphs.md.
 Inputs may be gzip-compressed; - reads standard input.`,
-		Example: `  perf script | latscope collapse > out.folded           # replaces stackcollapse-perf.pl
+		Example: `  perf script | latscope collapse > out.folded           # as inferno-collapse-perf
   latscope collapse perf.data --pid --kernel -o out.folded
   perf script | latscope collapse --compat perl            # stackcollapse-perf.pl's exact output
   latscope collapse dtrace out.stacks                      # DTrace ustack() aggregation

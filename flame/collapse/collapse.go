@@ -14,11 +14,12 @@ import (
 // Options are the collapsers' choices (most apply to perf input only;
 // other formats ignore what they cannot use).
 type Options struct {
-	// Perl reproduces FlameGraph's Perl scripts byte for byte
-	// (stackcollapse-perf.pl, stackcollapse.pl: --compat perl), faults
-	// included. The default collapses as inferno does: C++ argument lists
-	// cut at the top level only, a last sample without a blank line after
-	// it counted, DTrace headers of any form skipped.
+	// Perl collapses as FlameGraph's Perl scripts do (--compat perl):
+	// stackcollapse-perf.pl byte for byte, faults included, and
+	// stackcollapse.pl for DTrace (its first lines skipped only when they
+	// are dtrace's header). The default collapses as inferno does: C++
+	// argument lists cut at the top level only, a last sample without a
+	// blank line after it counted, DTrace headers of any form skipped.
 	Perl bool
 	// PID and TID add "comm-PID" or "comm-PID/TID" to the root frame.
 	PID, TID bool
