@@ -35,7 +35,8 @@ func PerfFormat() Format {
 const perfDetectMax = 64 << 10
 
 // DetectPerf recognises perf script text: after optional '#' header
-// comments and blank lines, a sample header line (stackcollapse-perf.pl's
+// comments and blank lines, a one-line sample (perfOneLineSample) or a
+// sample header line (stackcollapse-perf.pl's
 // /^(\S.+?)\s+(\d+)\/*(\d+)*\s+/ and a "time:" or "event:" field) followed
 // by a stack line "hexaddr symbol (module)".
 func DetectPerf(prefix []byte) input.Verdict {
@@ -46,6 +47,8 @@ func DetectPerf(prefix []byte) input.Verdict {
 		switch {
 		case header == nil && (len(line) == 0 || line[0] == '#'):
 			continue
+		case header == nil && perfOneLineSample(line):
+			return input.Yes
 		case header == nil:
 			if _, ok := perfMatchHeader(line); !ok || bytes.IndexByte(line, ':') < 0 {
 				return input.No
@@ -64,6 +67,21 @@ func DetectPerf(prefix []byte) input.Verdict {
 		}
 	}
 	return scan.Undecided(prefix)
+}
+
+// perfOneLineSample matches a sample of a recording without call graphs:
+// the event line with its one frame after the event ("  prog 42
+// 1.5: 1001 cpu-clock:  7f12 main+0x1a (/usr/bin/prog)"; perf right-aligns
+// comm).
+func perfOneLineSample(line []byte) bool {
+	line = perfTrimRight(line)
+	_, end, ok := perfEventParts(line)
+	if !ok {
+		return false
+	}
+	ev := perfEventFields(line[end:])
+	f, ok := perfStackParts(ev.single)
+	return ev.hasEvent && ok && perfHex(f.pc)
 }
 
 func perfHex(b []byte) bool {

@@ -24,6 +24,12 @@ func TestDetectPerf(t *testing.T) {
 			t.Errorf("%s: Detect of 20 bytes = %v, want NeedMore", in, v)
 		}
 	}
+	// perf script of a recording without call graphs: one line per sample.
+	flat := "            prog 22359 13782.682223:    1001001 cpu-clock:      562b444fb236 std::_Function_handler<long (long, long), " +
+		"main::{lambda(long, long)#1}>::_M_invoke+0x1a (/tmp/rec/prog)\n"
+	if v := DetectPerf([]byte(flat)); v != input.Yes {
+		t.Errorf("one-line samples: Detect = %v, want Yes", v)
+	}
 	folded, _ := collapsePerfBytes(t, mustRead(t, perfTestFile(t, "perf-vertx-stacks-01.txt")), Options{})
 	dtrace := mustRead(t, perfTestFile(t, "../example-dtrace-stacks.txt"))
 	for name, data := range map[string][]byte{

@@ -50,6 +50,7 @@ func FuzzCollapsePerf(f *testing.F) {
 	f.Add(generatedPerf(r, 5), uint8(0))
 	f.Add(generatedPerfFlat(r, 5), uint8(0))
 	f.Fuzz(func(t *testing.T, data []byte, mode uint8) {
+		DetectPerf(data) // no panic
 		opts := Options{PID: mode&1 != 0, TID: mode&2 != 0, Kernel: mode&4 != 0, JIT: mode&8 != 0, Addrs: mode&16 != 0,
 			Perl: mode&32 != 0}
 		one := collapsePerfChunked(t, data, opts, 1, chunkBlock)
