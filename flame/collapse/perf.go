@@ -256,7 +256,7 @@ func perfFirstEventDefault(data []byte, inEvent *bool) ([]byte, bool) {
 		switch {
 		case len(line) == 0:
 			*inEvent = false
-		case *inEvent:
+		case *inEvent: // a stack line
 		default:
 			_, end, ok := perfEventParts(line)
 			if !ok {
