@@ -19,6 +19,7 @@ type stackFlags struct {
 	threads                      int
 	include, exclude, skipAfter  []string
 	focus, db, view              string
+	compat                       string
 	output, format               string
 	diff, all                    bool
 }
@@ -37,6 +38,8 @@ func (f *stackFlags) register(cmd *cobra.Command, flame bool) {
 	fl.BoolVar(&f.jit, "jit", false, "perf: mark JIT frames (perf-PID.map) with _[j]")
 	fl.BoolVar(&f.addrs, "addrs", false, "perf: keep raw addresses of unknown symbols")
 	fl.StringVar(&f.eventFilter, "event-filter", "", "perf: keep samples of this event (default: the first event seen)")
+	fl.StringVar(&f.compat, "compat", "", "perl: collapse as FlameGraph's stackcollapse-perf.pl (exactly, faults included) and stackcollapse.pl "+
+		"(default: as inferno, which keeps C++ names with parentheses and counts a last sample without a blank line after it)")
 	fl.IntVar(&f.threads, "threads", 0, "collapse with this many threads (default: all CPUs; output does not depend on it)")
 	fl.StringArrayVar(&f.include, "include", nil, "keep only stacks with a frame matching this regular expression (repeatable)")
 	fl.StringArrayVar(&f.exclude, "exclude", nil, "drop stacks with a frame matching this regular expression (repeatable)")
@@ -48,10 +51,13 @@ func (f *stackFlags) register(cmd *cobra.Command, flame bool) {
 	fl.BoolVar(&f.diff, "diff", false, "differential: the two INPUTs are BASE and NEW (width from NEW, colour by the change)")
 }
 
-func (f *stackFlags) config(env environment, args []string) driver.FlameConfig {
+func (f *stackFlags) config(env environment, args []string) (driver.FlameConfig, error) {
+	if f.compat != "" && f.compat != "perl" {
+		return driver.FlameConfig{}, usagef("--compat %q: the only choice is perl (the default collapses as inferno)", f.compat)
+	}
 	c := driver.FlameConfig{
 		Input: load.Input{Files: args, Options: collapse.Options{
-			PID: f.pid, TID: f.tid, Kernel: f.kernel, JIT: f.jit, All: f.all, Addrs: f.addrs,
+			Perl: f.compat == "perl", PID: f.pid, TID: f.tid, Kernel: f.kernel, JIT: f.jit, All: f.all, Addrs: f.addrs,
 			EventFilter: f.eventFilter, Threads: f.threads,
 		}},
 		Filters: driver.StackFilters{Include: f.include, Exclude: f.exclude, Focus: f.focus, SkipAfter: f.skipAfter, DB: f.db, View: f.view},
@@ -61,7 +67,7 @@ func (f *stackFlags) config(env environment, args []string) driver.FlameConfig {
 	if f.diff {
 		c.Diff, c.Input.Files = args, nil
 	}
-	return c
+	return c, nil
 }
 
 // formatWord takes a leading stack-format word ("perf", "dtrace", ...)
@@ -93,10 +99,15 @@ func newCollapseCommand(env environment) *cobra.Command {
 		Long: `Fold sampled stacks into the folded format of FlameGraph and inferno: one line per distinct
 stack, frames from the root joined by ';', then the sample count (perf's period when present).
 The format word may be left out: it is detected. perf.data files are read through perf script.
-For perf script text the options and output are those of FlameGraph's stackcollapse-perf.pl.
+Stacks are collapsed as inferno does (inferno-collapse-perf, inferno-collapse-dtrace);
+--compat perl gives FlameGraph's stackcollapse-perf.pl output byte for byte, faults included
+(C++ names cut at their first '(', a last sample without a blank line after it lost), and
+stackcollapse.pl's for DTrace (whose first lines are skipped only when they are dtrace's header).
+See docs/flamegraphs.md.
 Inputs may be gzip-compressed; - reads standard input.`,
-		Example: `  perf script | latscope collapse > out.folded           # replaces stackcollapse-perf.pl
+		Example: `  perf script | latscope collapse > out.folded           # as inferno-collapse-perf
   latscope collapse perf.data --pid --kernel -o out.folded
+  perf script | latscope collapse --compat perl            # stackcollapse-perf.pl's exact output
   latscope collapse dtrace out.stacks                      # DTrace ustack() aggregation
   latscope collapse perf.data --db oracle --view plan      # Oracle rowsources only (os_explain)`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -104,7 +115,10 @@ Inputs may be gzip-compressed; - reads standard input.`,
 			if len(rest) == 0 {
 				rest = []string{"-"}
 			}
-			c := f.config(env, rest)
+			c, err := f.config(env, rest)
+			if err != nil {
+				return err
+			}
 			c.Input.Format = format
 			return driver.Collapse(cmd.Context(), c)
 		},
@@ -148,7 +162,10 @@ function's callers and callees, and --diff BASE NEW.`,
   latscope flame perf.data --db postgres --view plan -o plan.svg
   latscope flame oracle.perf.data --db oracle --view plan+layers -o rowsources.html`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c := f.config(env, args)
+			c, err := f.config(env, args)
+			if err != nil {
+				return err
+			}
 			c.SVG = f.svg
 			c.Input.TimeOrder = f.svg.FlameChart
 			c.Input.PID, c.Input.All = f.pidLive, f.allCPUs

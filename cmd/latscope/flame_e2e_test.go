@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,8 +26,10 @@ func TestCollapseReproducesStackcollapsePerf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The format word, detection, and stdin all give the golden.
-	for _, args := range [][]string{{"collapse", "perf", in, "--tid"}, {"collapse", in, "--tid"}, {"collapse", "-", "--tid"}, {"collapse", "--tid"}} {
+	// The format word, detection, and stdin all give the golden under
+	// --compat perl. By default (inferno's reading) the input's last
+	// sample, which has no blank line after it, counts too.
+	for _, args := range [][]string{{"collapse", "perf", in, "--tid", "--compat", "perl"}, {"collapse", in, "--tid", "--compat", "perl"}, {"collapse", "-", "--tid", "--compat", "perl"}, {"collapse", "--tid", "--compat", "perl"}} {
 		stdin := ""
 		if args[1] == "-" || args[1] == "--tid" {
 			b, _ := os.ReadFile(in)
@@ -36,6 +39,17 @@ func TestCollapseReproducesStackcollapsePerf(t *testing.T) {
 		if r.code != 0 || r.stdout != string(want) {
 			t.Errorf("latscope %v: exit %d, %d bytes (want %d)\n%s", args, r.code, len(r.stdout), len(want), r.stderr)
 		}
+	}
+	last := "iperf-27409/28744;[unknown];[unknown];[iperf] 1"
+	r := run(t, "", "collapse", in, "--tid")
+	got, wantDefault := strings.Split(r.stdout, "\n"), append(strings.Split(string(want), "\n"), last)
+	slices.Sort(got)
+	slices.Sort(wantDefault)
+	if r.code != 0 || !slices.Equal(got, wantDefault) {
+		t.Errorf("default reading: exit %d, %d bytes (want %d + %q)\n%s", r.code, len(r.stdout), len(want), last, r.stderr)
+	}
+	if r := run(t, "", "collapse", in, "--compat", "pearl"); r.code == 0 || !strings.Contains(r.stderr, "--compat") {
+		t.Errorf("--compat pearl: exit %d\n%s", r.code, r.stderr)
 	}
 	// gzip is unwrapped as for latency inputs.
 	raw, _ := os.ReadFile(in)
@@ -47,7 +61,7 @@ func TestCollapseReproducesStackcollapsePerf(t *testing.T) {
 	if err := os.WriteFile(gz, z.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if r := run(t, "", "collapse", gz, "--tid"); r.code != 0 || r.stdout != string(want) {
+	if r := run(t, "", "collapse", gz, "--tid", "--compat", "perl"); r.code != 0 || r.stdout != string(want) {
 		t.Errorf("collapse of the gzipped input: exit %d\n%s", r.code, r.stderr)
 	}
 }

@@ -14,6 +14,10 @@ import (
 const (
 	chunkBlock = 1 << 20  // usual chunk size
 	chunkMax   = 64 << 20 // largest chunk searched for a blank line
+	// lineMax is the longest line kept. It is a property of the input, not
+	// of the chunking: chunks grow to hold any line up to it, so the
+	// chunk sizes never decide which lines are read.
+	lineMax = 64 << 20
 )
 
 // textChunk is a run of whole lines of the input.
@@ -28,28 +32,29 @@ type textChunk struct {
 	seq bool
 	// last: no input follows.
 	last bool
-	// longLine > 0: a line longer than chunkMax starting at this line number
+	// longLine > 0: a line longer than lineMax starting at this line number
 	// was skipped (data holds the whole lines before it).
 	longLine int
 }
 
 // chunker cuts a reader into textChunks.
 type chunker struct {
-	r     io.Reader
-	block int
-	max   int
-	pend  []byte // unconsumed input, starting at a line start
-	eof   bool
-	err   error
-	mid   bool // the previous chunk ended inside a record
-	skip  bool // discarding the rest of an over-long line
-	idx   int
-	line  int
-	free  chan []byte
+	r       io.Reader
+	block   int
+	max     int
+	lineMax int
+	pend    []byte // unconsumed input, starting at a line start
+	eof     bool
+	err     error
+	mid     bool // the previous chunk ended inside a record
+	skip    bool // discarding the rest of an over-long line
+	idx     int
+	line    int
+	free    chan []byte
 }
 
-func newChunker(r io.Reader, block, max, pool int) *chunker {
-	return &chunker{r: r, block: block, max: max, line: 1, free: make(chan []byte, pool)}
+func newChunker(r io.Reader, block, maxChunk, pool int) *chunker {
+	return &chunker{r: r, block: block, max: maxChunk, lineMax: max(maxChunk, lineMax), line: 1, free: make(chan []byte, pool)}
 }
 
 // recycle returns a chunk's buffer for reuse.
@@ -116,22 +121,25 @@ func (c *chunker) next() (textChunk, error) {
 		} else if b := lastBlankLineEnd(data); b > 0 {
 			return c.emit(b, false, 0), nil
 		}
+		nl := bytes.LastIndexByte(data, '\n')
+		limit := c.max // a whole line is in: cut at a line end from max on
+		if nl < 0 {
+			limit = c.lineMax // one unfinished line: grow to hold it
+		}
 		switch {
 		case c.eof:
 			return c.emit(len(data), c.mid, 0), nil
-		case len(data) < c.max:
-			grown := make([]byte, len(data), min(2*cap(data), c.max))
+		case len(data) < limit:
+			grown := make([]byte, len(data), min(2*cap(data), limit))
 			copy(grown, data)
 			c.recycle(c.pend)
 			c.pend = grown
+		case nl < 0: // one line longer than lineMax: skip it
+			long := c.line
+			c.skip = true
+			c.pend = c.pend[:0]
+			return textChunk{idx: c.nextIdx(), line: c.line, seq: true, longLine: long}, nil
 		default:
-			nl := bytes.LastIndexByte(data, '\n')
-			if nl < 0 { // one line longer than max: skip it
-				long := c.line
-				c.skip = true
-				c.pend = c.pend[:0]
-				return textChunk{idx: c.nextIdx(), line: c.line, seq: true, longLine: long}, nil
-			}
 			c.mid = true
 			return c.emit(nl+1, true, 0), nil
 		}

@@ -11,9 +11,16 @@ import (
 	"github.com/latscope/latscope/input"
 )
 
-// Options are stackcollapse-perf.pl's choices (most apply to perf input
-// only; other formats ignore what they cannot use).
+// Options are the collapsers' choices (most apply to perf input only;
+// other formats ignore what they cannot use).
 type Options struct {
+	// Perl collapses as FlameGraph's Perl scripts do (--compat perl):
+	// stackcollapse-perf.pl byte for byte, faults included, and
+	// stackcollapse.pl for DTrace (its first lines skipped only when they
+	// are dtrace's header). The default collapses as inferno does: C++
+	// argument lists cut at the top level only, a last sample without a
+	// blank line after it counted, DTrace headers of any form skipped.
+	Perl bool
 	// PID and TID add "comm-PID" or "comm-PID/TID" to the root frame.
 	PID, TID bool
 	// Kernel and JIT add "_[k]" / "_[j]" to kernel and JIT frames; All

@@ -3,17 +3,21 @@ package collapse
 import (
 	"bytes"
 	"strings"
+	"unicode"
 
 	"github.com/latscope/latscope/flame"
 	"github.com/latscope/latscope/input"
 )
 
 // DTraceFormat collapses DTrace stack()/ustack() aggregation output as
-// FlameGraph's stackcollapse.pl and inferno-collapse-dtrace do: frames one
-// per line (leaf first), then the count on a line of its own. Offsets
-// ("+0x1c") are stripped, C++ argument lists and template arguments cut
-// after the last "::" part ("ns::C::f(int)" → "ns::C::f"), ';' in names
-// becomes ':', "a->b" inline chains become "a;b_[i]", empty frames "-".
+// inferno-collapse-dtrace does (or as FlameGraph's stackcollapse.pl with
+// Options.Perl): frames one per line (leaf first), then the count on a
+// line of its own. Offsets ("+0x1c") are stripped, C++ argument lists and
+// template arguments cut after the last "::" part ("ns::C::f(int)" →
+// "ns::C::f"), ';' in names becomes ':', "a->b" inline chains become
+// "a;b_[i]", empty frames "-". By default the lines above the first blank
+// line are a header and skipped, Rust symbols with a hash are demangled
+// and inlined Java frames lose their leading 'L's, as in inferno.
 func DTraceFormat() Format {
 	return Format{
 		Name: "dtrace",
@@ -65,13 +69,69 @@ func isDTraceHeader(line []byte) bool {
 	return len(f) == 3 && string(f[0]) == "CPU" && string(f[1]) == "ID" && string(f[2]) == "FUNCTION:NAME"
 }
 
-func collapseDTrace(in Input, _ Options, p *flame.Profile) error {
+func collapseDTrace(in Input, opts Options, p *flame.Profile) error {
+	if opts.Perl {
+		return collapseDTracePerl(in, p)
+	}
+	c := stackCounter{in: in, p: p}
+	h := dtraceHeader{inHeader: true}
+	err := txtEachLine(in, func(l txtLine) {
+		for _, l := range h.pass(l) {
+			c.line(l, dtraceFrameDefault)
+		}
+	})
+	for _, l := range h.end() {
+		c.line(l, dtraceFrameDefault)
+	}
+	c.finish()
+	return err
+}
+
+// dtraceHeader holds back the lines above the first blank line: inferno
+// skips them as dtrace's header ("CPU ID FUNCTION:NAME", the probe line,
+// or anything else printed there). When they hold a count line they are
+// a stack (output of dtrace -q without a blank line first) and are kept,
+// where inferno loses that stack.
+type dtraceHeader struct {
+	inHeader bool
+	held     []txtLine
+	count    bool
+}
+
+// pass returns the lines to collapse now.
+func (h *dtraceHeader) pass(l txtLine) []txtLine {
+	if !h.inHeader {
+		return []txtLine{l}
+	}
+	text := bytes.TrimSpace(l.text)
+	if len(text) > 0 {
+		h.held = append(h.held, txtLine{n: l.n, text: bytes.Clone(l.text)})
+		h.count = h.count || txtIsDigits(text)
+		return nil
+	}
+	return h.end()
+}
+
+// end closes the header: the held lines if they are a stack.
+func (h *dtraceHeader) end() []txtLine {
+	h.inHeader = false
+	held := h.held
+	h.held = nil
+	if h.count {
+		return held
+	}
+	return nil
+}
+
+// collapseDTracePerl reads as stackcollapse.pl does, but drops the first
+// lines only when they are dtrace's header.
+func collapseDTracePerl(in Input, p *flame.Profile) error {
 	c := stackCounter{in: in, p: p}
 	skip := 0 // header lines still to skip
 	err := txtEachLine(in, func(l txtLine) {
-		// stackcollapse.pl and inferno drop the first three lines
-		// unconditionally; we drop them only when they are dtrace's
-		// header, so the first stack of `dtrace -q` output is kept.
+		// stackcollapse.pl drops the first three lines unconditionally;
+		// we drop them only when they are dtrace's header, so the first
+		// stack of `dtrace -q` output is kept.
 		if l.n == 1 && isDTraceHeader(l.text) {
 			skip = 2
 			return
@@ -84,6 +144,43 @@ func collapseDTrace(in Input, _ Options, p *flame.Profile) error {
 	})
 	c.finish()
 	return err
+}
+
+// dtraceFrameDefault tidies one DTrace frame like inferno: dtraceFrame's
+// steps, plus Rust symbols demangled in full and the leading 'L's of Java
+// class names dropped from inline chains.
+func dtraceFrameDefault(frame string) string {
+	inlines := strings.Contains(frame, "->") // before the offset goes, as inferno tests
+	if i := strings.LastIndexByte(frame, '+'); i >= 0 {
+		frame = frame[:i]
+	}
+	frame = stripCxxArgs(frame)
+	if frame == "" {
+		return "-"
+	}
+	frame = dtraceFixRust(frame)
+	if !inlines {
+		return strings.ReplaceAll(frame, ";", ":")
+	}
+	parts := strings.Split(frame, "->")
+	for i, part := range parts {
+		parts[i] = strings.ReplaceAll(strings.TrimLeft(part, "L"), ";", ":")
+		if i > 0 {
+			parts[i] += "_[i]"
+		}
+	}
+	return strings.Join(parts, ";")
+}
+
+// dtraceFixRust demangles the function of a "module`function" frame that
+// DTrace left partly mangled (a Rust hash at its end).
+func dtraceFixRust(frame string) string {
+	module, fn, ok := strings.Cut(frame, "`")
+	fn = strings.TrimRightFunc(fn, unicode.IsSpace)
+	if !ok || !perfRustHashed([]byte(fn)) {
+		return frame
+	}
+	return module + "`" + string(perfFixRustSymbol(nil, []byte(fn)))
 }
 
 // dtraceFrame tidies one DTrace frame like stackcollapse.pl.

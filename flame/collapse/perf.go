@@ -16,15 +16,16 @@ import (
 	"github.com/latscope/latscope/input"
 )
 
-// PerfFormat is `perf script` text, collapsed exactly as FlameGraph's
-// stackcollapse-perf.pl does (same options, same output), in parallel.
+// PerfFormat is `perf script` text, collapsed as inferno-collapse-perf
+// does, or exactly as FlameGraph's stackcollapse-perf.pl with
+// Options.Perl (same options, same output), in parallel.
 func PerfFormat() Format {
 	return Format{
 		Name: "perf",
 		Description: "`perf script` text (perf record -g): sample header lines \"comm pid/tid [cpu] time: period event:\" " +
 			"each followed by tab-indented \"addr symbol+off (module)\" lines and a blank line; collapsed as " +
-			"FlameGraph's stackcollapse-perf.pl (first event only unless --event-filter, weighted by the period column " +
-			"when present, --pid/--tid/--kernel/--jit/--all/--addrs)",
+			"inferno-collapse-perf (or FlameGraph's stackcollapse-perf.pl with --compat perl): first event only unless " +
+			"--event-filter, weighted by the period column when present, --pid/--tid/--kernel/--jit/--all/--addrs",
 		Detect:   DetectPerf,
 		Collapse: CollapsePerf,
 	}
@@ -34,7 +35,8 @@ func PerfFormat() Format {
 const perfDetectMax = 64 << 10
 
 // DetectPerf recognises perf script text: after optional '#' header
-// comments and blank lines, a sample header line (stackcollapse-perf.pl's
+// comments and blank lines, a one-line sample (perfOneLineSample) or a
+// sample header line (stackcollapse-perf.pl's
 // /^(\S.+?)\s+(\d+)\/*(\d+)*\s+/ and a "time:" or "event:" field) followed
 // by a stack line "hexaddr symbol (module)".
 func DetectPerf(prefix []byte) input.Verdict {
@@ -45,6 +47,8 @@ func DetectPerf(prefix []byte) input.Verdict {
 		switch {
 		case header == nil && (len(line) == 0 || line[0] == '#'):
 			continue
+		case header == nil && perfOneLineSample(line):
+			return input.Yes
 		case header == nil:
 			if _, ok := perfMatchHeader(line); !ok || bytes.IndexByte(line, ':') < 0 {
 				return input.No
@@ -65,6 +69,21 @@ func DetectPerf(prefix []byte) input.Verdict {
 	return scan.Undecided(prefix)
 }
 
+// perfOneLineSample matches a sample of a recording without call graphs:
+// the event line with its one frame after the event ("  prog 42
+// 1.5: 1001 cpu-clock:  7f12 main+0x1a (/usr/bin/prog)"; perf right-aligns
+// comm).
+func perfOneLineSample(line []byte) bool {
+	line = perfTrimRight(line)
+	_, end, ok := perfEventParts(line)
+	if !ok {
+		return false
+	}
+	ev := perfEventFields(line[end:])
+	f, ok := perfStackParts(ev.single)
+	return ev.hasEvent && ok && perfHex(f.pc)
+}
+
 func perfHex(b []byte) bool {
 	for _, c := range b {
 		if !perfDigit(c) && (c|0x20 < 'a' || c|0x20 > 'f') {
@@ -75,8 +94,9 @@ func perfHex(b []byte) bool {
 }
 
 // CollapsePerf adds the stacks of perf script text to p, as
-// stackcollapse-perf.pl with opts would print them (p.WriteFolded gives
-// the script's exact output). The input is cut at blank lines into chunks
+// inferno-collapse-perf with opts would print them, or with opts.Perl as
+// stackcollapse-perf.pl would (p.WriteFolded gives the script's exact
+// output). The input is cut at blank lines into chunks
 // parsed on opts.Threads goroutines; the result does not depend on the
 // number of threads, and memory is bounded by the distinct stacks.
 func CollapsePerf(in Input, opts Options, p *flame.Profile) error {
@@ -106,6 +126,9 @@ type perfRun struct {
 
 	filter []byte // decided event filter (known)
 	known  bool
+	// inEvent: the default reading's scan for the first event is inside
+	// a sample (its lines are stack lines, whatever they look like).
+	inEvent bool
 
 	seq     *perfParser
 	workers []*perfParser
@@ -140,18 +163,18 @@ func (r *perfRun) runWith(block, max int) error {
 				return perfEOF(err)
 			}
 			r.decideFilter(ch.data)
-			r.parse(r.seq, ch)
+			r.parse(r.seq, r.job(ch))
 			ck.recycle(ch.buf)
 		}
 	}
-	work := make(chan textChunk, r.threads)
+	work := make(chan perfJob, r.threads)
 	var wg sync.WaitGroup
 	for range r.threads {
 		q := r.parser()
 		wg.Go(func() {
-			for ch := range work {
-				r.parse(q, ch)
-				ck.recycle(ch.buf)
+			for j := range work {
+				r.parse(q, j)
+				ck.recycle(j.buf)
 			}
 		})
 	}
@@ -164,11 +187,11 @@ func (r *perfRun) runWith(block, max int) error {
 		}
 		r.decideFilter(ch.data)
 		if ch.seq {
-			r.parse(r.seq, ch)
+			r.parse(r.seq, r.job(ch))
 			ck.recycle(ch.buf)
 			continue
 		}
-		work <- ch
+		work <- r.job(ch)
 	}
 	close(work)
 	wg.Wait()
@@ -182,9 +205,21 @@ func perfEOF(err error) error {
 	return err
 }
 
+// perfJob is a chunk with the event filter as known when it was
+// dispatched (the dispatcher goes on deciding it while workers parse).
+type perfJob struct {
+	textChunk
+	filter []byte // never written once decided
+	known  bool
+}
+
+func (r *perfRun) job(ch textChunk) perfJob {
+	return perfJob{textChunk: ch, filter: r.filter, known: r.known}
+}
+
 // parse runs one parser over a chunk with the filter known at dispatch.
-func (r *perfRun) parse(q *perfParser, ch textChunk) {
-	q.filter, q.known = append(q.filter[:0], r.filter...), r.known
+func (r *perfRun) parse(q *perfParser, ch perfJob) {
+	q.filter, q.known = append(q.filter[:0], ch.filter...), ch.known
 	rep := q.parseChunk(ch.data, uint64(ch.idx), ch.line)
 	r.mu.Lock()
 	r.reports = append(r.reports, perfIndexedReport{idx: ch.idx, last: ch.last, longLine: ch.longLine, perfChunkReport: rep})
@@ -198,21 +233,52 @@ func (r *perfRun) decideFilter(data []byte) {
 	if r.known {
 		return
 	}
-	if ev, ok := perfFirstEvent(data); ok {
+	ev, ok := []byte(nil), false
+	if r.set.perl {
+		ev, ok = perfFirstEvent(data)
+	} else {
+		ev, ok = perfFirstEventDefault(data, &r.inEvent)
+	}
+	if ok {
 		r.filter, r.known = append([]byte(nil), ev...), true
 	}
+}
+
+// perfFirstEventDefault is perfFirstEvent for the default reading, which
+// tells event lines from stack lines by their place: inEvent carries the
+// state from chunk to chunk (chunks are scanned in input order).
+func perfFirstEventDefault(data []byte, inEvent *bool) ([]byte, bool) {
+	for line := range perfLines(data) {
+		if len(line) > 0 && line[0] == '#' {
+			continue
+		}
+		line = perfTrimRight(line)
+		switch {
+		case len(line) == 0:
+			*inEvent = false
+		case *inEvent: // a stack line
+		default:
+			_, end, ok := perfEventParts(line)
+			if !ok {
+				continue
+			}
+			ev := perfEventFields(line[end:])
+			if ev.hasEvent {
+				return ev.event, true
+			}
+			*inEvent = true
+			if _, single := perfStackParts(ev.single); single {
+				*inEvent = false
+			}
+		}
+	}
+	return nil, false
 }
 
 // perfFirstEvent returns the event of the first sample header in data that
 // names one, classifying lines as the parser does.
 func perfFirstEvent(data []byte) ([]byte, bool) {
-	for len(data) > 0 {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			data = nil
-		}
+	for line := range perfLines(data) {
 		if len(line) == 0 || line[0] == '#' || perfSpace(line[0]) {
 			continue
 		}
@@ -236,6 +302,9 @@ func (r *perfRun) finish(p *flame.Profile) {
 	all := map[string]perfEntry{}
 	others := map[string]int64{}
 	for _, q := range r.workers {
+		if !r.set.perl { // the sample the input ends in counts
+			q.endSample()
+		}
 		for k, i := range q.stacks {
 			e := q.entries[i]
 			if old, ok := all[k]; ok {
@@ -244,8 +313,8 @@ func (r *perfRun) finish(p *flame.Profile) {
 			}
 			all[k] = e
 		}
-		for ev, n := range q.others {
-			others[ev] += n
+		for _, c := range q.others {
+			others[c.event] += c.n
 		}
 	}
 	list := make([]keyed, 0, len(all))
@@ -266,13 +335,13 @@ func (r *perfRun) report(others map[string]int64, stacks int) {
 	lines := 0
 	for _, rep := range r.reports {
 		if rep.longLine > 0 {
-			d.Malformed(name, rep.longLine, fmt.Sprintf("line longer than %d MiB skipped", chunkMax>>20))
+			d.Malformed(name, rep.longLine, fmt.Sprintf("line longer than %d MiB skipped", lineMax>>20))
 		}
 		for _, pr := range rep.problems {
 			d.Malformed(name, pr.line, pr.reason)
 		}
 		lines += rep.lines
-		if rep.last && rep.openSample > 0 {
+		if r.set.perl && rep.last && rep.openSample > 0 {
 			d.Warn(name, "the input ends inside the sample that starts at line %d (no blank line after its stack): "+
 				"not counted, as stackcollapse-perf.pl does", rep.openSample)
 		}

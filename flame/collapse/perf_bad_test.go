@@ -24,6 +24,12 @@ func TestDetectPerf(t *testing.T) {
 			t.Errorf("%s: Detect of 20 bytes = %v, want NeedMore", in, v)
 		}
 	}
+	// perf script of a recording without call graphs: one line per sample.
+	flat := "            prog 22359 13782.682223:    1001001 cpu-clock:      562b444fb236 std::_Function_handler<long (long, long), " +
+		"main::{lambda(long, long)#1}>::_M_invoke+0x1a (/tmp/rec/prog)\n"
+	if v := DetectPerf([]byte(flat)); v != input.Yes {
+		t.Errorf("one-line samples: Detect = %v, want Yes", v)
+	}
 	folded, _ := collapsePerfBytes(t, mustRead(t, perfTestFile(t, "perf-vertx-stacks-01.txt")), Options{})
 	dtrace := mustRead(t, perfTestFile(t, "../example-dtrace-stacks.txt"))
 	for name, data := range map[string][]byte{
@@ -49,23 +55,32 @@ func mustRead(t testing.TB, path string) []byte {
 }
 
 // TestPerfTruncated: the real dd input ends without the blank line after
-// its last sample; as in the script (and its golden) that sample is not
-// counted, and a warning names its line. Cutting the input anywhere keeps
-// every sample closed before the cut.
+// its last sample. By default that sample counts (as in inferno); under
+// --compat perl it does not (as in the script and its golden), and a
+// warning names its line. Cutting the input anywhere keeps every sample
+// closed before the cut.
 func TestPerfTruncated(t *testing.T) {
 	data := mustRead(t, perfTestFile(t, "perf-dd-stacks-01.txt"))
-	_, d := collapsePerfBytes(t, data, Options{})
+	perl, d := collapsePerfBytes(t, data, Options{Perl: true})
 	w := strings.Join(d.Warnings(), "\n")
 	if !strings.Contains(w, "sample that starts at line 71") || !strings.Contains(w, "not counted") {
 		t.Errorf("warnings %q", w)
 	}
-	full, _ := collapsePerfBytes(t, data, Options{})
+	full, d := collapsePerfBytes(t, data, Options{})
+	if len(d.Warnings()) != 0 || full == perl || !strings.Contains(full, "dd;[unknown];") {
+		t.Errorf("default: warnings %q, output %q", d.Warnings(), full)
+	}
 	cut := bytes.LastIndex(data[:len(data)/2], []byte("\n\n")) + 2
-	half, _ := collapsePerfBytes(t, append(data[:cut:cut], "dd 29776 1.0: 5 cpu-clock:\n\tabc read (/lib/x.so)"...), Options{})
+	half, _ := collapsePerfBytes(t, append(data[:cut:cut], "dd 29776 1.0: 5 cpu-clock:\n\tabc read (/lib/x.so)"...), Options{Perl: true})
 	for _, l := range strings.Split(strings.TrimSpace(half), "\n") {
 		if !strings.Contains(full, l[:strings.LastIndexByte(l, ' ')]) {
 			t.Errorf("stack %q of the cut input is not in the full output", l)
 		}
+	}
+	// A one-sample file without a final blank line.
+	one := "a 1 1.0: 3 cpu-clock:\n\tabc f (/bin/a)"
+	if got, _ := collapsePerfBytes(t, []byte(one), Options{}); got != "a;f 3\n" {
+		t.Errorf("one sample: %q", got)
 	}
 }
 
@@ -111,15 +126,20 @@ func TestPerfOddInput(t *testing.T) {
 		"\n" +
 		"\n" +
 		"comm 9 1.6: cpu-clock:\n\n" // a sample without frames is not counted
-	got, d := collapsePerfBytes(t, []byte(in), Options{TID: true, Addrs: true})
-	// stack lines come leaf first: the last one is the root
-	want := "my_comm-12/34;ns::(anonymous namespace)::f;net/http.(*Client).Do;[unknown <5>];[libz.so <4>];quoteds;f:semi;inner;in2_[i] 7\n"
-	if got != want {
-		t.Errorf("got  %q\nwant %q", got, want)
-	}
-	p := d.Problems()
-	if len(p) != 1 || p[0].Count != 1 || p[0].First[0].Line != 11 || !strings.Contains(p[0].First[0].Reason, "this is not perf") {
-		t.Errorf("problems %+v", p)
+	// stack lines come leaf first: the last one is the root; quotes
+	// stay by default, go under --compat perl
+	for perl, want := range map[bool]string{
+		false: "my_comm-12/34;ns::(anonymous namespace)::f;net/http.(*Client).Do;[unknown <5>];[libz.so <4>];\"quoted's\";f:semi;inner;in2_[i] 7\n",
+		true:  "my_comm-12/34;ns::(anonymous namespace)::f;net/http.(*Client).Do;[unknown <5>];[libz.so <4>];quoteds;f:semi;inner;in2_[i] 7\n",
+	} {
+		got, d := collapsePerfBytes(t, []byte(in), Options{Perl: perl, TID: true, Addrs: true})
+		if got != want {
+			t.Errorf("perl %v: got  %q\nwant %q", perl, got, want)
+		}
+		p := d.Problems()
+		if len(p) != 1 || p[0].Count != 1 || p[0].First[0].Line != 11 || !strings.Contains(p[0].First[0].Reason, "this is not perf") {
+			t.Errorf("perl %v: problems %+v", perl, p)
+		}
 	}
 }
 

@@ -11,7 +11,8 @@ import (
 
 // BenchmarkCollapsePerf collapses ~32 MB of real perf script text (the
 // FlameGraph inputs recorded with the cycles event, repeated) with 1 and
-// 2 threads. MB/s = input throughput.
+// 2 threads, in the default reading and under --compat perl ("/perl").
+// MB/s = input throughput.
 func BenchmarkCollapsePerf(b *testing.B) {
 	var one bytes.Buffer
 	for _, in := range []string{"perf-vertx-stacks-01", "perf-java-stacks-01", "perf-mirageos-stacks-01"} {
@@ -23,16 +24,23 @@ func BenchmarkCollapsePerf(b *testing.B) {
 		one.WriteString("\n")
 	}
 	input := bytes.Repeat(one.Bytes(), (32<<20)/one.Len()+1)
-	for _, threads := range []int{1, 2} {
-		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
-			b.SetBytes(int64(len(input)))
-			b.ReportAllocs()
-			for b.Loop() {
-				p := flame.New()
-				if err := CollapsePerf(Input{Name: "bench", Reader: bytes.NewReader(input)}, Options{All: true, Threads: threads}, p); err != nil {
-					b.Fatal(err)
-				}
+	for _, perl := range []bool{false, true} {
+		for _, threads := range []int{1, 2} {
+			name := fmt.Sprintf("threads=%d", threads)
+			if perl {
+				name += "/perl"
 			}
-		})
+			b.Run(name, func(b *testing.B) {
+				b.SetBytes(int64(len(input)))
+				b.ReportAllocs()
+				opts := Options{All: true, Threads: threads, Perl: perl}
+				for b.Loop() {
+					p := flame.New()
+					if err := CollapsePerf(Input{Name: "bench", Reader: bytes.NewReader(input)}, opts, p); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }

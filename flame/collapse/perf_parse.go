@@ -2,17 +2,19 @@ package collapse
 
 import (
 	"bytes"
+	"iter"
 	"math"
 )
 
 // perfSettings are the options one parser applies (fixed for a run).
 type perfSettings struct {
+	perl                         bool // stackcollapse-perf.pl's reading (--compat perl)
 	pid, tid, kernel, jit, addrs bool
 	hook                         func(name, module string) string
 }
 
 func newPerfSettings(o Options) perfSettings {
-	return perfSettings{pid: o.PID, tid: o.TID, kernel: o.Kernel || o.All, jit: o.JIT || o.All, addrs: o.Addrs, hook: o.FrameHook}
+	return perfSettings{perl: o.Perl, pid: o.PID, tid: o.TID, kernel: o.Kernel || o.All, jit: o.JIT || o.All, addrs: o.Addrs, hook: o.FrameHook}
 }
 
 // perfEntry is one distinct folded stack: its weight and where it first
@@ -45,10 +47,11 @@ type perfParser struct {
 	// explicit --event-filter or the first event of the input).
 	filter []byte
 	known  bool
-	others map[string]int64 // samples skipped per other event
+	others perfEventCounts // samples skipped per other event
 
 	// Current sample (perl's $pname, @stack, $m_period).
 	active    bool
+	skipping  bool // a sample of another event (default reading only)
 	pname     []byte
 	java      bool // pname starts with "java": tidy Java class names
 	period    int64
@@ -56,6 +59,7 @@ type perfParser struct {
 	frames    [][]byte // frames, grouped per stack line
 	groups    []int    // start of each stack line's frames in frames
 	arena     []byte   // storage of rewritten frames for this sample
+	detached  int      // frames[:detached] are in arena, not in the chunk
 	key       []byte
 	sampleSeq uint64
 
@@ -64,7 +68,7 @@ type perfParser struct {
 }
 
 func newPerfParser(set perfSettings) *perfParser {
-	return &perfParser{set: set, others: map[string]int64{}, stacks: map[string]int32{},
+	return &perfParser{set: set, stacks: map[string]int32{},
 		arena: make([]byte, 0, 4096), key: make([]byte, 0, 1024)}
 }
 
@@ -74,13 +78,7 @@ func (p *perfParser) parseChunk(data []byte, chunk uint64, firstLine int) perfCh
 	var rep perfChunkReport
 	p.sampleSeq = chunk << 32
 	n := firstLine
-	for len(data) > 0 {
-		var line []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			line, data = data, nil
-		}
+	for line := range perfLines(data) {
 		p.line(line, n, &rep)
 		n++
 	}
@@ -92,20 +90,42 @@ func (p *perfParser) parseChunk(data []byte, chunk uint64, firstLine int) perfCh
 	return rep
 }
 
-// detach copies the open sample's frames out of the chunk, which is about
-// to be reused, for a sample that goes on in the next chunk.
-func (p *perfParser) detach() {
-	arena := make([]byte, 0, 4096)
-	for i, f := range p.frames {
-		start := len(arena)
-		arena = append(arena, f...)
-		p.frames[i] = arena[start:len(arena):len(arena)]
+// perfLines yields the lines of data without their '\n'.
+func perfLines(data []byte) iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		for len(data) > 0 {
+			line := data
+			if i := bytes.IndexByte(data, '\n'); i >= 0 {
+				line, data = data[:i], data[i+1:]
+			} else {
+				data = nil
+			}
+			if !yield(line) {
+				return
+			}
+		}
 	}
-	p.arena = arena
 }
 
-// line is one iteration of the script's main loop.
+// detach copies the open sample's frames that still point into the
+// chunk, which is about to be reused, into the parser's arena, for a
+// sample that goes on in the next chunk. Frames detached before are not
+// copied again, so a sample cut into many chunks costs its size once.
+func (p *perfParser) detach() {
+	for i := p.detached; i < len(p.frames); i++ {
+		start := len(p.arena)
+		p.arena = append(p.arena, p.frames[i]...)
+		p.frames[i] = p.arena[start:len(p.arena):len(p.arena)]
+	}
+	p.detached = len(p.frames)
+}
+
+// line reads one line: the script's main loop, or inferno's by default.
 func (p *perfParser) line(line []byte, n int, rep *perfChunkReport) {
+	if !p.set.perl {
+		p.lineDefault(line, n, rep)
+		return
+	}
 	if len(line) == 0 {
 		p.endSample()
 		return
@@ -135,16 +155,27 @@ func (p *perfParser) header(line []byte, h perfHeader, n int) {
 		case !p.known:
 			p.filter, p.known = append(p.filter[:0], event...), true
 		case !bytes.Equal(event, p.filter):
-			p.others[string(event)]++
+			p.others.add(event)
 			return
 		}
 	}
 	p.period = perfPeriod(period)
 	pid, tid := h.pid, h.tid
 	if len(tid) == 0 || (len(tid) == 1 && tid[0] == '0') { // perl: not $tid
-		pid, tid = []byte("?"), pid
+		pid, tid = nil, pid
 	}
-	p.pname = append(p.pname[:0], h.comm...)
+	p.setPname(h.comm, pid, tid)
+	p.active = true
+	p.headerAt = n
+}
+
+// setPname makes the root frame: comm (blanks as '_'), with -PID or
+// -PID/TID as the options ask; a nil pid is unknown ("?").
+func (p *perfParser) setPname(comm, pid, tid []byte) {
+	if pid == nil {
+		pid = perfUnknownPID[:]
+	}
+	p.pname = append(p.pname[:0], comm...)
 	if p.set.tid {
 		p.pname = append(append(append(append(p.pname, '-'), pid...), '/'), tid...)
 	} else if p.set.pid {
@@ -156,8 +187,29 @@ func (p *perfParser) header(line []byte, h perfHeader, n int) {
 		}
 	}
 	p.java = bytes.HasPrefix(p.pname, []byte("java"))
-	p.active = true
-	p.headerAt = n
+}
+
+// perfUnknownPID is the pid written for samples that name only a tid
+// (an array, so no caller can grow it).
+var perfUnknownPID = [1]byte{'?'}
+
+// perfEventCounts counts skipped samples per event. Events are few, so a
+// slice searched in order beats a map keyed by a string made per sample.
+type perfEventCounts []perfEventCount
+
+type perfEventCount struct {
+	event string
+	n     int64
+}
+
+func (c *perfEventCounts) add(event []byte) {
+	for i := range *c {
+		if (*c)[i].event == string(event) {
+			(*c)[i].n++
+			return
+		}
+	}
+	*c = append(*c, perfEventCount{string(event), 1})
 }
 
 // perfPeriod is the sample weight: the period column, 1 when absent or
@@ -185,7 +237,8 @@ func (p *perfParser) endSample() {
 	if len(p.frames) > 0 {
 		p.record()
 	}
-	p.active = false
+	p.active, p.skipping = false, false
+	p.detached = 0
 	p.frames = p.frames[:0]
 	p.groups = p.groups[:0]
 	p.arena = p.arena[:0]
@@ -250,8 +303,12 @@ func perfStripOffset(b []byte) []byte {
 	return b
 }
 
-// perfSpecial marks bytes that make a function name need rewriting.
-var perfSpecial = [256]bool{';': true, '(': true, '"': true, '\'': true}
+// perfSpecial marks bytes that make a function name need rewriting:
+// the script's, and the default's (quotes stay).
+var (
+	perfSpecial        = [256]bool{';': true, '(': true, '"': true, '\'': true}
+	perfSpecialDefault = [256]bool{';': true, '(': true}
+)
 
 // tidy returns the frame's name as the script writes it, then rewritten by
 // the options' FrameHook (the database decoder's marker) when there is one.
@@ -271,8 +328,12 @@ func (p *perfParser) tidy(fn []byte, f perfFrameLine, inlined bool) []byte {
 func (p *perfParser) tidyName(fn []byte, f perfFrameLine, inlined bool) []byte {
 	suffix := p.annotation(f.module, inlined)
 	plain := len(fn) == 0 || (fn[0] != '[' && !(p.java && fn[0] == 'L'))
+	special := &perfSpecial
+	if !p.set.perl {
+		special = &perfSpecialDefault
+	}
 	for _, c := range fn {
-		if perfSpecial[c] {
+		if special[c] {
 			plain = false
 			break
 		}
@@ -294,7 +355,11 @@ func (p *perfParser) tidyName(fn []byte, f perfFrameLine, inlined bool) []byte {
 	} else {
 		p.arena = append(p.arena, fn...)
 	}
-	p.arena = perfTidyGeneric(p.arena, start)
+	if p.set.perl {
+		p.arena = perfTidyGeneric(p.arena, start)
+	} else {
+		p.arena = perfTidyDefault(p.arena, start)
+	}
 	if p.java && len(p.arena) > start && p.arena[start] == 'L' && bytes.IndexByte(p.arena[start:], '/') >= 0 {
 		p.arena = append(p.arena[:start], p.arena[start+1:]...)
 	}
@@ -310,12 +375,16 @@ func (p *perfParser) tidyName(fn []byte, f perfFrameLine, inlined bool) []byte {
 
 // annotation returns the suffix the options add to a frame of module.
 func (p *perfParser) annotation(module []byte, inlined bool) string {
+	kernel, jit := perfKernelModuleDefault, perfJITModuleDefault
+	if p.set.perl {
+		kernel, jit = perfKernelModule, perfJITModule
+	}
 	switch {
 	case inlined:
 		return "_[i]"
-	case p.set.kernel && perfKernelModule(module):
+	case p.set.kernel && kernel(module):
 		return "_[k]"
-	case p.set.jit && perfJITModule(module):
+	case p.set.jit && jit(module):
 		return "_[j]"
 	}
 	return ""

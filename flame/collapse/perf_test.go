@@ -23,10 +23,10 @@ var perfInputs = []string{
 	"perf-vertx-stacks-01",
 }
 
-// perfModes are the six modes FlameGraph's test.sh runs.
+// perfModes are the six modes FlameGraph's test.sh runs (under --compat perl).
 var perfModes = map[string]Options{
-	"pid": {PID: true}, "tid": {TID: true}, "kernel": {Kernel: true},
-	"jit": {JIT: true}, "all": {All: true}, "addrs": {Addrs: true},
+	"pid": {Perl: true, PID: true}, "tid": {Perl: true, TID: true}, "kernel": {Perl: true, Kernel: true},
+	"jit": {Perl: true, JIT: true}, "all": {Perl: true, All: true}, "addrs": {Perl: true, Addrs: true},
 }
 
 // perfStale are the inputs whose --pid/--tid goldens predate upstream PR
@@ -128,67 +128,77 @@ func TestPerfGoldens(t *testing.T) {
 	}
 }
 
-// TestPerfThreadsEqual: 1, 2 and 4 threads give the same profile, in the
-// same first-appearance order, also with chunks far smaller than the input
-// (so every input is split into many chunks).
+// TestPerfThreadsEqual: every thread count and chunk size (down to 1
+// byte, which cuts every sample) gives the same profile, in the same
+// first-appearance order, on all 13 FlameGraph inputs, in both readings.
 func TestPerfThreadsEqual(t *testing.T) {
-	for _, in := range []string{"perf-vertx-stacks-01", "perf-iperf-stacks-pidtid-01", "perf-cycles-instructions-01", "perf-java-stacks-02"} {
-		data, err := os.ReadFile(perfTestFile(t, in+".txt"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var want []flame.Stack
-		for _, threads := range []int{1, 2, 4} {
-			for _, block := range []int{chunkBlock, 4096, 300} {
-				p := flame.New()
-				r := &perfRun{in: Input{Name: in, Reader: bytes.NewReader(data)}, opts: Options{All: true, Threads: threads},
-					set: newPerfSettings(Options{All: true}), threads: threads}
-				if err := r.runWith(block, 8*block); err != nil {
-					t.Fatal(err)
-				}
-				r.finish(p)
-				got := p.InOrder()
-				if want == nil {
-					want = got
-					continue
-				}
-				if fmt.Sprint(got) != fmt.Sprint(want) {
-					t.Errorf("%s: %d threads, %d-byte chunks: profile differs from 1 thread", in, threads, block)
+	for _, opts := range []Options{{All: true}, {All: true, Perl: true}} {
+		for _, in := range perfInputs {
+			data, err := os.ReadFile(perfTestFile(t, in+".txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := perfInOrder(t, data, opts, 1, chunkBlock)
+			for _, c := range perfChunkings {
+				if got := perfInOrder(t, data, opts, c.threads, c.block); got != want {
+					t.Errorf("%s (perl %v): %d threads, %d-byte chunks: profile differs from 1 thread", in, opts.Perl, c.threads, c.block)
 				}
 			}
 		}
 	}
 }
 
+// perfInOrder collapses data with the given threads and chunk size and
+// prints its stacks in first-appearance order.
+func perfInOrder(t *testing.T, data []byte, opts Options, threads, block int) string {
+	t.Helper()
+	p := flame.New()
+	r := &perfRun{in: Input{Name: "in", Reader: bytes.NewReader(data)}, opts: opts, set: newPerfSettings(opts), threads: threads}
+	if err := r.runWith(block, 4*block); err != nil {
+		t.Fatal(err)
+	}
+	r.finish(p)
+	return fmt.Sprint(p.InOrder())
+}
+
 // TestPerfTotalsIndependent checks the dd input's total against an
-// independent count: every sample header with a frame line and a blank
-// line after it, weighted by its period column.
+// independent count: every sample header with a frame line, weighted by
+// its period column; under --compat perl only samples a blank line
+// closes count (the input's last one has none).
 func TestPerfTotalsIndependent(t *testing.T) {
 	data, err := os.ReadFile(perfTestFile(t, "perf-dd-stacks-01.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var want int64
+	var all, closed int64
 	lines := strings.Split(string(data), "\n")
 	for i, l := range lines {
 		if strings.HasPrefix(l, "dd ") && i+1 < len(lines) && strings.HasPrefix(lines[i+1], "\t") {
-			// counted only when a blank line closes the sample
 			j := i + 1
 			for j < len(lines) && lines[j] != "" {
 				j++
 			}
+			f := strings.Fields(l)
+			n, _ := strconv.ParseInt(f[len(f)-2], 10, 64)
+			all += n
 			if j < len(lines)-1 {
-				f := strings.Fields(l)
-				n, _ := strconv.ParseInt(f[len(f)-2], 10, 64)
-				want += n
+				closed += n
 			}
 		}
 	}
-	p := flame.New()
-	if err := CollapsePerf(Input{Name: "dd", Reader: bytes.NewReader(data)}, Options{}, p); err != nil {
-		t.Fatal(err)
+	for _, c := range []struct {
+		opts Options
+		want int64
+	}{{Options{}, all}, {Options{Perl: true}, closed}} {
+		p := flame.New()
+		if err := CollapsePerf(Input{Name: "dd", Reader: bytes.NewReader(data)}, c.opts, p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Total() != c.want {
+			t.Errorf("perl %v: total %d, independent count %d", c.opts.Perl, p.Total(), c.want)
+		}
 	}
-	if p.Total() != want || want != 10*10101010 {
-		t.Errorf("total %d, independent count %d", p.Total(), want)
+	if closed != 10*10101010 || all != 11*10101010 {
+		t.Errorf("independent counts %d and %d", closed, all)
 	}
 }

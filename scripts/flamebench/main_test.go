@@ -121,8 +121,9 @@ func TestInfernoFromList(t *testing.T) {
 	}
 }
 
-// The difference found on the benchmark's input: stackcollapse-perf.pl
-// (and latscope) cut a symbol at its first '(' unless it looks like
+// The difference found on the benchmark's input before latscope's default
+// became inferno's reading: stackcollapse-perf.pl (and latscope under
+// --compat perl) cut a symbol at its first '(' unless it looks like
 // ".(...).", inferno keeps Go's generic instantiation whole.
 func TestCompareFolded(t *testing.T) {
 	mine := []byte("a;b 3\nc 1\na;f[go.shape.interface { Close 7\n")

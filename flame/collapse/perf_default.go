@@ -1,0 +1,365 @@
+package collapse
+
+import (
+	"bytes"
+	"math"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The default reading of `perf script` text, inferno-collapse-perf's
+// (0.12): a sample is an event line and every non-blank line after it up
+// to a blank (or whitespace-only) line; the last sample counts even
+// without a blank line after it; C++ argument lists are cut only at the
+// top level (templates, lambdas and std::function<int (int)> keep their
+// names); quotes stay. Differences that remain are listed in
+// docs/flamegraphs.md. perf_line.go and perf_parse.go hold the Perl
+// reading (--compat perl).
+
+// lineDefault is one iteration of inferno's loop over lines.
+func (p *perfParser) lineDefault(line []byte, n int, rep *perfChunkReport) {
+	if len(line) > 0 && line[0] == '#' {
+		return
+	}
+	line = perfTrimRight(line)
+	switch {
+	case len(line) == 0:
+		p.endSample()
+	case !p.active:
+		p.eventLine(line, n, rep)
+	case p.skipping: // a sample of another event
+	default:
+		if f, ok := perfStackParts(line); ok {
+			p.frameDefault(f)
+			return
+		}
+		rep.problems = append(rep.problems, perfProblem{n, "not a perf script stack line: " + perfQuote(line)})
+	}
+}
+
+// eventLine starts a sample at an event line ("comm pid/tid [cpu] time:
+// period event:"), which may carry a one-frame stack after the event.
+func (p *perfParser) eventLine(line []byte, n int, rep *perfChunkReport) {
+	h, end, ok := perfEventParts(line)
+	if !ok {
+		rep.problems = append(rep.problems, perfProblem{n, "not a perf script sample header: " + perfQuote(line)})
+		return
+	}
+	p.active, p.headerAt, p.period = true, n, 1
+	ev := perfEventFields(line[end:])
+	if ev.hasEvent {
+		p.period = perfPeriodDefault(ev.period)
+		switch {
+		case !p.known:
+			p.filter, p.known = append(p.filter[:0], ev.event...), true
+		case !bytes.Equal(ev.event, p.filter):
+			p.others.add(ev.event)
+			p.skipping = true
+			return
+		}
+	}
+	p.setPname(h.comm, h.pid, h.tid)
+	if len(ev.single) == 0 {
+		return
+	}
+	// Trailing text that is no stack line (a tracepoint's fields, as in
+	// "sched:sched_switch: prev_comm=..."), is not read as a frame:
+	// inferno does, and then loses the sample's stack lines.
+	if f, ok := perfStackParts(ev.single); ok {
+		p.frameDefault(f)
+		p.endSample()
+	}
+}
+
+// perfEventParts finds the pid (or pid/tid) word of an event line as
+// inferno does: the first all-digit word after a space that a space
+// follows; comm is the trimmed text before it, pid nil without a tid.
+// end is the offset after the space that follows the word.
+func perfEventParts(line []byte) (h perfHeader, end int, ok bool) {
+	wordStart, allDigits, lastSpace, slash := 0, false, false, -1
+	for i, c := range line {
+		switch {
+		case c == ' ':
+			if allDigits && !lastSpace {
+				if slash >= 0 {
+					h.pid, h.tid = line[wordStart:slash], line[slash+1:i]
+				} else {
+					h.tid = line[wordStart:i] // pid nil: unknown
+				}
+				h.comm = bytes.TrimSpace(line[:wordStart-1])
+				return h, i + 1, true
+			}
+			wordStart, allDigits = i+1, true
+		case c == '/':
+			if allDigits {
+				slash = i
+			}
+		case perfDigit(c):
+		default:
+			allDigits, slash = false, -1
+		}
+		lastSpace = c == ' '
+	}
+	return perfHeader{}, 0, false
+}
+
+// perfEvent is what follows the pid of an event line.
+type perfEvent struct {
+	event, period []byte
+	hasEvent      bool
+	single        []byte // a one-frame stack after the event, or nil
+}
+
+// perfEventFields reads "time: period event:[rest]": the event is the
+// last word between the first two colons, the period the word before it.
+func perfEventFields(rest []byte) (ev perfEvent) {
+	i := bytes.IndexByte(rest, ':')
+	if i < 0 {
+		return ev
+	}
+	field := rest[i+1:]
+	ev.hasEvent = true
+	if j := bytes.IndexByte(field, ':'); j >= 0 {
+		post := field[j+1:]
+		field = field[:j]
+		start := bytes.IndexAny(post, ": ") + 1 // "cycles:u:  addr ..." or "cycles:  addr ..."
+		ev.single = bytes.TrimSpace(post[start:])
+	}
+	k := bytes.LastIndexByte(field, ' ')
+	if k < 0 {
+		ev.event = field
+		return ev
+	}
+	ev.event = field[k+1:]
+	ev.period = field[:k]
+	if m := bytes.LastIndexByte(ev.period, ' '); m >= 0 {
+		ev.period = ev.period[m+1:]
+	}
+	return ev
+}
+
+// perfPeriodDefault parses the period as an unsigned decimal ("+" sign
+// allowed); anything else counts 1. Values beyond int64 saturate.
+func perfPeriodDefault(b []byte) int64 {
+	if len(b) > 0 && b[0] == '+' {
+		b = b[1:]
+	}
+	if len(b) == 0 {
+		return 1
+	}
+	var v uint64
+	for _, c := range b {
+		if !perfDigit(c) {
+			return 1
+		}
+		d := uint64(c - '0')
+		if v > (math.MaxUint64-d)/10 {
+			return 1 // not a u64: inferno counts 1
+		}
+		v = v*10 + d
+	}
+	return int64(min(v, math.MaxInt64))
+}
+
+// perfStackParts splits a stack line "pc rawfunc (module)" as inferno
+// does: pc up to the first space, module the last space-separated word
+// in parentheses, rawfunc what lies between (" " when nothing).
+func perfStackParts(line []byte) (perfFrameLine, bool) {
+	line = bytes.TrimLeftFunc(line, unicode.IsSpace)
+	i := bytes.IndexByte(line, ' ')
+	if i < 0 {
+		return perfFrameLine{}, false
+	}
+	pc, rest := perfTrimRight(line[:i]), line[i+1:]
+	j := bytes.LastIndexByte(rest, ' ')
+	if j < 0 {
+		return perfFrameLine{}, false
+	}
+	module := rest[j+1:]
+	if len(module) < 2 || module[0] != '(' || module[len(module)-1] != ')' {
+		return perfFrameLine{}, false
+	}
+	raw := bytes.TrimSpace(rest[:j])
+	if len(raw) == 0 {
+		raw = []byte(" ")
+	}
+	return perfFrameLine{pc: pc, rawfunc: raw, module: module[1 : len(module)-1]}, true
+}
+
+// frameDefault handles one stack line of the current sample.
+func (p *perfParser) frameDefault(f perfFrameLine) {
+	raw := perfStripOffsetDefault(f.rawfunc)
+	if len(raw) > 0 && raw[0] == '(' { // "skip process names"
+		return
+	}
+	if perfRustHashed(raw) {
+		start := len(p.arena)
+		p.arena = perfFixRustSymbol(p.arena, raw)
+		raw = p.arena[start:len(p.arena):len(p.arena)]
+	}
+	p.groups = append(p.groups, len(p.frames))
+	for inlined := false; ; inlined = true {
+		fn, rest, more := bytes.Cut(raw, []byte("->"))
+		p.frames = append(p.frames, p.tidy(fn, f, inlined))
+		if !more {
+			return
+		}
+		raw = rest
+	}
+}
+
+// perfStripOffsetDefault removes a "+0x<hex>" symbol offset after the
+// last "+0x".
+func perfStripOffsetDefault(b []byte) []byte {
+	i := bytes.LastIndex(b, []byte("+0x"))
+	if i < 0 {
+		return b
+	}
+	for _, c := range b[i+3:] {
+		if !perfHexDigit(c) {
+			return b
+		}
+	}
+	return b[:i]
+}
+
+func perfHexDigit(c byte) bool { return perfDigit(c) || (c|0x20 >= 'a' && c|0x20 <= 'f') }
+
+// perfTidyDefault rewrites b[start:] as inferno's tidy_generic: ';'
+// becomes ':' and the argument list is cut at the first '(' outside
+// <>, {}, [] and () that neither follows a '.' (Go's "pkg.(*T).M") nor
+// opens "(anonymous namespace)".
+func perfTidyDefault(b []byte, start int) []byte {
+	fn := b[start:]
+	depth, afterDot := 0, -1
+	for i, c := range fn {
+		switch c {
+		case ';':
+			fn[i] = ':'
+		case '<', '{', '[':
+			depth++
+		case '>', '}', ']', ')':
+			depth--
+		case '(':
+			if depth == 0 && i != afterDot && !bytes.HasPrefix(fn[i:], []byte("(anonymous namespace)")) {
+				return b[:start+i]
+			}
+			depth++
+		case '.':
+			afterDot = i + 1
+		}
+	}
+	return b
+}
+
+// perfKernelModuleDefault is inferno's kernel test: "[...]" modules,
+// ".ko" files and vmlinux images, not "[unknown]".
+func perfKernelModuleDefault(m []byte) bool {
+	return (bytes.HasPrefix(m, []byte("[")) || bytes.HasSuffix(m, []byte(".ko")) || perfVmlinux(m)) &&
+		string(m) != "[unknown]"
+}
+
+// perfVmlinux: "vmlinux" followed only by a version ("vmlinux-5.4.14").
+func perfVmlinux(m []byte) bool {
+	i := bytes.LastIndex(m, []byte("vmlinux"))
+	if i < 0 {
+		return false
+	}
+	for _, c := range m[i:] {
+		if !perfWord(c) && c != '-' && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// perfJITModuleDefault is inferno's JIT test: /tmp/perf-PID.map or a
+// jitted-*.so of perf inject --jit.
+func perfJITModuleDefault(m []byte) bool {
+	return (bytes.HasPrefix(m, []byte("/tmp/perf-")) && bytes.HasSuffix(m, []byte(".map"))) ||
+		(bytes.Contains(m, []byte("/jitted-")) && bytes.HasSuffix(m, []byte(".so")))
+}
+
+// perfTrimRight drops trailing white space (Unicode's, as inferno's
+// trim_end), with a fast path for ASCII.
+func perfTrimRight(b []byte) []byte {
+	for len(b) > 0 {
+		c := b[len(b)-1]
+		if c < utf8.RuneSelf {
+			if !perfSpace(c) {
+				return b
+			}
+			b = b[:len(b)-1]
+			continue
+		}
+		r, size := utf8.DecodeLastRune(b)
+		if !unicode.IsSpace(r) {
+			return b
+		}
+		b = b[:len(b)-size]
+	}
+	return b
+}
+
+// rustHashLen is the length of a legacy Rust symbol hash "h<16 hex>".
+const rustHashLen = 17
+
+// perfRustHashed reports whether sym ends with a Rust hash, the mark of
+// a symbol the profiler demangled only in part.
+func perfRustHashed(sym []byte) bool {
+	if len(sym) < rustHashLen || sym[len(sym)-rustHashLen] != 'h' {
+		return false
+	}
+	for _, c := range sym[len(sym)-rustHashLen+1:] {
+		if !perfHexDigit(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// rustEscapes are the $..$ escapes of legacy Rust mangling.
+var rustEscapes = []struct{ from, to string }{
+	{"$SP$", "@"}, {"$BP$", "*"}, {"$RF$", "&"}, {"$LT$", "<"}, {"$GT$", ">"}, {"$LP$", "("}, {"$RP$", ")"},
+	{"$C$", ","}, {"$u7e$", "~"}, {"$u20$", " "}, {"$u27$", "'"}, {"$u3d$", "="}, {"$u5b$", "["}, {"$u5d$", "]"},
+	{"$u7b$", "{"}, {"$u7d$", "}"}, {"$u3b$", ";"}, {"$u2b$", "+"}, {"$u21$", "!"}, {"$u22$", "\""},
+}
+
+// perfFixRustSymbol appends sym (perfRustHashed) to dst with its hash
+// dropped and its legacy escapes decoded ("_$LT$a..B$GT$::f::h0123..." →
+// "<a::B>::f"), as inferno does for partly demangled Rust symbols.
+func perfFixRustSymbol(dst, sym []byte) []byte {
+	rest := sym[:len(sym)-rustHashLen]
+	rest = bytes.TrimSuffix(rest, []byte("::"))
+	if bytes.HasPrefix(rest, []byte("_$")) {
+		rest = rest[1:]
+	}
+	for len(rest) > 0 {
+		switch rest[0] {
+		case '.':
+			if len(rest) > 1 && rest[1] == '.' {
+				dst, rest = append(dst, "::"...), rest[2:]
+			} else {
+				dst, rest = append(dst, '.'), rest[1:]
+			}
+		case '$':
+			n := len(dst)
+			for _, e := range rustEscapes {
+				if bytes.HasPrefix(rest, []byte(e.from)) {
+					dst, rest = append(dst, e.to...), rest[len(e.from):]
+					break
+				}
+			}
+			if len(dst) == n { // unknown escape: the rest as it is
+				return append(dst, rest...)
+			}
+		default:
+			i := bytes.IndexAny(rest, "$.")
+			if i < 0 {
+				i = len(rest)
+			}
+			dst, rest = append(dst, rest[:i]...), rest[i:]
+		}
+	}
+	return dst
+}
