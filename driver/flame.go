@@ -96,6 +96,9 @@ func writeFlame(ctx context.Context, fc FlameConfig) error {
 		}
 		fmt.Fprintf(fc.Stderr, "latscope: %v (writing the %d stacks read before)\n", err, p.Len())
 	}
+	if p.Len() == 0 {
+		return errors.New("no stacks to draw: nothing in the input was read as a stack (the warnings above say why)")
+	}
 	p = applyStackFilters(p, fc.Filters)
 	if p.Len() == 0 {
 		return errors.New("no stacks left to draw: the filters (--include, --exclude, --focus) or --view plan removed every stack (with --db, is this a profile of that database's processes?)")

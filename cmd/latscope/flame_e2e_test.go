@@ -105,6 +105,10 @@ func TestFlameBadInput(t *testing.T) {
 	}
 	empty := filepath.Join(dir, "empty.txt")
 	_ = os.WriteFile(empty, nil, 0o644)
+	// A perf sample cut short: perl drops it, so nothing is read, and no
+	// filter is to blame.
+	cut := filepath.Join(dir, "cut.perf")
+	_ = os.WriteFile(cut, []byte("prog 1 1.0: 1 cycles:\n\t4005d0 main+0x1 (/bin/prog)\n"), 0o644)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -114,6 +118,7 @@ func TestFlameBadInput(t *testing.T) {
 		{[]string{"flame", "/nonexistent/perf.data", "-o", filepath.Join(dir, "n.svg")}, "no such file"},
 		{[]string{"flame", empty, "-o", filepath.Join(dir, "x.pdf")}, "write .svg, .html"},
 		{[]string{"flame", empty, "--view", "plan", "-o", filepath.Join(dir, "v.svg")}, "--view needs --db"},
+		{[]string{"collapse", cut, "--compat", "perl"}, "nothing in the input was read as a stack"},
 	} {
 		r := run(t, "", c.args...)
 		if r.code == 0 || !strings.Contains(r.stderr, c.want) {
