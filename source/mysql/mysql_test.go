@@ -50,6 +50,10 @@ func TestLiveMariaDB(t *testing.T) {
 	fillTable(t, db)
 	t.Run("SamplerUnderLoad", func(t *testing.T) { testSamplerUnderLoad(t, m, db) })
 	t.Run("Restart", func(t *testing.T) { testRestart(t, m) })
+	// The server's default history sizes (1000 rows), as users have them.
+	m.Restart(t, "--innodb-buffer-pool-size=8M")
+	t.Run("SlapMixed", func(t *testing.T) { testSlapMixed(t, m) })
+	t.Run("FileScans", func(t *testing.T) { testFileScans(t, m, db) })
 }
 
 func testSetupMissing(t *testing.T, m *dbtest.MariaDB) {
@@ -139,20 +143,27 @@ func run(ctx context.Context, t *testing.T, s *Sampler) []stream.Interval {
 }
 
 func testSamplerUnderLoad(t *testing.T, m *dbtest.MariaDB, db *sql.DB) {
-	s, err := openURI(t, m.URI(), source.Options{Interval: 500 * time.Millisecond, DB: source.DBOptions{Setup: true}})
+	s, err := openURI(t, m.URI(), source.Options{Interval: sampleInterval, DB: source.DBOptions{Setup: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s.histograms {
 		t.Errorf("MariaDB has no statement histogram tables, the sampler found them")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	// The load outlasts the sampler: load that stops inside the last
+	// window would leave its last summary read with nothing to balance
+	// what the first one counted but did not see.
+	lctx, lcancel := context.WithCancel(context.Background())
+	defer lcancel()
+	queries := load(lctx, t, db, 8)
+	ctx, cancel := context.WithTimeout(context.Background(), sampleFor)
 	defer cancel()
-	queries := load(ctx, t, db, 8)
 	cpu0 := processCPU()
 	ivs := run(ctx, t, s)
 	cpu := processCPU() - cpu0
+	lcancel()
 	nq := queries()
+	checkWindows(t, ivs)
 	total := map[string]*hist.Histogram{}
 	for i, iv := range ivs {
 		if iv.Gap || iv.Source != s.Name() || strings.Contains(iv.Source, m.Password) {
@@ -192,6 +203,7 @@ func testSamplerUnderLoad(t *testing.T, m *dbtest.MariaDB, db *sql.DB) {
 	}
 	checkCapture(t, st, "waits")
 	checkCapture(t, st, "table I/O")
+	checkAdvice(t, st)
 	if st.CaptureRatio == nil || *st.CaptureRatio < minCapture || *st.CaptureRatio > maxCapture {
 		t.Errorf("capture ratio %v, want %.2f .. %.2f", fmtRatio(st.CaptureRatio), minCapture, maxCapture)
 	}
@@ -331,6 +343,162 @@ func testHistogramSQL(t *testing.T, db *sql.DB) {
 	exec("UPDATE events_statements_histogram_by_digest SET COUNT_BUCKET = 0")
 	if series, reset = poll(); !reset || len(series) != 0 {
 		t.Errorf("after the reset: reset %v, series %v", reset, names(series))
+	}
+}
+
+// sampleFor and sampleInterval: the live tests sample for sampleFor at
+// 500 ms windows, so every run must give 8 windows.
+const sampleFor, sampleInterval = 4 * time.Second, 500 * time.Millisecond
+
+// checkWindows fails the test unless the run gave sampleFor /
+// sampleInterval windows, none a gap.
+func checkWindows(t *testing.T, ivs []stream.Interval) {
+	t.Helper()
+	if want := int(sampleFor / sampleInterval); len(ivs) != want {
+		t.Errorf("%d windows in %v at %v, want %d", len(ivs), sampleFor, sampleInterval, want)
+	}
+	for i, iv := range ivs {
+		if iv.Gap {
+			t.Errorf("window %d is a gap", i)
+		}
+	}
+}
+
+// overran says whether a poll found a ring overrun.
+func overran(st stream.SamplerStats) bool {
+	for _, r := range st.Rings {
+		if r.Overruns > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// checkAdvice fails the test when the advice asks for a bigger ring
+// without an overrun, or an overrun goes without advice.
+func checkAdvice(t *testing.T, st stream.SamplerStats) {
+	t.Helper()
+	all := strings.Join(st.Advice, "\n")
+	if got, want := strings.Contains(all, "overran"), overran(st); got != want {
+		t.Errorf("advice mentions an overrun: %v, rings overran: %v; advice:\n%s", got, want, all)
+	}
+	if !overran(st) && strings.Contains(all, "raise") {
+		t.Errorf("advice to raise a ring without an overrun:\n%s", all)
+	}
+}
+
+// checkCaptureUnlessOverrun checks a capture, unless a ring overran: then
+// events were lost and the advice must say so (checkAdvice).
+func checkCaptureUnlessOverrun(t *testing.T, st stream.SamplerStats, what string) {
+	t.Helper()
+	if overran(st) {
+		t.Logf("a ring overran (the machine stalled the sampler): %s capture not checked", what)
+		return
+	}
+	checkCapture(t, st, what)
+}
+
+// hasMean says whether some window has the mean series name.
+func hasMean(ivs []stream.Interval, name string) bool {
+	for _, iv := range ivs {
+		for _, m := range iv.Means {
+			if m.Key.Event == name && m.Count > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// testSlapMixed samples mariadb-slap's mixed load, which creates and drops
+// its schema every iteration: the table counts go back or cannot be
+// trusted in most windows, and only they may be left out.
+func testSlapMixed(t *testing.T, m *dbtest.MariaDB) {
+	s, err := openURI(t, m.URI(), source.Options{Interval: sampleInterval, DB: source.DBOptions{Setup: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lctx, lcancel := context.WithCancel(context.Background())
+	slapped := make(chan struct{})
+	go func() {
+		defer close(slapped)
+		m.Slap(lctx, t, "--concurrency=8", "--auto-generate-sql", "--auto-generate-sql-load-type=mixed", "--iterations=100000")
+	}()
+	time.Sleep(300 * time.Millisecond) // slap connected and running
+	ctx, cancel := context.WithTimeout(context.Background(), sampleFor)
+	defer cancel()
+	ivs := run(ctx, t, s)
+	lcancel()
+	<-slapped
+	st := s.SamplerStats()
+	logCapture(t, s, st)
+	checkWindows(t, ivs)
+	checkAdvice(t, st)
+	checkCaptureUnlessOverrun(t, st, "waits")
+	checkCaptureUnlessOverrun(t, st, "statements")
+	if st.CaptureRatio == nil || !overran(st) && (*st.CaptureRatio < minCapture || *st.CaptureRatio > maxCapture) {
+		t.Errorf("capture ratio %v, want %.2f .. %.2f", fmtRatio(st.CaptureRatio), minCapture, maxCapture)
+	}
+	if cp := captureOf(st, "table I/O"); cp != nil && cp.LeftOut > 0 && !strings.Contains(strings.Join(st.Advice, "\n"), "dropped") {
+		t.Errorf("table I/O left out of %d windows without advice saying why: %q", cp.LeftOut, st.Advice)
+	}
+	if cp := captureOf(st, "table I/O"); cp != nil && cp.Windows > 0 && !overran(st) {
+		checkCapture(t, st, "table I/O")
+	}
+	if !hasMean(ivs, summaryMeanPrefix+"statement/sql/insert") {
+		t.Errorf("no %q series", summaryMeanPrefix+"statement/sql/insert")
+	}
+}
+
+// testFileScans samples full scans of the table four times the buffer
+// pool: data file reads, and table I/O in batches (one event per scan,
+// NUMBER_OF_BYTES rows), compared with the server's rows.
+func testFileScans(t *testing.T, m *dbtest.MariaDB, db *sql.DB) {
+	s, err := openURI(t, m.URI(), source.Options{Interval: sampleInterval, DB: source.DBOptions{Setup: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lctx, lcancel := context.WithCancel(context.Background())
+	defer lcancel()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for lctx.Err() == nil {
+				var n int
+				if err := db.QueryRowContext(lctx, "SELECT COUNT(*) FROM big WHERE pad <> ''").Scan(&n); err != nil && lctx.Err() == nil {
+					t.Errorf("scan: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), sampleFor)
+	defer cancel()
+	ivs := run(ctx, t, s)
+	lcancel()
+	wg.Wait()
+	st := s.SamplerStats()
+	logCapture(t, s, st)
+	checkWindows(t, ivs)
+	checkAdvice(t, st)
+	checkCaptureUnlessOverrun(t, st, "waits")
+	// Each session may have one scan end between the last summary read
+	// and the last poll: seen, not counted. Where one event is a whole
+	// scan, that moves the ratio by up to a scan's rows per session.
+	cp := captureOf(st, "table I/O")
+	if cp == nil || cp.Events == 0 || cp.Seen < 100*cp.Events {
+		t.Fatalf("table I/O %+v: want scans of many rows per event", cp)
+	}
+	if d := cp.Seen - cp.Counted; !overran(st) && (d > 4*(1<<17) || float64(-d) > (1-minCapture)*float64(cp.Counted)) {
+		t.Errorf("table I/O: %d rows seen of %d counted, want at most 4 scans more or 5 %% fewer", cp.Seen, cp.Counted)
+	}
+	if all := strings.Join(st.Advice, "\n"); !strings.Contains(all, "counted in rows") {
+		t.Errorf("no advice on batched table I/O:\n%s", all)
+	}
+	if !hasMean(ivs, summaryRowMeanPrefix+"wait/io/table/sql/handler") || !hasMean(ivs, summaryMeanPrefix+dataFileEvent) {
+		t.Errorf("summary mean series missing")
 	}
 }
 

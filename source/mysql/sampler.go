@@ -143,7 +143,9 @@ type conn struct {
 	stmts ring
 	// waitSum and stmtSum are the summaries read at the last window's end.
 	waitSum, stmtSum summary
-	hist             *histPoller // nil without the histogram tables
+	// dropped says a table-dropping statement ran in the last window.
+	dropped bool
+	hist    *histPoller // nil without the histogram tables
 }
 
 // hurry says the last poll found so many new rows that waiting for the
@@ -339,19 +341,16 @@ func (s *Sampler) connect(ctx context.Context) (*conn, error) {
 	if err == nil {
 		s.ringSizes(qctx, cn)
 	}
-	// The summaries are read between two baseline polls, as a window's end
-	// reads them just before its last poll: the first, long poll (the
-	// whole ring) finds the rings' positions; the second, short one leaves
-	// only the events that end between the summaries' read and it counted
-	// but unseen, as few as a window's end sees but leaves uncounted.
+	// The first baseline poll reads the whole rings; the second, short
+	// one reads the summaries with the rings' new rows, as every window's
+	// end does.
 	if err == nil {
-		err = s.pollHistories(qctx, cn, nil)
+		err = s.pollHistories(qctx, cn, nil, nil)
 	}
+	var sums summaries
 	if err == nil {
-		cn.waitSum, cn.stmtSum, _, err = readSummaries(qctx, c, cn.self)
-	}
-	if err == nil {
-		err = s.pollHistories(qctx, cn, nil)
+		err = s.pollHistories(qctx, cn, nil, &sums)
+		cn.waitSum, cn.stmtSum = sums.waits, sums.stmts
 	}
 	if err == nil && s.histograms {
 		cn.hist = newHistPoller("performance_schema")
@@ -389,40 +388,54 @@ func (s *Sampler) ringSizes(ctx context.Context, cn *conn) {
 func (s *Sampler) pollOnce(ctx context.Context, cn *conn, w *window) error {
 	qctx, cancel := s.queryContext(ctx)
 	defer cancel()
-	return s.pollHistories(qctx, cn, w)
+	return s.pollHistories(qctx, cn, w, nil)
 }
 
-// pollHistories reads both histories; w is nil for the baseline.
-func (s *Sampler) pollHistories(ctx context.Context, cn *conn, w *window) error {
+// pollHistories reads both histories; w is nil for the baseline. With
+// sums, each history's query reads its summary too, into sums.
+func (s *Sampler) pollHistories(ctx context.Context, cn *conn, w *window, sums *summaries) error {
 	s.mu.Lock()
 	s.stats.polls++
 	s.mu.Unlock()
-	if err := s.pollWaits(ctx, cn, w); err != nil {
+	var waits, stmts summary
+	if sums != nil {
+		*sums = summaries{waits: summary{}, stmts: summary{}}
+		waits, stmts = sums.waits, sums.stmts
+	}
+	if err := s.pollWaits(ctx, cn, w, waits); err != nil {
 		return err
 	}
-	return s.pollStatements(ctx, cn, w)
+	return s.pollStatements(ctx, cn, w, stmts)
 }
 
 // pollWaits reads the waits history's new rows. Every row of the ring
 // newer than its timer's cut comes back, idle waits and untimed ones
 // included: they take ring slots too, and overruns are found by the whole
-// answer.
-func (s *Sampler) pollWaits(ctx context.Context, cn *conn, w *window) error {
-	rows, err := cn.c.QueryContext(ctx, "SELECT THREAD_ID, EVENT_ID, EVENT_NAME, TIMER_END, TIMER_WAIT, NUMBER_OF_BYTES FROM performance_schema."+
-		s.waitsTable+" WHERE (EVENT_NAME <> 'idle' AND TIMER_END >= ?) OR (EVENT_NAME = 'idle' AND TIMER_END >= ?) OR TIMER_END IS NULL",
-		cn.waits.events.cut(), cn.waits.idle.cut())
+// answer. A non-nil sum is filled from the wait summary, read first.
+func (s *Sampler) pollWaits(ctx context.Context, cn *conn, w *window, sum summary) error {
+	query := "SELECT 1, THREAD_ID, EVENT_ID, EVENT_NAME, TIMER_END, TIMER_WAIT, NUMBER_OF_BYTES FROM performance_schema." +
+		s.waitsTable + " WHERE (EVENT_NAME <> 'idle' AND TIMER_END >= ?) OR (EVENT_NAME = 'idle' AND TIMER_END >= ?) OR TIMER_END IS NULL"
+	if sum != nil {
+		query = waitSummarySQL + query
+	}
+	rows, err := cn.c.QueryContext(ctx, query, cn.waits.events.cut(), cn.waits.idle.cut())
 	if err != nil {
 		return fmt.Errorf("polling %s: %w", s.waitsTable, err)
 	}
 	defer rows.Close()
 	a := cn.waits.begin()
 	for rows.Next() {
-		var k eventKey
+		var part int
+		var thread, event, end, wait, number sql.Null[uint64]
 		var name string
-		var end, wait, number sql.Null[uint64]
-		if err := rows.Scan(&k.thread, &k.event, &name, &end, &wait, &number); err != nil {
+		if err := rows.Scan(&part, &thread, &event, &name, &end, &wait, &number); err != nil {
 			return fmt.Errorf("reading %s: %w", s.waitsTable, err)
 		}
+		if part == summaryRow {
+			sum[name] = counts{end.V, wait.V}
+			continue
+		}
+		k := eventKey{thread.V, event.V}
 		c := &cn.waits.events
 		if name == "idle" {
 			c = &cn.waits.idle
@@ -501,22 +514,33 @@ func (s *Sampler) checkRewind(ctx context.Context, cn *conn, table string, c *cl
 
 // pollStatements reads the statements history's new rows; the sampler's
 // own statements come back too (they take ring slots) but are not kept.
-func (s *Sampler) pollStatements(ctx context.Context, cn *conn, w *window) error {
-	rows, err := cn.c.QueryContext(ctx, `SELECT THREAD_ID, EVENT_ID, TIMER_END, TIMER_WAIT, DIGEST_TEXT, EVENT_NAME
-		FROM performance_schema.`+statementsTable+` WHERE TIMER_END >= ? OR TIMER_END IS NULL`, cn.stmts.events.cut())
+// A non-nil sum is filled from the statement summary, read first.
+func (s *Sampler) pollStatements(ctx context.Context, cn *conn, w *window, sum summary) error {
+	query := `SELECT 1, THREAD_ID, EVENT_ID, EVENT_NAME, TIMER_END, TIMER_WAIT, NULL, NULL, DIGEST_TEXT
+		FROM performance_schema.` + statementsTable + ` WHERE TIMER_END >= ? OR TIMER_END IS NULL`
+	args := []any{cn.stmts.events.cut()}
+	if sum != nil {
+		query, args = statementSummarySQL+query, append([]any{cn.self}, args...)
+	}
+	rows, err := cn.c.QueryContext(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("polling %s: %w", statementsTable, err)
 	}
 	defer rows.Close()
 	a := cn.stmts.begin()
 	for rows.Next() {
-		var k eventKey
-		var end, wait sql.Null[uint64]
+		var part int
+		var thread, id, end, wait, ownN, ownPS sql.Null[uint64]
 		var text sql.NullString
 		var event string
-		if err := rows.Scan(&k.thread, &k.event, &end, &wait, &text, &event); err != nil {
+		if err := rows.Scan(&part, &thread, &id, &event, &end, &wait, &ownN, &ownPS, &text); err != nil {
 			return fmt.Errorf("reading %s: %w", statementsTable, err)
 		}
+		if part == summaryRow {
+			sum.addStatement(event, counts{end.V, wait.V}, counts{ownN.V, ownPS.V})
+			continue
+		}
+		k := eventKey{thread.V, id.V}
 		if !cn.stmts.row(&a, k, end, &cn.stmts.events) || w == nil || !wait.Valid || k.thread == cn.self {
 			continue
 		}
@@ -549,19 +573,24 @@ func statementSeries(text sql.NullString, event string) string {
 	return "statement: " + string(r)
 }
 
-// closeWindow reads the server's summaries, then polls once more so the
-// events they counted are in the history read, and compares the two per
-// instrument.
+// closeWindow reads the server's summaries with a last poll and compares
+// them with the history read, per instrument, then asks whether a
+// table-dropping statement is running: a drop that changed the wait
+// summary either ended before the statement summary was read (it is in
+// its delta) or is still running.
 func (s *Sampler) closeWindow(ctx context.Context, cn *conn, w *window) error {
 	qctx, cancel := s.queryContext(ctx)
 	defer cancel()
-	waits, stmts, dropping, err := readSummaries(qctx, cn.c, cn.self)
+	var sums summaries
+	if err := s.pollHistories(qctx, cn, w, &sums); err != nil {
+		return err
+	}
+	waits, stmts := sums.waits, sums.stmts
+	n, err := runningDrops(qctx, cn.c)
 	if err != nil {
 		return err
 	}
-	if err := s.pollHistories(qctx, cn, w); err != nil {
-		return err
-	}
+	dropping := n > 0
 	if err := s.pollHistograms(qctx, cn, w); err != nil {
 		return err
 	}
@@ -570,7 +599,8 @@ func (s *Sampler) closeWindow(ctx context.Context, cn *conn, w *window) error {
 	if w.gap {
 		return nil
 	}
-	wc := countWindow(waits, prevWaits, stmts, prevStmts, dropping)
+	wc := countWindow(waits, prevWaits, stmts, prevStmts, dropping, cn.dropped)
+	cn.dropped = wc.droppedNow
 	w.means = wc.means(s.keepMean)
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -2,7 +2,6 @@ package mysql
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"sort"
 	"strings"
@@ -41,18 +40,41 @@ const (
 	summaryRowMeanPrefix = "summary mean per row: "
 )
 
+// The summaries are read in the same statement as the history they are
+// compared with, ahead of it (UNION ALL, first part first): no client
+// round trip, and no scheduling of a busy client, runs between the two, so
+// few events end after the summary's read but before the history's and
+// are seen in one window but counted in the next. Every row has the same
+// columns: part (0: summary, 1: history), THREAD_ID, EVENT_ID, EVENT_NAME,
+// then three numbers (summary: COUNT_STAR, SUM_TIMER_WAIT and, for
+// statements, the sampler's own COUNT_STAR and SUM_TIMER_WAIT; history:
+// TIMER_END, TIMER_WAIT and NUMBER_OF_BYTES or nothing) and the digest
+// text (statements).
 const (
-	waitSummarySQL = `SELECT s.EVENT_NAME, s.COUNT_STAR, s.SUM_TIMER_WAIT
+	waitSummarySQL = `SELECT 0, NULL, NULL, s.EVENT_NAME, s.COUNT_STAR, s.SUM_TIMER_WAIT, NULL
 		FROM performance_schema.events_waits_summary_global_by_event_name s
 		JOIN performance_schema.setup_instruments i ON i.NAME = s.EVENT_NAME
-		WHERE i.ENABLED = 'YES' AND i.TIMED = 'YES' AND s.EVENT_NAME LIKE 'wait/%' AND s.COUNT_STAR > 0`
+		WHERE i.ENABLED = 'YES' AND i.TIMED = 'YES' AND s.EVENT_NAME LIKE 'wait/%' AND s.COUNT_STAR > 0 UNION ALL `
 	// The sampler's own statements are taken out per instrument.
-	statementSummarySQL = `SELECT s.EVENT_NAME, s.COUNT_STAR, s.SUM_TIMER_WAIT, COALESCE(t.COUNT_STAR, 0), COALESCE(t.SUM_TIMER_WAIT, 0)
+	statementSummarySQL = `SELECT 0, NULL, NULL, s.EVENT_NAME, s.COUNT_STAR, s.SUM_TIMER_WAIT, COALESCE(t.COUNT_STAR, 0), COALESCE(t.SUM_TIMER_WAIT, 0), NULL
 		FROM performance_schema.events_statements_summary_global_by_event_name s
 		JOIN performance_schema.setup_instruments i ON i.NAME = s.EVENT_NAME
 		LEFT JOIN performance_schema.events_statements_summary_by_thread_by_event_name t ON t.THREAD_ID = ? AND t.EVENT_NAME = s.EVENT_NAME
-		WHERE i.ENABLED = 'YES' AND i.TIMED = 'YES' AND s.COUNT_STAR > 0`
+		WHERE i.ENABLED = 'YES' AND i.TIMED = 'YES' AND s.COUNT_STAR > 0 UNION ALL `
 )
+
+// summaryRow is a summary row of a history poll's answer.
+const summaryRow = 0
+
+// summaries are the two summaries read at one window's end.
+type summaries struct{ waits, stmts summary }
+
+// addStatement adds a statement instrument's counts less the sampler's own.
+func (sm summary) addStatement(name string, all, own counts) {
+	if c := (counts{all.n - min(own.n, all.n), all.ps - min(own.ps, all.ps)}); c.n > 0 {
+		sm[name] = c
+	}
+}
 
 // tableDroppingStatements are the statements that can take a table's
 // counts out of the summary (DROP, ALTER and RENAME drop the table's
@@ -111,53 +133,6 @@ func (cur summary) since(prev summary) (delta summary, back map[string]bool) {
 	return delta, back
 }
 
-// readWaitSummary reads the timed wait instruments' counts.
-func readWaitSummary(ctx context.Context, q querier) (summary, error) {
-	rows, err := q.QueryContext(ctx, waitSummarySQL)
-	if err != nil {
-		return nil, fmt.Errorf("reading events_waits_summary_global_by_event_name: %w", err)
-	}
-	defer rows.Close()
-	out := summary{}
-	for rows.Next() {
-		var name string
-		var c counts
-		if err := rows.Scan(&name, &c.n, &c.ps); err != nil {
-			return nil, fmt.Errorf("reading events_waits_summary_global_by_event_name: %w", err)
-		}
-		out[name] = c
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reading events_waits_summary_global_by_event_name: %w", err)
-	}
-	return out, nil
-}
-
-// readStatementSummary reads the timed statement instruments' counts in
-// sessions other than self.
-func readStatementSummary(ctx context.Context, q querier, self uint64) (summary, error) {
-	rows, err := q.QueryContext(ctx, statementSummarySQL, self)
-	if err != nil {
-		return nil, fmt.Errorf("reading events_statements_summary_global_by_event_name: %w", err)
-	}
-	defer rows.Close()
-	out := summary{}
-	for rows.Next() {
-		var name string
-		var all, own counts
-		if err := rows.Scan(&name, &all.n, &all.ps, &own.n, &own.ps); err != nil {
-			return nil, fmt.Errorf("reading events_statements_summary_global_by_event_name: %w", err)
-		}
-		if c := (counts{all.n - min(own.n, all.n), all.ps - min(own.ps, all.ps)}); c.n > 0 {
-			out[name] = c
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reading events_statements_summary_global_by_event_name: %w", err)
-	}
-	return out, nil
-}
-
 // runningDrops counts the table-dropping statements running now.
 func runningDrops(ctx context.Context, q querier) (int, error) {
 	var n int
@@ -185,14 +160,19 @@ type windowCounts struct {
 	// back are the instruments (waits and statements) whose counts went
 	// back: their deltas are unknown.
 	back map[string]bool
-	// tablesDropped says a table may have been dropped in the window: the
-	// table instruments' deltas are unknown.
+	// tablesDropped says a table may have been dropped in the window or
+	// the one before: the table instruments' deltas are unknown.
 	tablesDropped bool
+	// droppedNow says a table-dropping statement ran in this window.
+	droppedNow bool
 }
 
 // countWindow takes the deltas of one window; dropping says a
-// table-dropping statement was running at its end.
-func countWindow(waits, prevWaits, stmts, prevStmts summary, dropping bool) windowCounts {
+// table-dropping statement was running at its end, droppedBefore that one
+// ran in the window before: a dropped table's counts can leave the summary
+// only when the server releases the table after the statement, in the
+// next window, hidden in the growth of the tables created since.
+func countWindow(waits, prevWaits, stmts, prevStmts summary, dropping, droppedBefore bool) windowCounts {
 	var wc windowCounts
 	var stmtBack map[string]bool
 	wc.waits, wc.back = waits.since(prevWaits)
@@ -200,7 +180,8 @@ func countWindow(waits, prevWaits, stmts, prevStmts summary, dropping bool) wind
 	for name := range stmtBack {
 		wc.back[name] = true
 	}
-	wc.tablesDropped = dropping || droppedTables(wc.stmts, stmtBack)
+	wc.droppedNow = dropping || droppedTables(wc.stmts, stmtBack)
+	wc.tablesDropped = wc.droppedNow || droppedBefore
 	for name := range wc.waits {
 		if !wc.usable(name) {
 			delete(wc.waits, name)
@@ -236,19 +217,4 @@ func (wc windowCounts) means(keep func(instrument, series string) bool) []stream
 	add(wc.stmts)
 	sort.Slice(out, func(i, j int) bool { return out[i].Key.Event < out[j].Key.Event })
 	return out
-}
-
-// readSummaries reads both summaries and whether a table-dropping
-// statement is running, in that order: a drop that changed the wait
-// summary either ended before the statement summary was read (it is in
-// its delta) or is still running.
-func readSummaries(ctx context.Context, c *sql.Conn, self uint64) (waits, stmts summary, dropping bool, err error) {
-	if waits, err = readWaitSummary(ctx, c); err != nil {
-		return nil, nil, false, err
-	}
-	if stmts, err = readStatementSummary(ctx, c, self); err != nil {
-		return nil, nil, false, err
-	}
-	n, err := runningDrops(ctx, c)
-	return waits, stmts, n > 0, err
 }
