@@ -2,10 +2,12 @@
 // exact per-wait durations from events_waits_history_long (TIMER_WAIT, in
 // picoseconds) per wait event, and statement durations from
 // events_statements_history_long per digest, de-duplicated on (THREAD_ID,
-// EVENT_ID). The wait capture ratio — waits seen over the waits the server
-// counted in events_waits_summary_global_by_event_name in the same windows —
-// says how much the ring buffers lost between polls. Read-only, except for
-// the performance_schema setup UPDATEs it runs with --setup.
+// EVENT_ID). The capture ratio compares what the histories showed with
+// what the server counted in its summaries in the same windows, instrument
+// by instrument and in the server's units (table I/O in rows); ring
+// overruns are detected directly (capture.go, summary.go, docs/mysql.md).
+// Read-only, except for the performance_schema setup UPDATEs it runs with
+// --setup.
 package mysql
 
 import (

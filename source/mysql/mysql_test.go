@@ -32,12 +32,15 @@ func openURI(t *testing.T, uri string, opts source.Options) (*Sampler, error) {
 // TestLiveMariaDB runs the real server once for the setup check, the
 // sampler under load and the restart.
 func TestLiveMariaDB(t *testing.T) {
-	// The waits ring as the docs advise for busy servers: the autosized
-	// 1000 rows hold ~20 ms of this load, so a poll delayed by a loaded
-	// CI machine (other test packages run alongside) would lose waits.
-	// make bench measures the default ring (docs/benchmarks.md).
+	// Rings of 10 000 rows for the 8 busy sessions: the autosized 1000
+	// rows hold ~20 ms of this load, and a loaded CI machine (other test
+	// packages run alongside) stalls the sampler longer than that, so the
+	// rings would overrun (which the sampler reports, and the checks then
+	// excuse) and the capture would go unchecked. SlapMixed and FileScans
+	// run on the default rings; make bench measures them too
+	// (docs/benchmarks.md).
 	m := dbtest.StartMariaDB(t, dbtest.MariaDBOptions{Settings: []string{"--innodb-buffer-pool-size=8M",
-		"--performance-schema-events-waits-history-long-size=10000"}})
+		"--performance-schema-events-waits-history-long-size=10000", "--performance-schema-events-statements-history-long-size=10000"}})
 	t.Run("SetupMissing", func(t *testing.T) { testSetupMissing(t, m) })
 	// Interpolated parameters: one statement with a digest per query
 	// (prepared statements show as statement/com/Execute without one).
@@ -192,7 +195,7 @@ func testSamplerUnderLoad(t *testing.T, m *dbtest.MariaDB, db *sql.DB) {
 	}
 	t.Logf("test process CPU %.2f s/s (sampler and the 8 load sessions' client side)", cpu/4)
 	logCapture(t, s, st)
-	checkCapture(t, st, "statements")
+	checkCaptureUnlessOverrun(t, st, "statements")
 	// Random reads of a table 4x the pool miss the pool most of the time.
 	if reads.Count() < float64(nq)/4 {
 		t.Errorf("%v data file reads for %d random row reads", reads.Count(), nq)
@@ -201,10 +204,10 @@ func testSamplerUnderLoad(t *testing.T, m *dbtest.MariaDB, db *sql.DB) {
 	if q := reads.Quantile(0.5); q < 1 || q > 100e3 {
 		t.Errorf("median read %.1f µs implausible", q)
 	}
-	checkCapture(t, st, "waits")
-	checkCapture(t, st, "table I/O")
+	checkCaptureUnlessOverrun(t, st, "waits")
+	checkCaptureUnlessOverrun(t, st, "table I/O")
 	checkAdvice(t, st)
-	if st.CaptureRatio == nil || *st.CaptureRatio < minCapture || *st.CaptureRatio > maxCapture {
+	if st.CaptureRatio == nil || !overran(st) && (*st.CaptureRatio < minCapture || *st.CaptureRatio > maxCapture) {
 		t.Errorf("capture ratio %v, want %.2f .. %.2f", fmtRatio(st.CaptureRatio), minCapture, maxCapture)
 	}
 	stmt := total["statement: SELECT `pad` FROM `big` WHERE ID = ?"]
@@ -221,7 +224,24 @@ func testRestart(t *testing.T, m *dbtest.MariaDB) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var ivs []stream.Interval
 	done := make(chan struct{})
-	go func() { ivs = run(ctx, t, s); close(done) }()
+	// resumed receives every window that is no gap, so the test can wait
+	// for the reconnect (its backoff and a loaded machine's slow restart
+	// take seconds) instead of guessing its time.
+	resumed := make(chan struct{}, 1000)
+	go func() {
+		defer close(done)
+		err := s.Run(ctx, func(iv stream.Interval) error {
+			ivs = append(ivs, iv)
+			if !iv.Gap {
+				resumed <- struct{}{}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}()
+	defer func() { cancel(); <-done }()
 	time.Sleep(600 * time.Millisecond)
 	m.Stop(t)
 	time.Sleep(500 * time.Millisecond)
@@ -233,7 +253,14 @@ func testRestart(t *testing.T, m *dbtest.MariaDB) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	time.Sleep(1500 * time.Millisecond) // reconnect (backoff) and sample
+	for len(resumed) > 0 { // the windows before the restart
+		<-resumed
+	}
+	select {
+	case <-resumed:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no window sampled within 30 s of the restart")
+	}
 	lctx, lcancel := context.WithTimeout(context.Background(), time.Second)
 	nq := load(lctx, t, db, 2)()
 	lcancel()
@@ -356,6 +383,9 @@ func checkWindows(t *testing.T, ivs []stream.Interval) {
 	t.Helper()
 	if want := int(sampleFor / sampleInterval); len(ivs) != want {
 		t.Errorf("%d windows in %v at %v, want %d", len(ivs), sampleFor, sampleInterval, want)
+		for i, iv := range ivs {
+			t.Logf("  window %d: +%v for %v", i, iv.Start.Sub(ivs[0].Start), iv.Duration)
+		}
 	}
 	for i, iv := range ivs {
 		if iv.Gap {
@@ -387,13 +417,21 @@ func checkAdvice(t *testing.T, st stream.SamplerStats) {
 	}
 }
 
-// checkCaptureUnlessOverrun checks a capture, unless a ring overran: then
-// events were lost and the advice must say so (checkAdvice).
+// checkCaptureUnlessOverrun checks a capture, unless the ring holding its
+// events overran: then events were lost (a loaded machine stalled the
+// sampler longer than the ring lasts) and the advice must say so
+// (checkAdvice).
 func checkCaptureUnlessOverrun(t *testing.T, st stream.SamplerStats, what string) {
 	t.Helper()
-	if overran(st) {
-		t.Logf("a ring overran (the machine stalled the sampler): %s capture not checked", what)
-		return
+	table := "events_waits_history_long"
+	if what == "statements" {
+		table = statementsTable
+	}
+	for _, r := range st.Rings {
+		if r.Table == table && r.Overruns > 0 {
+			t.Logf("%s overran %d times: %s capture not checked", table, r.Overruns, what)
+			return
+		}
 	}
 	checkCapture(t, st, what)
 }

@@ -245,13 +245,19 @@ func (s *Sampler) Run(ctx context.Context, emit func(stream.Interval) error) err
 			if err := emit(s.toInterval(w, now)); err != nil {
 				return err
 			}
+			due = nextDue(due, now, s.interval, w.gap)
 			w = s.newWindow(now)
-			due = nextDue(due, now, s.interval)
 			s.mu.Lock()
 			s.stats.elapsed = time.Since(s.stats.started)
 			s.mu.Unlock()
 		}
-		if cn.hurry() && ctx.Err() == nil {
+		// Stopped: finish now. A select with the tick also ready picks
+		// either, and polls of a busy server past the deadline could close
+		// one more window.
+		if ctx.Err() != nil {
+			return s.finish(ctx, cn, w, emit)
+		}
+		if cn.hurry() {
 			continue
 		}
 		select {
@@ -263,13 +269,14 @@ func (s *Sampler) Run(ctx context.Context, emit func(stream.Interval) error) err
 }
 
 // nextDue returns when the window after the one due at due closes: on a
-// fixed grid from the start, so that a slow poll does not shift every
-// later window and --duration D always gives D / --interval windows. A
-// window closed more than an interval late (a reconnect) skips the grid
-// points it missed.
-func nextDue(due, now time.Time, interval time.Duration) time.Time {
+// fixed grid from the start, so that a slow poll does not shift the later
+// windows and --duration D gives D / --interval windows. After a poll that
+// stalled past the next grid point the next window is short, and the grid
+// holds. Only a gap (no connection: a reconnect can take seconds) skips
+// the grid points it missed, rather than emit a burst of empty gaps.
+func nextDue(due, now time.Time, interval time.Duration, gap bool) time.Time {
 	due = due.Add(interval)
-	if late := now.Sub(due); late >= 0 {
+	if late := now.Sub(due); gap && late >= 0 {
 		due = due.Add((late/interval + 1) * interval)
 	}
 	return due
