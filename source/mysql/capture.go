@@ -187,9 +187,12 @@ func (c *captureStats) advice(st *stream.SamplerStats) []string {
 		byClass[cp.What] = cp
 	}
 	if c.maxBatch > 1 {
+		exact := fmt.Sprintf(", its \"%s\" series the time per row, and its capture compares rows with rows", summaryRowMeanPrefix+"wait/io/table/sql/handler")
+		if cp := byClass[classTableIO]; cp.Windows == 0 {
+			exact = ""
+		}
 		out = append(out, fmt.Sprintf("table I/O is counted in rows: one wait/io/table event covers a batch of rows (here %d events fetched %d rows, up to %d in one), "+
-			"so its histogram is the latency of a batch, its \"%s\" series the time per row, and its capture compares rows with rows",
-			c.batch.events, c.batch.units, c.maxBatch, summaryRowMeanPrefix+"wait/io/table/sql/handler"))
+			"so its histogram is the latency of a batch%s", c.batch.events, c.batch.units, c.maxBatch, exact))
 	}
 	for _, cls := range []string{classTableIO, classTableLocks} {
 		if cp, ok := byClass[cls]; ok && cp.LeftOut > 0 {
@@ -204,12 +207,12 @@ func (c *captureStats) advice(st *stream.SamplerStats) []string {
 
 // leftOutAdvice explains the windows whose table counts could not be used.
 func leftOutAdvice(cls string, leftOut, windows int) string {
-	covers := fmt.Sprintf("the %s capture covers the other windows", cls)
+	covers := fmt.Sprintf("The %s capture covers the other windows.", cls)
 	if leftOut == windows {
-		covers = fmt.Sprintf("so the %s capture is unknown; the other captures are not affected", cls)
+		covers = fmt.Sprintf("The %s capture is therefore unknown; the other captures are not affected.", cls)
 	}
 	return fmt.Sprintf("%s counts were left out of %d of %d windows: tables were dropped, renamed or rebuilt (DROP, ALTER, TRUNCATE, ...), "+
-		"which takes their counts out of the server's summary; %s", cls, leftOut, windows, covers)
+		"which takes their counts out of the server's summary. %s", cls, leftOut, windows, covers)
 }
 
 // lossAdvice explains a low capture that no ring overrun explains.

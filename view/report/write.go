@@ -238,7 +238,11 @@ func writeSamplerDetail(w io.Writer, st stream.SamplerStats) {
 			fmt.Fprintf(w, "  capture %s: not compared, all %d windows left out\n", cp.What, cp.LeftOut)
 			continue
 		}
-		fmt.Fprintf(w, "  capture %s: %d of %d %s", cp.What, cp.Seen, cp.Counted, cp.Unit)
+		if cp.Seen == 0 && cp.Counted == 0 {
+			fmt.Fprintf(w, "  capture %s: none seen or counted in %d windows", cp.What, cp.Windows)
+		} else {
+			fmt.Fprintf(w, "  capture %s: %d of %d %s", cp.What, cp.Seen, cp.Counted, cp.Unit)
+		}
 		if cp.Events > 0 {
 			fmt.Fprintf(w, " (in %d events)", cp.Events)
 		}
