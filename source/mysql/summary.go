@@ -42,14 +42,14 @@ const (
 
 // The summaries are read in the same statement as the history they are
 // compared with, ahead of it (UNION ALL, first part first): no client
-// round trip, and no scheduling of a busy client, runs between the two, so
-// few events end after the summary's read but before the history's and
-// are seen in one window but counted in the next. Every row has the same
-// columns: part (0: summary, 1: history), THREAD_ID, EVENT_ID, EVENT_NAME,
-// then three numbers (summary: COUNT_STAR, SUM_TIMER_WAIT and, for
-// statements, the sampler's own COUNT_STAR and SUM_TIMER_WAIT; history:
-// TIMER_END, TIMER_WAIT and NUMBER_OF_BYTES or nothing) and the digest
-// text (statements).
+// round trip, and no scheduling of a busy client, runs between the two.
+// The ring scan that follows still takes time, and the events written
+// meanwhile are seen in one window but counted in the next (docs/mysql.md).
+// Every row has the same columns: part (0: summary, 1: history),
+// THREAD_ID, EVENT_ID, EVENT_NAME, then the numbers (summary: COUNT_STAR,
+// SUM_TIMER_WAIT and, for statements, the sampler's own COUNT_STAR and
+// SUM_TIMER_WAIT; history: TIMER_END, TIMER_WAIT and, for waits,
+// NUMBER_OF_BYTES) and, for statements, the digest text.
 const (
 	waitSummarySQL = `SELECT 0, NULL, NULL, s.EVENT_NAME, s.COUNT_STAR, s.SUM_TIMER_WAIT, NULL
 		FROM performance_schema.events_waits_summary_global_by_event_name s
