@@ -100,12 +100,15 @@ func (c *Config) open(ctx context.Context) (*opened, error) {
 		opts.Progress = prog.statusLines()
 	}
 	op := &source.Opener{Formats: Formats(), Probes: Probes(), Options: opts, Diag: diag, Stdin: c.Stdin, WrapFile: o.prog.wrap}
-	var failed []string
+	var failed []error
 	for _, spec := range c.Sources {
 		src, err := op.Open(ctx, spec)
 		if err != nil {
-			failed = append(failed, err.Error())
-			fmt.Fprintf(c.Stderr, "latscope: %v\n", err)
+			failed = append(failed, err)
+			// A lone source's error is the run's, printed once by the caller.
+			if len(c.Sources) > 1 {
+				fmt.Fprintf(c.Stderr, "latscope: %v\n", err)
+			}
 			continue
 		}
 		o.sources = append(o.sources, src)
@@ -115,8 +118,8 @@ func (c *Config) open(ctx context.Context) (*opened, error) {
 		}
 	}
 	if len(o.sources) == 0 {
-		if len(failed) == 1 {
-			return nil, errors.New(failed[0])
+		if len(c.Sources) == 1 {
+			return nil, failed[0]
 		}
 		return nil, fmt.Errorf("none of the %d sources could be read", len(c.Sources))
 	}

@@ -154,8 +154,18 @@ func samplerParts(ns namedSampler, named bool) []string {
 	if st.CaptureRatio != nil {
 		parts = append(parts, fmt.Sprintf("%scapture %.3f", prefix, *st.CaptureRatio))
 	}
+	for _, cp := range st.Captures {
+		if cp.Ratio != nil && cp.What == "statements" {
+			parts = append(parts, fmt.Sprintf("%sstatement capture %.3f", prefix, *cp.Ratio))
+		}
+	}
 	if st.Missed > 0 {
 		parts = append(parts, fmt.Sprintf("%smissed %d", prefix, st.Missed))
+	}
+	for _, r := range st.Rings {
+		if r.Overruns > 0 {
+			parts = append(parts, fmt.Sprintf("%s%s overruns %d", prefix, r.Table, r.Overruns))
+		}
 	}
 	return parts
 }

@@ -3,6 +3,7 @@ package driver
 import (
 	"bytes"
 	"context"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -115,7 +116,7 @@ func TestStatsReporterNilIsOff(t *testing.T) {
 	var r *StatsReporter
 	r.Observe(intervalWith(t, 1, 1))
 	st := stream.SamplerStats{PollsPerSecond: 3}
-	if r.Fill(st) != st || r.Line() != "" || r.CPUSeconds() != 0 {
+	if !reflect.DeepEqual(r.Fill(st), st) || r.Line() != "" || r.CPUSeconds() != 0 {
 		t.Errorf("nil reporter did something")
 	}
 	r.Start(time.Millisecond, nil)()

@@ -400,6 +400,14 @@ func TestBadInputs(t *testing.T) {
 		if r.code != c.code || !strings.Contains(r.stderr, c.inStderr) {
 			t.Errorf("%s: exit %d (want %d), stderr %q should name %q", c.name, r.code, c.code, r.stderr, c.inStderr)
 		}
+		if c.code == 1 && strings.Count(r.stderr, "latscope: ") != 1 {
+			t.Errorf("%s: the error of a lone SOURCE printed more than once:\n%s", c.name, r.stderr)
+		}
+	}
+	// Several SOURCEs: each failure once, then the summary.
+	r := run(t, "", "report", filepath.Join(dir, "a.trc"), filepath.Join(dir, "b.trc"))
+	if r.code != 1 || strings.Count(r.stderr, "a.trc") != 1 || strings.Count(r.stderr, "b.trc") != 1 || !strings.Contains(r.stderr, "none of the 2 sources") {
+		t.Errorf("two missing SOURCEs: exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 	empty := write("empty.trc", "")
 	if r := run(t, "", "report", empty); r.code != 0 || !strings.Contains(r.stdout, "no latency data") {

@@ -2,10 +2,12 @@
 // exact per-wait durations from events_waits_history_long (TIMER_WAIT, in
 // picoseconds) per wait event, and statement durations from
 // events_statements_history_long per digest, de-duplicated on (THREAD_ID,
-// EVENT_ID). The wait capture ratio — waits seen over the waits the server
-// counted in events_waits_summary_global_by_event_name in the same windows —
-// says how much the ring buffers lost between polls. Read-only, except for
-// the performance_schema setup UPDATEs it runs with --setup.
+// EVENT_ID). The capture ratio compares what the histories showed with
+// what the server counted in its summaries in the same windows, instrument
+// by instrument and in the server's units (table I/O in rows); ring
+// overruns are detected directly (capture.go, summary.go, docs/mysql.md).
+// Read-only, except for the performance_schema setup UPDATEs it runs with
+// --setup.
 package mysql
 
 import (
@@ -31,8 +33,10 @@ const Description = "MySQL/MariaDB performance_schema sampler (mysql://user@host
 	"exact wait durations from events_waits_history_long polled every 10 ms, one series per EVENT_NAME " +
 	"(wait/io/file/innodb/innodb_data_file, wait/io/table/sql/handler, ...), and statement durations " +
 	"from events_statements_history_long, one series per digest (\"statement: <digest text>\"); " +
-	"per-interval counts (not cumulative), with the capture ratio against " +
-	"events_waits_summary_global_by_event_name. Needs performance_schema=ON, the consumers " +
+	"per-interval counts (not cumulative). Once per interval the server's exact counts and times per instrument " +
+	"(events_waits_summary_global_by_event_name, events_statements_summary_global_by_event_name) give the " +
+	"capture ratio, instrument by instrument, and mean series (\"summary mean: <instrument>\"; table I/O, which " +
+	"the server counts in rows, \"summary mean per row: wait/io/table/sql/handler\"). Needs performance_schema=ON, the consumers " +
 	"events_waits_current, events_waits_history_long, events_statements_current, " +
 	"events_statements_history_long and the wait/io/file/% and wait/io/table/% instruments enabled and " +
 	"timed (--setup enables them; --instruments chooses others); privileges: GRANT SELECT ON " +
@@ -42,9 +46,9 @@ const Description = "MySQL/MariaDB performance_schema sampler (mysql://user@host
 	"of events_statements_histogram_by_digest for the 20 digests with the most statements in the interval " +
 	"(\"statement: <digest text> (histogram)\"), with the server's own 450 bucket edges (10 µs × 10^(n/50)); " +
 	"MariaDB has no such tables. The history_long rings (performance_schema_events_waits_history_long_size, " +
-	"..._statements_history_long_size; autosized, often 1000 rows) must hold one poll's events: at 30,000 " +
-	"waits/s 1000 rows last about 30 ms; when the capture ratio stays low on a busy client, raise them " +
-	"(startup options only), which costs the server a longer scan per poll."
+	"..._statements_history_long_size; autosized, often 1000 rows) must hold one poll's events; the report " +
+	"counts the polls that found a ring overrun (full, sharing no row with the previous poll) and only then " +
+	"advises a bigger ring (startup options only; a longer scan per poll)."
 
 // Probe returns the "mysql://" live source.
 func Probe() source.Probe { return probe("mysql") }
@@ -79,6 +83,7 @@ func Open(ctx context.Context, scheme, arg string, opts source.Options, diag *in
 		interval: opts.Interval,
 		poll:     DefaultPoll,
 		timeout:  opts.DB.QueryTimeout,
+		stats:    runStats{capture: newCaptureStats()},
 	}
 	if s.interval <= 0 {
 		s.interval = DefaultInterval

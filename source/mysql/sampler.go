@@ -20,7 +20,7 @@ import (
 // slackPS is how far below the newest TIMER_END a poll looks again, in
 // picoseconds: a thread may be descheduled between timing a wait and
 // writing it into the history ring, so rows can arrive out of order.
-const slackPS = 50e9 // 50 ms
+var slackPS uint64 = 50e9 // 50 ms
 
 // maxDigestText bounds the statement text in series names.
 const maxDigestText = 60
@@ -44,13 +44,10 @@ type Sampler struct {
 
 // runStats accumulates what SamplerStats reports.
 type runStats struct {
-	started       time.Time
-	elapsed       time.Duration
-	polls         int64
-	seen, counted int64 // waits seen / counted by the server, in full windows
-	// statements seen / counted by the server (other threads), in full windows
-	stmtSeen, stmtCounted int64
-	ratios                []float64
+	started time.Time
+	elapsed time.Duration
+	polls   int64
+	capture captureStats
 }
 
 // Name returns the URI without password.
@@ -64,74 +61,108 @@ func (s *Sampler) SamplerStats() stream.SamplerStats {
 	if secs := s.stats.elapsed.Seconds(); secs > 0 {
 		st.PollsPerSecond = float64(s.stats.polls) / secs
 	}
-	if s.stats.counted > 0 {
-		r := float64(s.stats.seen) / float64(s.stats.counted)
-		st.CaptureRatio = &r
-		if miss := s.stats.counted - s.stats.seen; miss > 0 {
-			st.Missed = miss
-		}
-	}
+	s.stats.capture.fill(&st)
 	return st
 }
 
-// CaptureRatios returns the wait capture ratio of every full window so far.
+// CaptureRatios returns the waits' capture ratio of every window compared
+// so far.
 func (s *Sampler) CaptureRatios() []float64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]float64(nil), s.stats.ratios...)
-}
-
-// StatementCaptureRatio returns the statements seen over the statements
-// the server counted (other sessions, timed instruments), over the full
-// windows so far; ok is false before the first.
-func (s *Sampler) StatementCaptureRatio() (ratio float64, ok bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stats.stmtCounted == 0 {
-		return 0, false
-	}
-	return float64(s.stats.stmtSeen) / float64(s.stats.stmtCounted), true
+	return append([]float64(nil), s.stats.capture.ratios...)
 }
 
 // eventKey identifies one event in a history table.
 type eventKey struct{ thread, event uint64 }
 
-// ring follows one history table: the newest TIMER_END seen, and the keys
-// returned by the last poll. A row absent from the last poll's answer was
-// overwritten or fell below the cut, so it cannot come back: remembering
-// only the last answer keeps the memory bounded by the ring size.
-type ring struct {
-	maxEnd uint64
-	last   map[eventKey]struct{}
-}
+// clock follows one timer's newest TIMER_END seen. A history table can mix
+// timers whose values lie far apart: MariaDB times idle waits with the
+// MICROSECOND timer and the other waits with CYCLE (setup_timers), so a
+// cut taken from one would hide every row of the other.
+type clock struct{ maxEnd uint64 }
 
-func (r *ring) cut() uint64 {
-	if r.maxEnd < slackPS {
+func (c *clock) cut() uint64 {
+	if c.maxEnd < slackPS {
 		return 0
 	}
-	return r.maxEnd - slackPS
+	return c.maxEnd - slackPS
+}
+
+// ring follows one history table: the newest TIMER_END seen per timer, and
+// the keys returned by the last poll. A row absent from the last poll's
+// answer was overwritten or fell below the cut, so it cannot come back:
+// remembering only the last answer keeps the memory bounded by the ring
+// size.
+type ring struct {
+	events, idle clock
+	last         map[eventKey]struct{}
+	// size is the ring's rows (0: unknown, as for the per-thread
+	// events_waits_history); fresh the rows the last poll found new.
+	size, fresh int
+}
+
+// answer gathers one poll's rows of a ring.
+type answer struct {
+	keys  map[eventKey]struct{}
+	fresh int // rows the previous poll had not returned
+	timed int // rows with a TIMER_END
+	idle  int // fresh rows that were idle waits
+}
+
+func (r *ring) begin() answer { return answer{keys: make(map[eventKey]struct{}, len(r.last))} }
+
+// row notes one row of the answer, timed by c, and says whether it is new.
+func (r *ring) row(a *answer, k eventKey, end sql.Null[uint64], c *clock) bool {
+	a.keys[k] = struct{}{}
+	if end.Valid {
+		a.timed++
+		c.maxEnd = max(c.maxEnd, end.V)
+	}
+	if _, old := r.last[k]; old {
+		return false
+	}
+	a.fresh++
+	return true
+}
+
+// end closes the answer and says whether the ring overran: it held as
+// many rows as it can and none of them was in the previous answer, so it
+// wrapped since and the rows written in between are lost.
+func (r *ring) end(a answer) (overrun bool) {
+	overrun = r.size > 0 && r.last != nil && len(a.keys) >= r.size && a.fresh == len(a.keys)
+	r.last, r.fresh = a.keys, a.fresh
+	return overrun
 }
 
 // conn is one connection's state; a new connection starts from a baseline.
 type conn struct {
-	c         *sql.Conn
-	self      uint64 // our own THREAD_ID, excluded from statements
-	waits     ring
-	stmts     ring
-	stmtCount uint64 // statements the server counted, other threads
-	baseline  bool   // the next poll only sets the rings' positions
-	count     uint64
-	hasCount  bool
-	hist      *histPoller // nil without the histogram tables
-	// waitRing is the waits history's size; newWaits the rows the last
-	// poll found new. A poll that found more than half a ring is followed
-	// at once by the next: the ring holds only a few ms of a busy server.
-	waitRing, newWaits int
+	c     *sql.Conn
+	self  uint64 // our own THREAD_ID, excluded from statements
+	waits ring
+	stmts ring
+	// waitSum and stmtSum are the summaries read at the last window's end.
+	waitSum, stmtSum summary
+	// dropped says a table-dropping statement ran in the last window.
+	dropped bool
+	hist    *histPoller // nil without the histogram tables
 }
 
 // hurry says the last poll found so many new rows that waiting for the
-// next tick would risk losing some.
-func (cn *conn) hurry() bool { return cn != nil && cn.waitRing > 0 && 2*cn.newWaits > cn.waitRing }
+// next tick would risk losing some: a poll that found more than half a
+// ring is followed at once by the next (the ring holds only a few ms of a
+// busy server).
+func (cn *conn) hurry() bool {
+	if cn == nil {
+		return false
+	}
+	for _, r := range []*ring{&cn.waits, &cn.stmts} {
+		if r.size > 0 && 2*r.fresh > r.size {
+			return true
+		}
+	}
+	return false
+}
 
 // window gathers one interval.
 type window struct {
@@ -139,8 +170,12 @@ type window struct {
 	gap    bool
 	series map[string]*hist.Histogram
 	order  []string
-	seen   int64
-	stmts  int64 // statements seen
+	// seen is the history rows per instrument (waits and statements).
+	seen map[string]seenCount
+	// maxBatch is the most rows one table I/O event fetched.
+	maxBatch int64
+	// means are the summaries' exact means, set when the window closes.
+	means []stream.SeriesMean
 }
 
 func (w *window) record(name string, ps uint64) {
@@ -153,7 +188,19 @@ func (w *window) record(name string, ps uint64) {
 	h.Record(float64(ps) / 1e6)
 }
 
+// see counts one history row of an instrument: one event, units as the
+// server counts them.
+func (w *window) see(name string, units int64) {
+	c := w.seen[name]
+	c.units += units
+	c.events++
+	w.seen[name] = c
+}
+
 // Run polls until ctx is cancelled, emitting one interval per --interval.
+// The queries themselves are never cancelled (each is bounded by the
+// query timeout): cancelling one kills its connection, and the last,
+// partial window needs it.
 func (s *Sampler) Run(ctx context.Context, emit func(stream.Interval) error) error {
 	defer s.db.Close()
 	s.mu.Lock()
@@ -167,6 +214,7 @@ func (s *Sampler) Run(ctx context.Context, emit func(stream.Interval) error) err
 	}()
 	backoff, nextDial := 100*time.Millisecond, time.Time{}
 	w := s.newWindow(time.Now())
+	due := w.start.Add(s.interval)
 	tick := time.NewTicker(s.poll)
 	defer tick.Stop()
 	for {
@@ -188,7 +236,7 @@ func (s *Sampler) Run(ctx context.Context, emit func(stream.Interval) error) err
 		} else {
 			w.gap = true
 		}
-		if end := w.start.Add(s.interval); !now.Before(end) {
+		if !now.Before(due) {
 			if cn != nil {
 				if err := s.closeWindow(ctx, cn, &w); err != nil {
 					cn = s.failed(ctx, cn, &w, err)
@@ -197,12 +245,19 @@ func (s *Sampler) Run(ctx context.Context, emit func(stream.Interval) error) err
 			if err := emit(s.toInterval(w, now)); err != nil {
 				return err
 			}
+			due = nextDue(due, now, s.interval, w.gap)
 			w = s.newWindow(now)
 			s.mu.Lock()
 			s.stats.elapsed = time.Since(s.stats.started)
 			s.mu.Unlock()
 		}
-		if cn.hurry() && ctx.Err() == nil {
+		// Stopped: finish now. A select with the tick also ready picks
+		// either, and polls of a busy server past the deadline could close
+		// one more window.
+		if ctx.Err() != nil {
+			return s.finish(ctx, cn, w, emit)
+		}
+		if cn.hurry() {
 			continue
 		}
 		select {
@@ -213,8 +268,30 @@ func (s *Sampler) Run(ctx context.Context, emit func(stream.Interval) error) err
 	}
 }
 
+// nextDue returns when the window after the one due at due closes: on a
+// fixed grid from the start, so that a slow poll does not shift the later
+// windows and --duration D gives D / --interval windows. After a poll that
+// stalled past the next grid point the next window is short, and the grid
+// holds. Only a gap (no connection: a reconnect can take seconds) skips
+// the grid points it missed, rather than emit a burst of empty gaps.
+func nextDue(due, now time.Time, interval time.Duration, gap bool) time.Time {
+	due = due.Add(interval)
+	if late := now.Sub(due); gap && late >= 0 {
+		due = due.Add((late/interval + 1) * interval)
+	}
+	return due
+}
+
+// queryContext bounds one round of queries by the query timeout, but not
+// by ctx: see Run.
+func (s *Sampler) queryContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
+}
+
 // finish emits the last, partial window when sampling stops (--duration
-// ends mid-window): its events were seen and counted like any other's.
+// ends mid-window): its events were seen and counted like any other's. A
+// window begun at or after the deadline is left out: a poll that ran just
+// after the deadline closed the last window and began it.
 func (s *Sampler) finish(ctx context.Context, cn *conn, w window, emit func(stream.Interval) error) error {
 	now := time.Now()
 	defer func() {
@@ -222,17 +299,18 @@ func (s *Sampler) finish(ctx context.Context, cn *conn, w window, emit func(stre
 		s.stats.elapsed = now.Sub(s.stats.started)
 		s.mu.Unlock()
 	}()
-	if cn == nil || !now.After(w.start) {
+	if deadline, ok := ctx.Deadline(); cn == nil || !now.After(w.start) || ok && !w.start.Before(deadline) {
 		return nil
 	}
-	if err := s.closeWindow(context.WithoutCancel(ctx), cn, &w); err != nil {
-		return nil // the window cannot be completed; it is left out
+	if err := s.closeWindow(ctx, cn, &w); err != nil {
+		s.diag.Warn(s.name, "the last, partial interval is left out: %v", err)
+		return nil
 	}
 	return emit(s.toInterval(w, now))
 }
 
 func (s *Sampler) newWindow(start time.Time) window {
-	return window{start: start, series: map[string]*hist.Histogram{}}
+	return window{start: start, series: map[string]*hist.Histogram{}, seen: map[string]seenCount{}}
 }
 
 // toInterval turns a finished window into the emitted interval; a window
@@ -246,10 +324,11 @@ func (s *Sampler) toInterval(w window, end time.Time) stream.Interval {
 	for _, name := range w.order {
 		iv.Series = append(iv.Series, stream.SeriesHist{Key: stream.Key{Event: name}, Hist: w.series[name]})
 	}
+	iv.Means = w.means
 	return iv
 }
 
-// connect opens a connection and takes the baselines: the wait count and
+// connect opens a connection and takes the baselines: the summaries and
 // the history rings' current contents, which are not recorded.
 func (s *Sampler) connect(ctx context.Context) (*conn, error) {
 	qctx, cancel := context.WithTimeout(ctx, s.timeout)
@@ -258,7 +337,7 @@ func (s *Sampler) connect(ctx context.Context) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	cn := &conn{c: c, baseline: true}
+	cn := &conn{c: c}
 	if s.opts.DB.Setup {
 		// A restarted server forgot the run-time setup: apply it again.
 		err = s.reapplySetup(qctx, c)
@@ -266,22 +345,19 @@ func (s *Sampler) connect(ctx context.Context) (*conn, error) {
 	if err == nil {
 		err = c.QueryRowContext(qctx, "SELECT THREAD_ID FROM performance_schema.threads WHERE PROCESSLIST_ID = CONNECTION_ID()").Scan(&cn.self)
 	}
-	if err == nil && s.waitsTable == "events_waits_history_long" {
-		// Absent on servers without the variable: keep the fixed pace.
-		var size sql.NullInt64
-		if c.QueryRowContext(qctx, "SELECT @@performance_schema_events_waits_history_long_size").Scan(&size) == nil && size.Int64 > 0 {
-			cn.waitRing = int(size.Int64)
-		}
-	}
 	if err == nil {
-		cn.count, err = s.waitCount(qctx, cn)
-		cn.hasCount = err == nil
+		s.ringSizes(qctx, cn)
 	}
+	// The first baseline poll reads the whole rings; the second, short
+	// one reads the summaries with the rings' new rows, as every window's
+	// end does.
 	if err == nil {
-		cn.stmtCount, err = s.statementCount(qctx, cn)
+		err = s.pollHistories(qctx, cn, nil, nil)
 	}
+	var sums summaries
 	if err == nil {
-		err = s.pollHistories(qctx, cn, nil)
+		err = s.pollHistories(qctx, cn, nil, &sums)
+		cn.waitSum, cn.stmtSum = sums.waits, sums.stmts
 	}
 	if err == nil && s.histograms {
 		cn.hist = newHistPoller("performance_schema")
@@ -291,149 +367,201 @@ func (s *Sampler) connect(ctx context.Context) (*conn, error) {
 		c.Close()
 		return nil, err
 	}
-	cn.baseline = false
 	return cn, nil
 }
 
-// waitCount is the number of timed waits the server counted so far, over
-// the instruments that are enabled and timed (those the history holds).
-func (s *Sampler) waitCount(ctx context.Context, cn *conn) (uint64, error) {
-	var n sql.NullInt64
-	err := cn.c.QueryRowContext(ctx, `SELECT SUM(s.COUNT_STAR) FROM performance_schema.events_waits_summary_global_by_event_name s
-		JOIN performance_schema.setup_instruments i ON i.NAME = s.EVENT_NAME
-		WHERE i.ENABLED = 'YES' AND i.TIMED = 'YES' AND s.EVENT_NAME LIKE 'wait/%'`).Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("reading events_waits_summary_global_by_event_name: %w", err)
+// ringSizes reads the history rings' sizes (a restarted server may have
+// new ones). Servers without the variables keep the fixed pace and no
+// overrun detection.
+func (s *Sampler) ringSizes(ctx context.Context, cn *conn) {
+	size := func(variable string) int {
+		var n sql.NullInt64
+		if cn.c.QueryRowContext(ctx, "SELECT @@"+variable).Scan(&n) != nil || n.Int64 <= 0 {
+			return 0
+		}
+		return int(n.Int64)
 	}
-	return uint64(n.Int64), nil
-}
-
-// statementCount is the number of timed statements the server counted so
-// far in sessions other than the sampler's own.
-func (s *Sampler) statementCount(ctx context.Context, cn *conn) (uint64, error) {
-	var all, own sql.NullInt64
-	err := cn.c.QueryRowContext(ctx, `SELECT
-		(SELECT SUM(s.COUNT_STAR) FROM performance_schema.events_statements_summary_global_by_event_name s
-			JOIN performance_schema.setup_instruments i ON i.NAME = s.EVENT_NAME
-			WHERE i.ENABLED = 'YES' AND i.TIMED = 'YES'),
-		(SELECT SUM(COUNT_STAR) FROM performance_schema.events_statements_summary_by_thread_by_event_name WHERE THREAD_ID = ?)`,
-		cn.self).Scan(&all, &own)
-	if err != nil {
-		return 0, fmt.Errorf("reading events_statements_summary_global_by_event_name: %w", err)
+	if s.waitsTable == "events_waits_history_long" {
+		cn.waits.size = size(waitsRingVariable)
 	}
-	return uint64(max(all.Int64-own.Int64, 0)), nil
+	cn.stmts.size = size(statementsRingVariable)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stats.capture.rings[0] = ringTallyFor(s.stats.capture.rings[0], s.waitsTable, cn.waits.size, waitsRingVariable)
+	s.stats.capture.rings[1] = ringTallyFor(s.stats.capture.rings[1], statementsTable, cn.stmts.size, statementsRingVariable)
 }
 
 // pollOnce reads the new rows of both histories into w.
 func (s *Sampler) pollOnce(ctx context.Context, cn *conn, w *window) error {
-	qctx, cancel := context.WithTimeout(ctx, s.timeout)
+	qctx, cancel := s.queryContext(ctx)
 	defer cancel()
-	return s.pollHistories(qctx, cn, w)
+	return s.pollHistories(qctx, cn, w, nil)
 }
 
-func (s *Sampler) pollHistories(ctx context.Context, cn *conn, w *window) error {
+// pollHistories reads both histories; w is nil for the baseline. With
+// sums, each history's query reads its summary too, into sums.
+func (s *Sampler) pollHistories(ctx context.Context, cn *conn, w *window, sums *summaries) error {
 	s.mu.Lock()
 	s.stats.polls++
 	s.mu.Unlock()
-	if err := s.pollWaits(ctx, cn, w); err != nil {
+	var waits, stmts summary
+	if sums != nil {
+		*sums = summaries{waits: summary{}, stmts: summary{}}
+		waits, stmts = sums.waits, sums.stmts
+	}
+	if err := s.pollWaits(ctx, cn, w, waits); err != nil {
 		return err
 	}
-	return s.pollStatements(ctx, cn, w)
+	return s.pollStatements(ctx, cn, w, stmts)
 }
 
-func (s *Sampler) pollWaits(ctx context.Context, cn *conn, w *window) error {
-	rows, err := cn.c.QueryContext(ctx, "SELECT THREAD_ID, EVENT_ID, EVENT_NAME, TIMER_END, TIMER_WAIT FROM performance_schema."+
-		s.waitsTable+" WHERE TIMER_END >= ? AND TIMER_WAIT IS NOT NULL AND EVENT_NAME LIKE 'wait/%'", cn.waits.cut())
+// pollWaits reads the waits history's new rows. Every row of the ring
+// newer than its timer's cut comes back, idle waits and untimed ones
+// included: they take ring slots too, and overruns are found by the whole
+// answer. A non-nil sum is filled from the wait summary, read first.
+func (s *Sampler) pollWaits(ctx context.Context, cn *conn, w *window, sum summary) error {
+	query := "SELECT 1, THREAD_ID, EVENT_ID, EVENT_NAME, TIMER_END, TIMER_WAIT, NUMBER_OF_BYTES FROM performance_schema." +
+		s.waitsTable + " WHERE (EVENT_NAME <> 'idle' AND TIMER_END >= ?) OR (EVENT_NAME = 'idle' AND TIMER_END >= ?) OR TIMER_END IS NULL"
+	if sum != nil {
+		query = waitSummarySQL + query
+	}
+	rows, err := cn.c.QueryContext(ctx, query, cn.waits.events.cut(), cn.waits.idle.cut())
 	if err != nil {
 		return fmt.Errorf("polling %s: %w", s.waitsTable, err)
 	}
 	defer rows.Close()
-	next := make(map[eventKey]struct{}, len(cn.waits.last))
-	cn.newWaits = 0
+	a := cn.waits.begin()
 	for rows.Next() {
-		var k eventKey
+		var part int
+		var thread, event, end, wait, number sql.Null[uint64]
 		var name string
-		var end, wait uint64
-		if err := rows.Scan(&k.thread, &k.event, &name, &end, &wait); err != nil {
+		if err := rows.Scan(&part, &thread, &event, &name, &end, &wait, &number); err != nil {
 			return fmt.Errorf("reading %s: %w", s.waitsTable, err)
 		}
-		next[k] = struct{}{}
-		cn.waits.maxEnd = max(cn.waits.maxEnd, end)
-		if _, old := cn.waits.last[k]; old || w == nil {
+		if part == summaryRow {
+			sum[name] = counts{end.V, wait.V}
 			continue
 		}
-		cn.newWaits++
-		w.seen++
+		k := eventKey{thread.V, event.V}
+		c := &cn.waits.events
+		if name == "idle" {
+			c = &cn.waits.idle
+		}
+		if !cn.waits.row(&a, k, end, c) {
+			continue
+		}
+		if name == "idle" {
+			a.idle++
+		}
+		if w == nil || !wait.Valid || !strings.HasPrefix(name, "wait/") {
+			continue
+		}
+		units := int64(1)
+		if countsInRows(name) && number.Valid {
+			units = int64(number.V)
+			w.maxBatch = max(w.maxBatch, units)
+		}
+		w.see(name, units)
 		if s.opts.KeepEvent(name) {
-			w.record(name, wait)
+			w.record(name, wait.V)
 		}
 	}
-	cn.waits.last = next
 	if err := rows.Err(); err != nil {
-		return err
+		return fmt.Errorf("reading %s: %w", s.waitsTable, err)
 	}
-	if len(next) == 0 {
-		return s.checkRewind(ctx, cn, s.waitsTable, &cn.waits)
+	s.endPoll(&cn.waits, a, w != nil, 0)
+	if a.timed == 0 {
+		return s.checkRewind(ctx, cn, s.waitsTable, &cn.waits.events)
 	}
 	return nil
+}
+
+// endPoll closes a ring's answer and, outside the baseline, counts it in
+// the ring's tally (rings[i]).
+func (s *Sampler) endPoll(r *ring, a answer, counting bool, i int) {
+	overrun := r.end(a)
+	if !counting {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := &s.stats.capture.rings[i]
+	t.polls++
+	t.rows += int64(a.fresh)
+	t.idle += int64(a.idle)
+	if overrun {
+		t.overruns++
+	}
 }
 
 // checkRewind handles a history table whose timer went back below the
 // position reached (seen on VMs whose cycle counter jumps): every poll
 // would then ask for rows "newer" than any row and see nothing, forever.
 // When a poll returns nothing and the table's newest row lies below the
-// cut, the position moves back to it.
-func (s *Sampler) checkRewind(ctx context.Context, cn *conn, table string, r *ring) error {
-	cut := r.cut()
+// cut, the position moves back to it. (Idle waits, on their own timer, do
+// not move it; were their timer to go back, only the overrun detection
+// would miss them.)
+func (s *Sampler) checkRewind(ctx context.Context, cn *conn, table string, c *clock) error {
+	cut := c.cut()
 	if cut == 0 {
 		return nil
 	}
-	var newest sql.NullInt64
-	err := cn.c.QueryRowContext(ctx, "SELECT MAX(TIMER_END) FROM performance_schema."+table+" WHERE TIMER_WAIT IS NOT NULL").Scan(&newest)
+	var newest sql.Null[uint64]
+	err := cn.c.QueryRowContext(ctx, "SELECT MAX(TIMER_END) FROM performance_schema."+table+" WHERE TIMER_WAIT IS NOT NULL AND EVENT_NAME <> 'idle'").Scan(&newest)
 	if err != nil {
 		return fmt.Errorf("reading the newest %s row: %w", table, err)
 	}
-	if newest.Valid && uint64(newest.Int64) < cut {
+	if newest.Valid && newest.V < cut {
 		s.diag.Warn(s.name, "the server's %s timer went back by %.3f s; sampling goes on from its new position",
-			table, float64(r.maxEnd-uint64(newest.Int64))/1e12)
-		r.maxEnd = uint64(newest.Int64)
+			table, float64(c.maxEnd-newest.V)/1e12)
+		c.maxEnd = newest.V
 	}
 	return nil
 }
 
-func (s *Sampler) pollStatements(ctx context.Context, cn *conn, w *window) error {
-	rows, err := cn.c.QueryContext(ctx, `SELECT THREAD_ID, EVENT_ID, TIMER_END, TIMER_WAIT, DIGEST_TEXT, EVENT_NAME
-		FROM performance_schema.events_statements_history_long
-		WHERE TIMER_END >= ? AND TIMER_WAIT IS NOT NULL AND THREAD_ID <> ?`, cn.stmts.cut(), cn.self)
+// pollStatements reads the statements history's new rows; the sampler's
+// own statements come back too (they take ring slots) but are not kept.
+// A non-nil sum is filled from the statement summary, read first.
+func (s *Sampler) pollStatements(ctx context.Context, cn *conn, w *window, sum summary) error {
+	query := `SELECT 1, THREAD_ID, EVENT_ID, EVENT_NAME, TIMER_END, TIMER_WAIT, NULL, NULL, DIGEST_TEXT
+		FROM performance_schema.` + statementsTable + ` WHERE TIMER_END >= ? OR TIMER_END IS NULL`
+	args := []any{cn.stmts.events.cut()}
+	if sum != nil {
+		query, args = statementSummarySQL+query, append([]any{cn.self}, args...)
+	}
+	rows, err := cn.c.QueryContext(ctx, query, args...)
 	if err != nil {
-		return fmt.Errorf("polling events_statements_history_long: %w", err)
+		return fmt.Errorf("polling %s: %w", statementsTable, err)
 	}
 	defer rows.Close()
-	next := make(map[eventKey]struct{}, len(cn.stmts.last))
+	a := cn.stmts.begin()
 	for rows.Next() {
-		var k eventKey
-		var end, wait uint64
+		var part int
+		var thread, id, end, wait, ownN, ownPS sql.Null[uint64]
 		var text sql.NullString
 		var event string
-		if err := rows.Scan(&k.thread, &k.event, &end, &wait, &text, &event); err != nil {
-			return fmt.Errorf("reading events_statements_history_long: %w", err)
+		if err := rows.Scan(&part, &thread, &id, &event, &end, &wait, &ownN, &ownPS, &text); err != nil {
+			return fmt.Errorf("reading %s: %w", statementsTable, err)
 		}
-		next[k] = struct{}{}
-		cn.stmts.maxEnd = max(cn.stmts.maxEnd, end)
-		if _, old := cn.stmts.last[k]; old || w == nil {
+		if part == summaryRow {
+			sum.addStatement(event, counts{end.V, wait.V}, counts{ownN.V, ownPS.V})
 			continue
 		}
-		w.stmts++
+		k := eventKey{thread.V, id.V}
+		if !cn.stmts.row(&a, k, end, &cn.stmts.events) || w == nil || !wait.Valid || k.thread == cn.self {
+			continue
+		}
+		w.see(event, 1)
 		if name := statementSeries(text, event); s.opts.KeepEvent(name) {
-			w.record(name, wait)
+			w.record(name, wait.V)
 		}
 	}
-	cn.stmts.last = next
 	if err := rows.Err(); err != nil {
-		return err
+		return fmt.Errorf("reading %s: %w", statementsTable, err)
 	}
-	if len(next) == 0 {
-		return s.checkRewind(ctx, cn, "events_statements_history_long", &cn.stmts)
+	s.endPoll(&cn.stmts, a, w != nil, 1)
+	if a.timed == 0 {
+		return s.checkRewind(ctx, cn, statementsTable, &cn.stmts.events)
 	}
 	return nil
 }
@@ -452,44 +580,46 @@ func statementSeries(text sql.NullString, event string) string {
 	return "statement: " + string(r)
 }
 
-// closeWindow reads the server's wait count, then polls once more so the
-// waits it counted are in the history we read, and keeps the ratio.
+// closeWindow reads the server's summaries with a last poll and compares
+// them with the history read, per instrument, then asks whether a
+// table-dropping statement is running: a drop that changed the wait
+// summary either ended before the statement summary was read (it is in
+// its delta) or is still running.
 func (s *Sampler) closeWindow(ctx context.Context, cn *conn, w *window) error {
-	qctx, cancel := context.WithTimeout(ctx, s.timeout)
+	qctx, cancel := s.queryContext(ctx)
 	defer cancel()
-	count, err := s.waitCount(qctx, cn)
+	var sums summaries
+	if err := s.pollHistories(qctx, cn, w, &sums); err != nil {
+		return err
+	}
+	waits, stmts := sums.waits, sums.stmts
+	n, err := runningDrops(qctx, cn.c)
 	if err != nil {
 		return err
 	}
-	stmtCount, err := s.statementCount(qctx, cn)
-	if err != nil {
-		return err
-	}
-	if err := s.pollHistories(qctx, cn, w); err != nil {
-		return err
-	}
+	dropping := n > 0
 	if err := s.pollHistograms(qctx, cn, w); err != nil {
 		return err
 	}
-	prev, had := cn.count, cn.hasCount
-	prevStmts := cn.stmtCount
-	cn.count, cn.hasCount, cn.stmtCount = count, true, stmtCount
-	if !had || w.gap || count < prev {
+	prevWaits, prevStmts := cn.waitSum, cn.stmtSum
+	cn.waitSum, cn.stmtSum = waits, stmts
+	if w.gap {
 		return nil
 	}
-	counted := int64(count - prev)
+	wc := countWindow(waits, prevWaits, stmts, prevStmts, dropping, cn.dropped)
+	cn.dropped = wc.droppedNow
+	w.means = wc.means(s.keepMean)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if stmtCount >= prevStmts {
-		s.stats.stmtSeen += w.stmts
-		s.stats.stmtCounted += int64(stmtCount - prevStmts)
-	}
-	s.stats.seen += w.seen
-	s.stats.counted += counted
-	if counted > 0 {
-		s.stats.ratios = append(s.stats.ratios, float64(w.seen)/float64(counted))
-	}
+	s.stats.capture.add(w.seen, wc)
+	s.stats.capture.maxBatch = max(s.stats.capture.maxBatch, w.maxBatch)
 	return nil
+}
+
+// keepMean says whether --event keeps an instrument's summary mean: by the
+// instrument's name or the series'.
+func (s *Sampler) keepMean(instrument, series string) bool {
+	return s.opts.KeepEvent(instrument) || s.opts.KeepEvent(series)
 }
 
 // failed handles a poll error: a lost connection makes the window a gap and
@@ -498,7 +628,7 @@ func (s *Sampler) failed(ctx context.Context, cn *conn, w *window, err error) *c
 	if ctx.Err() != nil {
 		return cn
 	}
-	pctx, cancel := context.WithTimeout(ctx, s.timeout)
+	pctx, cancel := s.queryContext(ctx)
 	defer cancel()
 	if errors.Is(err, driver.ErrBadConn) || cn.c.PingContext(pctx) != nil {
 		cn.c.Close()

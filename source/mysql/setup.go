@@ -51,7 +51,7 @@ func (p setupPlan) message(name string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %v:", name, ErrSetup)
 	if p.schemaOff {
-		b.WriteString("\n  start the server with performance_schema=ON (my.cnf [mysqld] section, or --performance-schema=ON); it cannot be enabled at run time. On a busy server also set performance_schema_events_waits_history_long_size = 10000 there: the autosized 1000-row ring holds only ~20 ms of waits at 50,000 waits/s")
+		b.WriteString("\n  start the server with performance_schema=ON (my.cnf [mysqld] section, or --performance-schema=ON); it cannot be enabled at run time. If latscope then reports ring overruns (a busy server: the autosized 1000-row ring holds ~20 ms of waits at 50,000 waits/s), raise performance_schema_events_waits_history_long_size there too; only overruns call for it")
 		return b.String()
 	}
 	b.WriteString(" run as a user allowed to UPDATE performance_schema.setup_consumers and setup_instruments (or pass --setup):")

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/stream"
 )
 
 // Formats the report can be written in.
@@ -117,10 +118,11 @@ func WriteTable(w io.Writer, r Report, o Options) error {
 		if st.CaptureRatio != nil {
 			fmt.Fprintf(w, ", capture ratio %.3f", *st.CaptureRatio)
 		}
-		if st.Missed > 0 {
+		if st.Missed > 0 && len(st.Captures) == 0 {
 			fmt.Fprintf(w, ", about %d events missed between polls", st.Missed)
 		}
 		fmt.Fprintln(w)
+		writeSamplerDetail(w, st)
 	}
 	if len(r.Samplers) > 0 {
 		fmt.Fprintln(w)
@@ -226,4 +228,41 @@ func groupDigits(v float64) string {
 func bar(frac float64, width int) string {
 	n := int(math.Round(frac * float64(width)))
 	return strings.Repeat("█", max(n, 0))
+}
+
+// writeSamplerDetail writes a sampler's capture per kind of event, its
+// rings and its advice, one item a line.
+func writeSamplerDetail(w io.Writer, st stream.SamplerStats) {
+	for _, cp := range st.Captures {
+		if cp.Windows == 0 {
+			fmt.Fprintf(w, "  capture %s: not compared, all %d windows left out\n", cp.What, cp.LeftOut)
+			continue
+		}
+		if cp.Seen == 0 && cp.Counted == 0 {
+			fmt.Fprintf(w, "  capture %s: none seen or counted in %d windows", cp.What, cp.Windows)
+		} else {
+			fmt.Fprintf(w, "  capture %s: %d of %d %s", cp.What, cp.Seen, cp.Counted, cp.Unit)
+		}
+		if cp.Events > 0 {
+			fmt.Fprintf(w, " (in %d events)", cp.Events)
+		}
+		if cp.Ratio != nil {
+			fmt.Fprintf(w, ", ratio %.3f", *cp.Ratio)
+		}
+		fmt.Fprintf(w, ", %d windows", cp.Windows)
+		if cp.LeftOut > 0 {
+			fmt.Fprintf(w, " (%d left out)", cp.LeftOut)
+		}
+		fmt.Fprintln(w)
+	}
+	for _, r := range st.Rings {
+		fmt.Fprintf(w, "  ring %s: %d rows, %d polls, %d overruns, %d new rows", r.Table, r.Size, r.Polls, r.Overruns, r.Rows)
+		if r.IdleRows > 0 {
+			fmt.Fprintf(w, " (%d idle)", r.IdleRows)
+		}
+		fmt.Fprintln(w)
+	}
+	for _, a := range st.Advice {
+		fmt.Fprintf(w, "  advice: %s\n", a)
+	}
 }

@@ -1,11 +1,13 @@
 package dbtest
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"testing"
@@ -32,10 +34,11 @@ type MariaDB struct {
 	Socket string
 
 	owner Owner
-	args  []string
-	log   string
-	cmd   *exec.Cmd
-	done  chan error
+	// base are the options every start passes, settings the extra ones.
+	base, settings []string
+	log            string
+	cmd            *exec.Cmd
+	done           chan error
 }
 
 // URI returns "mysql://user:password@addr/" for the test account.
@@ -85,10 +88,11 @@ func StartMariaDB(t testing.TB, opts MariaDBOptions) *MariaDB {
 		owner:    owner,
 		log:      filepath.Join(dir, "error.log"),
 	}
-	m.args = append([]string{"--no-defaults", "--datadir=" + data, "--socket=" + m.Socket,
+	m.settings = opts.Settings
+	m.base = []string{"--no-defaults", "--datadir=" + data, "--socket=" + m.Socket,
 		"--port=" + strconv.Itoa(port), "--bind-address=127.0.0.1", "--skip-name-resolve",
 		"--performance_schema=ON", "--innodb-buffer-pool-size=8M", "--log-error=" + m.log,
-		"--pid-file=" + filepath.Join(dir, "mariadb.pid")}, opts.Settings...)
+		"--pid-file=" + filepath.Join(dir, "mariadb.pid")}
 	t.Cleanup(func() { m.Stop(t) })
 	m.Start(t)
 	m.createUser(t)
@@ -98,7 +102,7 @@ func StartMariaDB(t testing.TB, opts MariaDBOptions) *MariaDB {
 // Start starts the server (again, after Stop) and waits for its port.
 func (m *MariaDB) Start(t testing.TB) {
 	t.Helper()
-	m.cmd = m.owner.Command("mariadbd", m.args...)
+	m.cmd = m.owner.Command("mariadbd", append(slices.Clone(m.base), m.settings...)...)
 	if err := m.cmd.Start(); err != nil {
 		t.Fatalf("starting mariadbd: %v", err)
 	}
@@ -108,6 +112,32 @@ func (m *MariaDB) Start(t testing.TB) {
 		log, _ := os.ReadFile(m.log)
 		m.Stop(t)
 		t.Fatalf("mariadbd: %v\n%s", err, log)
+	}
+}
+
+// Restart stops the server and starts it again with new extra options in
+// place of MariaDBOptions.Settings (startup-only variables such as
+// --performance-schema-events-waits-history-long-size=100).
+func (m *MariaDB) Restart(t testing.TB, settings ...string) {
+	t.Helper()
+	m.Stop(t)
+	m.settings = settings
+	m.Start(t)
+}
+
+// Slap runs mariadb-slap as the server's root user (over the socket) with
+// args until it finishes or ctx ends; an error other than ctx ending it
+// fails the test. A missing mariadb-slap skips the test (fails under
+// LATSCOPE_REQUIRE_INTEGRATION=1).
+func (m *MariaDB) Slap(ctx context.Context, t testing.TB, args ...string) {
+	t.Helper()
+	if _, err := exec.LookPath("mariadb-slap"); err != nil {
+		testenv.SkipOrFail(t, "mariadb-slap not installed (apt-get install mariadb-client)")
+	}
+	cmd := exec.CommandContext(ctx, "mariadb-slap", append([]string{"--no-defaults", "--socket=" + m.Socket, "--user=root"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil && ctx.Err() == nil {
+		t.Errorf("mariadb-slap %v: %v\n%s", args, err, out)
 	}
 }
 
