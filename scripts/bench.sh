@@ -142,6 +142,6 @@ else
 		-sizes 64,1024 -runs 5 -duration 4s ${NETBENCH_ARGS:-} | tee "$out/nettest-vs-sockperf.txt"
 fi
 echo; echo "== live database samplers under load: polls/s, events/s, capture, latscope CPU =="; go run ./scripts/dbbench -latscope "$bin" -out "$out/dbbench.json" | tee "$out/dbbench.txt"
-echo; echo "== the MariaDB sampler again with the waits ring the docs advise for busy servers (10 000 rows) =="
+echo; echo "== the MariaDB sampler again with a 10 000-row waits ring (the advice when the report finds ring overruns) =="
 go run ./scripts/dbbench -latscope "$bin" -servers mariadb -mariadb-option=--performance-schema-events-waits-history-long-size=10000 -out "$out/dbbench-ring10000.json" | tee "$out/dbbench-ring10000.txt"
 echo; echo "== flame graphs: latscope collapse and flame vs inferno on the same perf script text =="; go run ./scripts/flamebench -latscope "$bin" -out "$out/flamebench.json" | tee "$out/flamebench.txt"
