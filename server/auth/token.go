@@ -160,3 +160,18 @@ func (s *Store) RevokeToken(ctx context.Context, by Actor, id string) error {
 	s.audit(ctx, by, "token.revoke", owner+"/"+id, true, "")
 	return nil
 }
+
+// ValidateTokenID checks the shape of a public token id (12 base64url
+// characters) before it is looked up.
+func ValidateTokenID(id string) error {
+	if len(id) != 12 {
+		return invalid("malformed token id")
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return invalid("malformed token id")
+		}
+	}
+	return nil
+}
