@@ -16,7 +16,9 @@ import (
 // extraRoutes stand for the routes latscope serve will add (jobs, runs, an
 // event stream), so the rules are shown to hold for routes beyond the auth API.
 func extraRoutes(rt *Router) {
-	ok := func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, map[string]string{"ok": "yes"}) }
+	ok := func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"ok": "yes"})
+	}
 	rt.Handle("GET", "/api/v1/jobs", auth.Viewer, ok)
 	rt.Handle("POST", "/api/v1/jobs", auth.Admin, ok)
 	rt.Handle("POST", "/api/v1/runs", auth.Operator, ok)
