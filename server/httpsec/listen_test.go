@@ -115,14 +115,14 @@ func TestTLSServing(t *testing.T) {
 	if _, err := old.Get(url + "/healthz"); err == nil {
 		t.Error("a TLS 1.1 client was served")
 	}
-	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}}
 	resp, err := c.Post(url+"/api/v1/login", "application/json", strings.NewReader(`{"user":"root","password":"`+adminPassword+`"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || resp.TLS == nil || resp.TLS.Version < tls.VersionTLS12 {
+	if resp.StatusCode != http.StatusOK || resp.TLS == nil || resp.TLS.Version < tls.VersionTLS12 || resp.ProtoMajor != 2 {
 		t.Fatalf("login over TLS: %d %+v", resp.StatusCode, resp.TLS)
 	}
 	ck := resp.Cookies()[0]
