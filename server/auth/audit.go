@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 )
@@ -30,8 +31,10 @@ func (s *Store) Audit(ctx context.Context, by Actor, action, target string, ok b
 }
 
 // audit records an event whose action already happened: failing to record
-// it must not undo or hide the action, so the error goes to the log.
+// it must not undo or hide the action, so the error goes to the log. A
+// client that hangs up early does not cancel the record of what it did.
 func (s *Store) audit(ctx context.Context, by Actor, action, target string, ok bool, detail string) {
+	ctx = context.WithoutCancel(ctx)
 	if err := s.Audit(ctx, by, action, target, ok, detail); err != nil {
 		s.opt.Logger.ErrorContext(ctx, "audit log write failed", "action", action, "err", err)
 	}
@@ -46,21 +49,14 @@ func (s *Store) AuditLog(ctx context.Context, before int64, limit int) ([]AuditE
 	if limit <= 0 || limit > MaxAuditPage {
 		limit = MaxAuditPage
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, at, actor, action, target, remote, ok, detail FROM auth_audit
-		WHERE ? = 0 OR id < ? ORDER BY id DESC LIMIT ?`, before, before, limit)
-	if err != nil {
-		return nil, fmt.Errorf("read audit log: %w", err)
-	}
-	defer rows.Close()
-	var events []AuditEvent
-	for rows.Next() {
-		var e AuditEvent
-		var at int64
-		if err := rows.Scan(&e.ID, &at, &e.Actor, &e.Action, &e.Target, &e.Remote, &e.OK, &e.Detail); err != nil {
-			return nil, fmt.Errorf("read audit log: %w", err)
-		}
-		e.At = fromNanos(at)
-		events = append(events, e)
-	}
-	return events, rows.Err()
+	return queryAll(ctx, s.db, "read audit log", scanAuditEvent, `SELECT id, at, actor, action, target, remote, ok, detail
+		FROM auth_audit WHERE ? = 0 OR id < ? ORDER BY id DESC LIMIT ?`, before, before, limit)
+}
+
+func scanAuditEvent(rows *sql.Rows) (AuditEvent, error) {
+	var e AuditEvent
+	var at int64
+	err := rows.Scan(&e.ID, &at, &e.Actor, &e.Action, &e.Target, &e.Remote, &e.OK, &e.Detail)
+	e.At = fromNanos(at)
+	return e, err
 }

@@ -398,3 +398,31 @@ func FuzzValidateName(f *testing.F) {
 		}
 	})
 }
+
+func TestAuditSurvivesACancelledRequest(t *testing.T) {
+	s, _ := newTestStore(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s.audit(ctx, Actor{User: "ann", Remote: "192.0.2.1"}, "login.fail", "ann", false, "")
+	events, err := s.AuditLog(context.Background(), 0, 0)
+	if err != nil || len(events) != 1 {
+		t.Fatalf("events after a cancelled request = %+v, %v", events, err)
+	}
+}
+
+func TestStoreSharesACallersDatabase(t *testing.T) {
+	s, _ := newTestStore(t)
+	if _, err := s.db.Exec(`CREATE TABLE archive_series (id INTEGER PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	shared, err := New(context.Background(), s.db, Options{Argon2: fastArgon2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := shared.Close(); err != nil { // does not close a database it did not open
+		t.Fatal(err)
+	}
+	if err := s.db.Ping(); err != nil {
+		t.Fatalf("New's Close closed the caller's database: %v", err)
+	}
+}

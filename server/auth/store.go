@@ -79,7 +79,9 @@ func OpenPath(ctx context.Context, path string, opt Options) (*Store, error) {
 }
 
 // New returns a Store on a database the caller opened (and closes), creating
-// or upgrading the auth_* tables.
+// or upgrading the auth_* tables. The caller's connection string should set
+// a busy timeout, as OpenPath does, since the store writes from concurrent
+// requests; New switches the file to WAL.
 func New(ctx context.Context, db *sql.DB, opt Options) (*Store, error) {
 	opt = opt.withDefaults()
 	s := &Store{
@@ -211,4 +213,25 @@ func (s *Store) hash(ctx context.Context, f func()) error {
 	defer func() { <-s.hashSlots }()
 	f()
 	return nil
+}
+
+// queryAll runs a query and scans every row with scan.
+func queryAll[T any](ctx context.Context, db *sql.DB, what string, scan func(*sql.Rows) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer rows.Close()
+	var list []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		list = append(list, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return list, nil
 }

@@ -118,27 +118,23 @@ func (s *Store) TokenPrincipal(ctx context.Context, secret string) (Principal, e
 
 // Tokens lists the tokens of owner, or everybody's when owner is "".
 func (s *Store) Tokens(ctx context.Context, owner string) ([]TokenInfo, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, user_name, name, role, created_at, expires_at, revoked_at, last_used_at
+	return queryAll(ctx, s.db, "list tokens", scanToken, `SELECT id, user_name, name, role, created_at, expires_at, revoked_at, last_used_at
 		FROM auth_tokens WHERE ? = '' OR user_name = ? ORDER BY created_at, id`, owner, owner)
-	if err != nil {
-		return nil, fmt.Errorf("list tokens: %w", err)
+}
+
+func scanToken(rows *sql.Rows) (TokenInfo, error) {
+	var t TokenInfo
+	var role string
+	var created, expires, revoked, used int64
+	if err := rows.Scan(&t.ID, &t.User, &t.Name, &role, &created, &expires, &revoked, &used); err != nil {
+		return t, err
 	}
-	defer rows.Close()
-	var list []TokenInfo
-	for rows.Next() {
-		var t TokenInfo
-		var role string
-		var created, expires, revoked, used int64
-		if err := rows.Scan(&t.ID, &t.User, &t.Name, &role, &created, &expires, &revoked, &used); err != nil {
-			return nil, fmt.Errorf("list tokens: %w", err)
-		}
-		if t.Role, err = ParseRole(role); err != nil {
-			return nil, fmt.Errorf("token %s: %w", t.ID, err)
-		}
-		t.CreatedAt, t.ExpiresAt, t.RevokedAt, t.LastUsedAt = fromNanos(created), fromNanos(expires), fromNanos(revoked), fromNanos(used)
-		list = append(list, t)
+	var err error
+	if t.Role, err = ParseRole(role); err != nil {
+		return t, fmt.Errorf("token %s: %w", t.ID, err)
 	}
-	return list, rows.Err()
+	t.CreatedAt, t.ExpiresAt, t.RevokedAt, t.LastUsedAt = fromNanos(created), fromNanos(expires), fromNanos(revoked), fromNanos(used)
+	return t, nil
 }
 
 // RevokeToken revokes a token by id: the owner's own, or anyone's for an

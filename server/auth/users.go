@@ -110,26 +110,22 @@ func (s *Store) userExists(ctx context.Context, name string) (bool, error) {
 
 // Users lists every user by name.
 func (s *Store) Users(ctx context.Context) ([]User, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT name, role, created_at, updated_at FROM auth_users ORDER BY name`)
-	if err != nil {
-		return nil, fmt.Errorf("list users: %w", err)
+	return queryAll(ctx, s.db, "list users", scanUser, `SELECT name, role, created_at, updated_at FROM auth_users ORDER BY name`)
+}
+
+func scanUser(rows *sql.Rows) (User, error) {
+	var u User
+	var role string
+	var created, updated int64
+	if err := rows.Scan(&u.Name, &role, &created, &updated); err != nil {
+		return u, err
 	}
-	defer rows.Close()
-	var users []User
-	for rows.Next() {
-		var u User
-		var role string
-		var created, updated int64
-		if err := rows.Scan(&u.Name, &role, &created, &updated); err != nil {
-			return nil, fmt.Errorf("list users: %w", err)
-		}
-		if u.Role, err = ParseRole(role); err != nil {
-			return nil, fmt.Errorf("user %s: %w", u.Name, err)
-		}
-		u.CreatedAt, u.UpdatedAt = fromNanos(created), fromNanos(updated)
-		users = append(users, u)
+	var err error
+	if u.Role, err = ParseRole(role); err != nil {
+		return u, fmt.Errorf("user %s: %w", u.Name, err)
 	}
-	return users, rows.Err()
+	u.CreatedAt, u.UpdatedAt = fromNanos(created), fromNanos(updated)
+	return u, nil
 }
 
 func (s *Store) userRole(ctx context.Context, q interface {
