@@ -16,9 +16,8 @@ const (
 	TokenPrefix   = "lsat_" // API token
 	SessionPrefix = "lsss_" // browser session id (cookie value)
 	secretBytes   = 32
+	secretLen     = (secretBytes*8 + 5) / 6 // unpadded base64 characters: 43
 )
-
-var secretLen = base64.RawURLEncoding.EncodedLen(secretBytes)
 
 // ErrMalformedSecret means a presented token or session id has the wrong shape.
 var ErrMalformedSecret = errors.New("malformed credential")

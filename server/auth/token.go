@@ -55,7 +55,10 @@ func (s *Store) CreateToken(ctx context.Context, by Actor, owner, name string, r
 	if err != nil {
 		return NewToken{}, err
 	}
-	if !role.Valid() || role > ownerRole {
+	if !role.Valid() {
+		return NewToken{}, invalid("a token needs a role: viewer, operator or admin")
+	}
+	if role > ownerRole {
 		return NewToken{}, invalid("role %s is above %s's role %s", role, owner, ownerRole)
 	}
 	secret, err := newSecret(TokenPrefix)
