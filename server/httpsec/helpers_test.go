@@ -60,6 +60,7 @@ type env struct {
 	clock    *clock
 	log      *syncBuffer
 	redactor *Redactor
+	dbPath   string
 
 	mu        sync.Mutex
 	responses []string
@@ -77,7 +78,8 @@ func newEnv(t *testing.T, extraRoutes func(*Router)) *env {
 	logs := &syncBuffer{}
 	red := &Redactor{}
 	logger := slog.New(red.Handler(slog.NewJSONHandler(logs, nil)))
-	store, err := auth.OpenPath(context.Background(), filepath.Join(t.TempDir(), "latscope.db"),
+	dbPath := filepath.Join(t.TempDir(), "latscope.db")
+	store, err := auth.OpenPath(context.Background(), dbPath,
 		auth.Options{Argon2: fastArgon2, Now: c.now, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +107,7 @@ func newEnv(t *testing.T, extraRoutes func(*Router)) *env {
 	srv.Config = NewServer(h, DefaultTimeouts(), nil, logger)
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return &env{t: t, store: store, router: rt, srv: srv, clock: c, log: logs, redactor: red}
+	return &env{t: t, store: store, router: rt, srv: srv, clock: c, log: logs, redactor: red, dbPath: dbPath}
 }
 
 // client is one user agent: a cookie jar, maybe a bearer token, maybe a
