@@ -108,8 +108,8 @@ func (rt *Router) Public(method, path string, h http.HandlerFunc, opts ...RouteO
 }
 
 func (rt *Router) add(ri RouteInfo, h http.HandlerFunc, opts []RouteOption) {
-	if ri.Method == "" || !strings.HasPrefix(ri.Path, "/") {
-		rt.errs = append(rt.errs, fmt.Errorf("route %q %q: needs a method and an absolute path", ri.Method, ri.Path))
+	if ri.Method == "" || !strings.HasPrefix(ri.Path, "/") || h == nil {
+		rt.errs = append(rt.errs, fmt.Errorf("route %q %q: needs a method, an absolute path and a handler", ri.Method, ri.Path))
 		return
 	}
 	ri.MaxBody, ri.WriteTimeout = DefaultMaxBody, DefaultWriteTimeout

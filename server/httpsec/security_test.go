@@ -85,7 +85,8 @@ func TestARouteCannotBeAddedWithoutARole(t *testing.T) {
 		"unlisted public":     func(rt *Router) { rt.Public("GET", "/api/v1/x", nil) },
 		"listed path, method": func(rt *Router) { rt.Public("GET", "/api/v1/login", nil) },
 		"duplicate":           func(rt *Router) { rt.Handle("GET", "/api/v1/me", auth.Admin, nil) },
-		"no method":           func(rt *Router) { rt.Handle("", "/api/v1/y", auth.Admin, nil) },
+		"no method":           func(rt *Router) { rt.Handle("", "/api/v1/y", auth.Admin, func(http.ResponseWriter, *http.Request) {}) },
+		"no handler":          func(rt *Router) { rt.Handle("GET", "/api/v1/y", auth.Admin, nil) },
 	} {
 		rt := NewRouter(nil, Config{})
 		rt.RegisterAuthAPI()
