@@ -127,7 +127,11 @@ func dbFile(path string, readOnly bool) (string, error) {
 	st, err := os.Stat(path)
 	switch {
 	case err == nil && st.IsDir():
-		return filepath.Join(path, DBName), nil
+		file := filepath.Join(path, DBName)
+		if _, err := os.Stat(file); readOnly && err != nil {
+			return "", fmt.Errorf("archive %s: no %s in the directory", path, DBName)
+		}
+		return file, nil
 	case err == nil:
 		if !isSQLite(path) && st.Size() > 0 {
 			return "", fmt.Errorf("archive %s: not a SQLite database", path)

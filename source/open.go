@@ -26,6 +26,7 @@ type Probe struct {
 // Opener turns command-line SOURCE arguments into Sources.
 type Opener struct {
 	Formats []Format
+	Stores  []Store
 	Probes  []Probe
 	Options Options
 	Diag    *input.Diagnostics
@@ -57,6 +58,11 @@ func (o *Opener) Open(ctx context.Context, spec string) (Source, error) {
 			return nil, errors.New("no standard input")
 		}
 		return o.openReader("-", o.Stdin, time.Time{})
+	}
+	for _, st := range o.Stores {
+		if st.Match(spec) {
+			return st.Open(spec, o.Options, o.Diag)
+		}
 	}
 	f, err := os.Open(spec)
 	if err != nil {
