@@ -1,9 +1,7 @@
 package recording
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/stream"
@@ -67,39 +65,17 @@ func DecodeHistogram(b []byte) (*hist.Histogram, error) {
 // AppendMean appends the standalone encoding of a mean's count, sum and
 // unit (its key is kept by the caller).
 func AppendMean(b []byte, m stream.SeriesMean) []byte {
-	flags := mUnit
-	whole := integral(m.Count)
-	if !whole {
-		flags |= mFloat
-	}
-	b = append(b, flags)
-	b = binary.AppendUvarint(b, uint64(m.Unit))
-	if whole {
-		b = binary.AppendUvarint(b, uint64(m.Count))
-	} else {
-		b = appendFloat(b, m.Count)
-	}
-	return appendFloat(b, m.Sum)
+	return appendMeanEntry(b, m, 0) // no unit is 0: the unit is always written
 }
 
 // DecodeMean reads a mean written by AppendMean into a SeriesMean of key.
 func DecodeMean(b []byte, key stream.Key) (stream.SeriesMean, error) {
 	d := decoder{b: b}
 	m := stream.SeriesMean{Key: key}
-	flags := d.byte("mean flags")
-	if d.err == nil && flags&^mKnown != 0 {
-		d.fail("unknown mean flags %#02x", flags&^mKnown)
-	}
+	flags := decodeMeanEntry(&d, &m)
 	if d.err == nil && flags&mUnit == 0 {
 		d.fail("mean value without its unit")
 	}
-	m.Unit = hist.Unit(d.ubounded("mean unit", math.MaxInt64))
-	if flags&mFloat != 0 {
-		m.Count = d.float("mean count")
-	} else {
-		m.Count = float64(d.uvarint("mean count"))
-	}
-	m.Sum = d.float("mean sum")
 	if d.err == nil && len(d.b) > 0 {
 		d.fail("%d bytes after the mean", len(d.b))
 	}
