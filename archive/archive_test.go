@@ -2,9 +2,11 @@ package archive
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -263,4 +265,56 @@ func TestOpenErrors(t *testing.T) {
 	if _, ok := DBPath(dir); ok {
 		t.Fatal("empty dir detected as an archive")
 	}
+}
+
+func TestPatterns(t *testing.T) {
+	for _, c := range []struct {
+		pattern, name string
+		want          bool
+	}{
+		{"*example_latency_data.txt", "/work/shared/testdata/pylatencymap/example_latency_data.txt", true},
+		{"mysql://*", "mysql://app@db01:3306/", true},
+		{"log file*", "log file sync", true},
+		{"log file*", "a log file sync", false},
+		{"db file ?equential read", "db file sequential read", true},
+		{"[dl]* read", "db file scattered read", true},
+		{"[^d]* read", "db file scattered read", false},
+		{"a.b", "axb", false},
+		{`\*`, "*", true},
+		{"", "anything", true},
+	} {
+		m, err := Query{Series: c.pattern}.matcher()
+		if err != nil {
+			t.Fatalf("%q: %v", c.pattern, err)
+		}
+		if got := m(SeriesInfo{Key: stream.Key{Event: c.name}}); got != c.want {
+			t.Errorf("%q matching %q: %v", c.pattern, c.name, got)
+		}
+	}
+	for _, bad := range []string{"[a-", "[]", "[z-a]"} {
+		if err := CheckPattern(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// FuzzPattern: any --series pattern compiles or fails with an error naming
+// it, and never panics when matching.
+func FuzzPattern(f *testing.F) {
+	for _, s := range []string{"*", "log file*", "[a-z]?", `\*`, "[", "[^a]", "mysql://*"} {
+		f.Add(s, "log file sync")
+	}
+	f.Fuzz(func(t *testing.T, pattern, name string) {
+		m, err := Query{Series: pattern}.matcher()
+		if err != nil {
+			if !strings.Contains(err.Error(), fmt.Sprintf("%q", pattern)) {
+				t.Fatalf("error %q does not name the pattern", err)
+			}
+			return
+		}
+		m(SeriesInfo{Key: stream.Key{Event: name}, Source: name})
+		if !strings.ContainsAny(pattern, `*?[\`) && m(SeriesInfo{Key: stream.Key{Event: pattern}}) != true {
+			t.Fatalf("a literal pattern %q does not match itself", pattern)
+		}
+	})
 }

@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"path"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/latscope/latscope/hist"
@@ -38,8 +39,9 @@ type Query struct {
 	// From and To bound the window starts: From ≤ start < To (zero: no
 	// bound).
 	From, To time.Time
-	// Series is a glob (path.Match syntax) matched against each series'
-	// event and against its source's name; empty matches every series.
+	// Series is a glob matched against each series' event and against its
+	// source's name: * is any text (slashes too), ? one character, [...]
+	// a class as in path.Match; empty matches every series.
 	Series string
 	// Resolution is Auto, Raw or the step of a configured tier.
 	Resolution time.Duration
@@ -47,22 +49,56 @@ type Query struct {
 
 // CheckPattern reports a malformed --series glob.
 func CheckPattern(pattern string) error {
-	if _, err := path.Match(pattern, ""); err != nil {
-		return fmt.Errorf("series pattern %q: %w", pattern, err)
-	}
-	return nil
+	_, err := compilePattern(pattern)
+	return err
 }
 
-func (q Query) matches(s SeriesInfo) bool {
-	if q.Series == "" {
-		return true
-	}
-	for _, name := range []string{s.Key.Event, s.Source} {
-		if ok, _ := path.Match(q.Series, name); ok {
-			return true
+// compilePattern turns a glob into an anchored regular expression.
+func compilePattern(pattern string) (*regexp.Regexp, error) {
+	var re strings.Builder
+	re.WriteString("^(?s:")
+	for i := 0; i < len(pattern); i++ {
+		switch pattern[i] {
+		case '*':
+			re.WriteString(".*")
+		case '?':
+			re.WriteString(".")
+		case '[':
+			end := strings.IndexByte(pattern[i+1:], ']')
+			if end < 0 {
+				return nil, fmt.Errorf("series pattern %q: unclosed [", pattern)
+			}
+			// A class reads as in path.Match and in regexp alike: [abc],
+			// [a-z], [^a-z].
+			re.WriteString(pattern[i : i+2+end])
+			i += end + 1
+		case '\\':
+			if i+1 < len(pattern) {
+				i++
+			}
+			re.WriteString(regexp.QuoteMeta(pattern[i : i+1]))
+		default:
+			re.WriteString(regexp.QuoteMeta(pattern[i : i+1])) // bytes, so that UTF-8 stays whole
 		}
 	}
-	return false
+	re.WriteString(")$")
+	r, err := regexp.Compile(re.String())
+	if err != nil {
+		return nil, fmt.Errorf("series pattern %q: %w", pattern, err)
+	}
+	return r, nil
+}
+
+// matcher returns the query's series filter.
+func (q Query) matcher() (func(SeriesInfo) bool, error) {
+	if q.Series == "" {
+		return func(SeriesInfo) bool { return true }, nil
+	}
+	re, err := compilePattern(q.Series)
+	if err != nil {
+		return nil, err
+	}
+	return func(s SeriesInfo) bool { return re.MatchString(s.Key.Event) || re.MatchString(s.Source) }, nil
 }
 
 // Series lists the archive's series by source, each source's in the order
@@ -101,6 +137,10 @@ type sourceSeries struct {
 // selects, in name order. A source with no series at all is kept when the
 // query selects everything: its windows still say when it was observed.
 func (a *Archive) selectSeries(ctx context.Context, q Query) ([]sourceSeries, error) {
+	matches, err := q.matcher()
+	if err != nil {
+		return nil, err
+	}
 	all, err := a.Series(ctx)
 	if err != nil {
 		return nil, err
@@ -117,7 +157,7 @@ func (a *Archive) selectSeries(ctx context.Context, q Query) ([]sourceSeries, er
 			return nil, a.errorf("listing sources: %w", err)
 		}
 		for _, si := range all {
-			if si.Source == s.name && q.matches(si) {
+			if si.Source == s.name && matches(si) {
 				s.series = append(s.series, si)
 			}
 		}

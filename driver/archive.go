@@ -94,3 +94,6 @@ func (o *archiveOut) close(ctx context.Context) error {
 	}
 	return err
 }
+
+// CheckSeriesPattern reports a malformed --series glob.
+func CheckSeriesPattern(pattern string) error { return archive.CheckPattern(pattern) }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"path"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -152,8 +151,8 @@ func (f *sharedFlags) window(c *driver.Config) error {
 		return usagef("--from %s is not before --until %s", c.Read.From.Format(time.RFC3339), c.Read.To.Format(time.RFC3339))
 	}
 	if f.series != "" {
-		if _, err := path.Match(f.series, ""); err != nil {
-			return usagef("--series %q: %v", f.series, err)
+		if err := driver.CheckSeriesPattern(f.series); err != nil {
+			return usagef("--series: %v", err)
 		}
 	}
 	c.Read.Series = f.series
