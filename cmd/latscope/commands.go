@@ -458,6 +458,10 @@ func writeFormats(w io.Writer) error {
 			fmt.Fprintf(&b, "    example:     %s\n", f.Example)
 		}
 	}
+	b.WriteString("\nARCHIVES (a path given as SOURCE; --from, --until and --series select from them)\n")
+	for _, st := range driver.Stores() {
+		fmt.Fprintf(&b, "\n  %s\n    %s\n    detected by: %s\n    example:     %s\n", st.Name, st.Description, st.Detection, st.Example)
+	}
 	b.WriteString("\nOUTPUT FORMATS (latscope convert --to NAME, or by -o extension)\n")
 	for _, f := range driver.Sinks() {
 		fmt.Fprintf(&b, "\n  %s (%s)\n    %s\n    keeps: %s\n", f.Name, f.Extension, f.Description, f.Keeps)

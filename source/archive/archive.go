@@ -16,7 +16,7 @@ import (
 func Store() source.Store {
 	return source.Store{
 		Name:        "archive",
-		Description: "latscope's embedded archive (latscope record --archive DIR): every series' intervals, gaps kept, selected with --from, --to and --series",
+		Description: "latscope's embedded archive (latscope record --archive DIR): every series' intervals, gaps kept, selected with --from, --until and --series",
 		Detection:   "a directory holding " + archive.DBName + ", or a SQLite database file",
 		Example:     "latscope heatmap /var/lib/latscope --from -1h -o last-hour.html",
 		Match: func(path string) bool {
