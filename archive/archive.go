@@ -185,8 +185,8 @@ func (a *Archive) init(ctx context.Context) error {
 		if err != nil {
 			return a.errorf("reading the schema version: %w", err)
 		}
-		if v == 0 {
-			return a.errorf("no archive here (empty database)")
+		if v == 0 || !a.hasTable(ctx, "windows") {
+			return a.errorf("not a latscope archive (a SQLite database without its tables)")
 		}
 		if v > len(migrations) {
 			return a.errorf("schema version %d is newer than this latscope reads (%d): upgrade latscope", v, len(migrations))
@@ -209,6 +209,13 @@ func (a *Archive) init(ctx context.Context) error {
 		return a.errorf("marking the archive open: %w", err)
 	}
 	return nil
+}
+
+// hasTable reports whether the database has a table of that name.
+func (a *Archive) hasTable(ctx context.Context, name string) bool {
+	var n int
+	err := a.db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?", name).Scan(&n)
+	return err == nil && n == 1
 }
 
 // IntegrityCheck runs PRAGMA integrity_check and returns its findings as an

@@ -318,3 +318,57 @@ func FuzzPattern(f *testing.F) {
 		}
 	})
 }
+
+func TestOtherSQLiteDatabaseIsRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "app.db")
+	other, err := Open(path, Options{}) // any SQLite file: make one with a foreign table
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.db.Exec("DROP TABLE windows")
+	other.Close()
+	if _, err := Open(path, Options{ReadOnly: true}); err == nil || !strings.Contains(err.Error(), "not a latscope archive") {
+		t.Fatalf("a foreign database: %v", err)
+	}
+}
+
+// TestReadWhileWriting reads an archive (read-only, as the SOURCE does)
+// while a writer appends: WAL readers see whole intervals only.
+func TestReadWhileWriting(t *testing.T) {
+	w, dir := openTemp(t, Options{})
+	hs := realHistograms(t)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	done := make(chan error)
+	go func() {
+		for i := 0; i < 300; i++ {
+			if err := w.Write(ctx, synthetic("db", t0.Add(time.Duration(i)*time.Second), 1, 20, hs[i%len(hs):])[0]); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	r, err := Open(dir, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for reading := true; reading; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			reading = false
+		default:
+		}
+		for _, iv := range readAll(t, r, Query{}) {
+			if len(iv.Series) != 20 {
+				t.Fatalf("a reader saw an interval with %d of its 20 series", len(iv.Series))
+			}
+		}
+	}
+	if n := len(readAll(t, r, Query{})); n != 300 {
+		t.Fatalf("read %d intervals after the writer finished, want 300", n)
+	}
+}

@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/internal/testkit/testenv"
+	"github.com/latscope/latscope/recording"
+	"github.com/latscope/latscope/stream"
 )
 
 // TestArchiveIsASourceForEveryCommand archives real data with record
@@ -79,4 +82,51 @@ func TestRecordArchiveLive(t *testing.T) {
 	if len(rep.Series) == 0 || rep.Series[0].Count == 0 {
 		t.Fatalf("nothing archived: %+v", rep)
 	}
+}
+
+// TestArchiveKeepsGaps archives a recording with a gap and an observed
+// window without events: the heat map of the archive draws them as the
+// recording's does (blank and '.').
+func TestArchiveKeepsGaps(t *testing.T) {
+	tmp := t.TempDir()
+	lsr := filepath.Join(tmp, "gaps.lsr")
+	f, err := os.Create(lsr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := recording.NewWriter(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 25, 3, 0, 0, 0, time.UTC)
+	for i := 0; i < 12; i++ {
+		iv := stream.Interval{Source: "db", Start: t0.Add(time.Duration(i) * time.Second), Duration: time.Second}
+		switch {
+		case i >= 4 && i < 7:
+			iv.Gap = true
+		case i == 9: // observed, no events
+		default:
+			h := &hist.Histogram{Unit: hist.Millisecond, Offset: 2, Counts: []float64{float64(10 + i), 3}, Sum: float64(50 + i)}
+			iv.Series = []stream.SeriesHist{{Key: stream.Key{Event: "log file sync"}, Hist: h}}
+		}
+		if err := w.Write(iv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	f.Close()
+	dir := filepath.Join(tmp, "data")
+	if r := run(t, "", "record", lsr, "--archive", dir); r.code != 0 {
+		t.Fatalf("record --archive: %s", r.stderr)
+	}
+	want := run(t, "", "heatmap", lsr, "--once", "--plain")
+	got := run(t, "", "heatmap", dir, "--once", "--plain")
+	if got.code != 0 || got.stdout != want.stdout {
+		t.Fatalf("heat map of the archive:\n%s\nof the recording:\n%s", got.stdout, want.stdout)
+	}
+	wantReport := run(t, "", "report", lsr, "--intervals")
+	if gotReport := run(t, "", "report", dir, "--intervals"); gotReport.stdout != wantReport.stdout {
+		t.Fatalf("report of the archive:\n%s\nof the recording:\n%s", gotReport.stdout, wantReport.stdout)
+	}
+	t.Logf("\n%s", got.stdout)
 }
