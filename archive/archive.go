@@ -221,22 +221,18 @@ func (a *Archive) hasTable(ctx context.Context, name string) bool {
 // IntegrityCheck runs PRAGMA integrity_check and returns its findings as an
 // error.
 func (a *Archive) IntegrityCheck(ctx context.Context) error {
-	rows, err := a.db.QueryContext(ctx, "PRAGMA integrity_check")
-	if err != nil {
-		return a.errorf("integrity check: %w", err)
-	}
-	defer rows.Close()
 	var problems []string
-	for rows.Next() {
+	err := eachRow(ctx, a.db, func(rows *sql.Rows) error {
 		var s string
 		if err := rows.Scan(&s); err != nil {
-			return a.errorf("integrity check: %w", err)
+			return err
 		}
 		if s != "ok" {
 			problems = append(problems, s)
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	}, "PRAGMA integrity_check")
+	if err != nil {
 		return a.errorf("integrity check: %w", err)
 	}
 	if len(problems) > 0 {

@@ -93,57 +93,39 @@ func floorTo(t, step int64) int64 {
 	return t - r
 }
 
-// coarseWindow accumulates the fine windows of one coarse window. It
-// starts at the step boundary and lasts the time observed, so rates (events
-// per observed second) stay right; a coarse window that saw only gaps is a
-// gap over the whole step.
-type coarseWindow struct {
-	start, observed int64
-	flags, zoneOff  int
-	zoneName        string
-}
-
 // mergeWindows writes the coarse windows of a source in [from, until),
-// streaming the fine ones in order: one coarse window in memory. The
-// inserts go to another resolution, outside the range being scanned.
+// streaming the fine ones in order: one coarse window in memory. A coarse
+// window starts at the step boundary and lasts the time its fine windows
+// observed, so rates (events per observed second) stay right; one that saw
+// only gaps is a gap over the whole step. The inserts go to another
+// resolution, outside the range being scanned.
 func mergeWindows(ctx context.Context, tx *sql.Tx, source, fineRes, coarseRes, step, from, until int64) error {
-	rows, err := tx.QueryContext(ctx, `SELECT start, dur, flags, zone_off, zone_name FROM windows
-		WHERE source_id = ? AND res = ? AND start >= ? AND start < ? ORDER BY start`, source, fineRes, from, until)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	var cur *coarseWindow
+	var cur *window
 	flush := func() error {
 		if cur == nil {
 			return nil
 		}
-		if cur.observed == 0 { // only gaps
-			cur.observed, cur.flags = step, cur.flags|flagGap
+		if cur.dur == 0 { // only gaps
+			cur.dur, cur.flags = step, cur.flags|flagGap
 		}
-		_, err := tx.ExecContext(ctx, insertWindow, source, coarseRes, cur.start, cur.observed, cur.flags, cur.zoneOff, cur.zoneName)
+		_, err := tx.ExecContext(ctx, insertWindow, source, coarseRes, cur.start, cur.dur, cur.flags, cur.zoneOff, cur.zoneName)
 		return err
 	}
-	for rows.Next() {
-		var start, dur int64
-		var flags, off int
-		var zone string
-		if err := rows.Scan(&start, &dur, &flags, &off, &zone); err != nil {
-			return err
-		}
-		if b := floorTo(start, step); cur == nil || b != cur.start {
+	err := eachWindow(ctx, tx, source, fineRes, from, until, noLimit, func(w window) error {
+		if b := floorTo(w.start, step); cur == nil || b != cur.start {
 			if err := flush(); err != nil {
 				return err
 			}
-			cur = &coarseWindow{start: b}
+			cur = &window{start: b}
 		}
-		cur.zoneOff, cur.zoneName = off, zone
-		cur.flags |= flags & flagRelative
-		if flags&flagGap == 0 {
-			cur.observed += dur
+		cur.zoneOff, cur.zoneName = w.zoneOff, w.zoneName
+		cur.flags |= w.flags & flagRelative
+		if w.flags&flagGap == 0 {
+			cur.dur += w.dur
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	return flush()
@@ -153,12 +135,6 @@ func mergeWindows(ctx context.Context, tx *sql.Tx, source, fineRes, coarseRes, s
 // merging the fine ones of each coarse window: histograms with
 // hist.Merge (exact on one grid), means by adding counts and sums.
 func mergePoints(ctx context.Context, tx *sql.Tx, si SeriesInfo, fineRes, coarseRes, step, from, until int64) error {
-	rows, err := tx.QueryContext(ctx, `SELECT start, data FROM points
-		WHERE series_id = ? AND res = ? AND start >= ? AND start < ? ORDER BY start`, si.ID, fineRes, from, until)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
 	var (
 		bucket = int64(math.MinInt64)
 		h      *hist.Histogram
@@ -178,12 +154,7 @@ func mergePoints(ctx context.Context, tx *sql.Tx, si SeriesInfo, fineRes, coarse
 		_, err := tx.ExecContext(ctx, insertPoint, si.ID, coarseRes, bucket, buf)
 		return err
 	}
-	for rows.Next() {
-		var start int64
-		var data []byte
-		if err := rows.Scan(&start, &data); err != nil {
-			return err
-		}
+	err := eachPoint(ctx, tx, si.ID, fineRes, from, until, func(start int64, data []byte) error {
 		if b := floorTo(start, step); !have || b != bucket {
 			if err := flush(); err != nil {
 				return err
@@ -193,8 +164,9 @@ func mergePoints(ctx context.Context, tx *sql.Tx, si SeriesInfo, fineRes, coarse
 		if err := mergeValue(si, data, &h, &m); err != nil {
 			return fmt.Errorf("at %d: %w", start, err)
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	return flush()

@@ -2,6 +2,7 @@ package archive
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math"
 	"regexp"
@@ -104,23 +105,19 @@ func (q Query) matcher() (func(SeriesInfo) bool, error) {
 // Series lists the archive's series by source, each source's in the order
 // they were first written.
 func (a *Archive) Series(ctx context.Context) ([]SeriesInfo, error) {
-	rows, err := a.db.QueryContext(ctx, `SELECT s.id, src.name, s.kind, s.event, s.instance, s.key_source
-		FROM series s JOIN sources src ON src.id = s.source_id ORDER BY src.name, s.id`)
-	if err != nil {
-		return nil, a.errorf("listing series: %w", err)
-	}
-	defer rows.Close()
 	var out []SeriesInfo
-	for rows.Next() {
+	err := eachRow(ctx, a.db, func(rows *sql.Rows) error {
 		var s SeriesInfo
 		var kind int
 		if err := rows.Scan(&s.ID, &s.Source, &kind, &s.Key.Event, &s.Key.Instance, &s.Key.Source); err != nil {
-			return nil, a.errorf("listing series: %w", err)
+			return err
 		}
 		s.Mean = kind == kindMean
 		out = append(out, s)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	}, `SELECT s.id, src.name, s.kind, s.event, s.instance, s.key_source
+		FROM series s JOIN sources src ON src.id = s.source_id ORDER BY src.name, s.id`)
+	if err != nil {
 		return nil, a.errorf("listing series: %w", err)
 	}
 	return out, nil
@@ -145,16 +142,11 @@ func (a *Archive) selectSeries(ctx context.Context, q Query) ([]sourceSeries, er
 	if err != nil {
 		return nil, err
 	}
-	rows, err := a.db.QueryContext(ctx, "SELECT id, name FROM sources ORDER BY name")
-	if err != nil {
-		return nil, a.errorf("listing sources: %w", err)
-	}
-	defer rows.Close()
 	var out []sourceSeries
-	for rows.Next() {
+	err = eachRow(ctx, a.db, func(rows *sql.Rows) error {
 		var s sourceSeries
 		if err := rows.Scan(&s.id, &s.name); err != nil {
-			return nil, a.errorf("listing sources: %w", err)
+			return err
 		}
 		for _, si := range all {
 			if si.Source == s.name && matches(si) {
@@ -164,8 +156,12 @@ func (a *Archive) selectSeries(ctx context.Context, q Query) ([]sourceSeries, er
 		if len(s.series) > 0 || q.Series == "" {
 			out = append(out, s)
 		}
+		return nil
+	}, "SELECT id, name FROM sources ORDER BY name")
+	if err != nil {
+		return nil, a.errorf("listing sources: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Read calls emit with the intervals the query selects, source by source
@@ -304,26 +300,14 @@ func (a *Archive) readSource(ctx context.Context, s sourceSeries, res int64, q Q
 
 // windowChunk reads up to n windows of a source from start from on.
 func (a *Archive) windowChunk(ctx context.Context, s sourceSeries, res, from, to int64, n int) ([]stream.Interval, []int64, error) {
-	rows, err := a.db.QueryContext(ctx, `SELECT start, dur, flags, zone_off, zone_name FROM windows
-		WHERE source_id = ? AND res = ? AND start >= ? AND start < ? ORDER BY start LIMIT ?`, s.id, res, from, to, n)
-	if err != nil {
-		return nil, nil, a.errorf("reading %s: %w", s.name, err)
-	}
-	defer rows.Close()
 	var ivs []stream.Interval
 	var starts []int64
-	for rows.Next() {
-		var start, dur int64
-		var flags, off int
-		var zone string
-		if err := rows.Scan(&start, &dur, &flags, &off, &zone); err != nil {
-			return nil, nil, a.errorf("reading %s: %w", s.name, err)
-		}
-		ivs = append(ivs, stream.Interval{Source: s.name, Start: time.Unix(0, start).In(location(zone, off)),
-			Duration: time.Duration(dur), Gap: flags&flagGap != 0, Relative: flags&flagRelative != 0})
-		starts = append(starts, start)
-	}
-	if err := rows.Err(); err != nil {
+	err := eachWindow(ctx, a.db, s.id, res, from, to, n, func(w window) error {
+		ivs = append(ivs, w.interval(s.name))
+		starts = append(starts, w.start)
+		return nil
+	})
+	if err != nil {
 		return nil, nil, a.errorf("reading %s: %w", s.name, err)
 	}
 	return ivs, starts, nil
@@ -345,7 +329,7 @@ func (a *Archive) fillPoints(ctx context.Context, s sourceSeries, res, first, la
 		index[st] = i
 	}
 	for _, si := range s.series {
-		err := a.scanPoints(ctx, si.ID, res, first, last+1, func(start int64, data []byte) error {
+		err := eachPoint(ctx, a.db, si.ID, res, first, last+1, func(start int64, data []byte) error {
 			i, ok := index[start]
 			if !ok {
 				return nil // a point without its window: not observed, not shown
@@ -357,27 +341,6 @@ func (a *Archive) fillPoints(ctx context.Context, s sourceSeries, res, first, la
 		}
 	}
 	return nil
-}
-
-// scanPoints calls f for every point of a series in [from, to).
-func (a *Archive) scanPoints(ctx context.Context, series, res, from, to int64, f func(start int64, data []byte) error) error {
-	rows, err := a.db.QueryContext(ctx, `SELECT start, data FROM points WHERE series_id = ? AND res = ? AND start >= ? AND start < ? ORDER BY start`,
-		series, res, from, to)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var start int64
-		var data []byte
-		if err := rows.Scan(&start, &data); err != nil {
-			return err
-		}
-		if err := f(start, data); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
 }
 
 // addPoint decodes a point into its interval.
