@@ -70,7 +70,7 @@ func (o *Opener) Open(ctx context.Context, spec string) (Source, error) {
 	}
 	if st, err := f.Stat(); err == nil && st.IsDir() {
 		f.Close()
-		return nil, fmt.Errorf("%s is a directory (give a file, - for stdin, or a probe such as iotest:%s)", spec, spec)
+		return nil, fmt.Errorf("%s is a directory without an archive (give a file, - for stdin, an archive directory holding latscope.db, or a probe such as iotest:%s)", spec, spec)
 	}
 	var r io.Reader = f
 	var closer io.Closer = f
