@@ -56,13 +56,12 @@ type Options struct {
 // process at a time should write (SQLite serialises writers, and the clean
 // close marker assumes a single writer).
 type Archive struct {
-	db    *sql.DB
-	dir   string // for messages: the data directory or the file given
-	path  string // the database file
-	opts  Options
-	mu    sync.Mutex // guards the id caches and serialises writes
-	ids   idCache
-	wrote bool
+	db   *sql.DB
+	dir  string // for messages: the data directory or the file given
+	path string // the database file
+	opts Options
+	mu   sync.Mutex // guards the id caches and serialises writes
+	ids  idCache
 }
 
 // DBPath returns the database file of an archive path: the file itself,

@@ -52,11 +52,18 @@ func TestRoundTripGapsZonesCustomAndMeans(t *testing.T) {
 	sameIntervals(t, readAll(t, a, Query{}), want)
 	// A window: From inclusive, To exclusive.
 	sameIntervals(t, readAll(t, a, Query{From: t0.Add(time.Second), To: t0.Add(3 * time.Second)}), want[1:3])
-	// Writing again replaces: nothing doubles.
+	// Writing again replaces: nothing doubles, and a series the new
+	// version lacks goes.
 	if err := a.WriteBatch(ctx, want); err != nil {
 		t.Fatal(err)
 	}
 	sameIntervals(t, readAll(t, a, Query{}), want)
+	again := want[0]
+	again.Series, again.Means = again.Series[1:], nil
+	if err := a.Write(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	sameIntervals(t, readAll(t, a, Query{}), append([]stream.Interval{again}, want[1:]...))
 }
 
 func TestSeriesPattern(t *testing.T) {

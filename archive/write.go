@@ -83,7 +83,6 @@ func (a *Archive) WriteBatch(ctx context.Context, ivs []stream.Interval) error {
 	for k, v := range added.series {
 		a.ids.series[k] = v
 	}
-	a.wrote = true
 	return nil
 }
 
@@ -129,7 +128,7 @@ func (w *batchWriter) close() {
 func (w *batchWriter) write(ctx context.Context, iv stream.Interval) error {
 	var err error
 	if w.window == nil {
-		if w.window, err = w.tx.PrepareContext(ctx, insertWindow); err != nil {
+		if w.window, err = w.tx.PrepareContext(ctx, newWindow); err != nil {
 			return err
 		}
 		if w.point, err = w.tx.PrepareContext(ctx, insertPoint); err != nil {
@@ -142,8 +141,14 @@ func (w *batchWriter) write(ctx context.Context, iv stream.Interval) error {
 	}
 	start := iv.Start.UnixNano()
 	name, off := iv.Start.Zone()
-	if _, err := w.window.ExecContext(ctx, src, 0, start, int64(iv.Duration), windowFlags(iv), off, name); err != nil {
+	res, err := w.window.ExecContext(ctx, src, 0, start, int64(iv.Duration), windowFlags(iv), off, name)
+	if err != nil {
 		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		if err := w.replaceWindow(ctx, src, start, iv); err != nil {
+			return err
+		}
 	}
 	for _, s := range iv.Series {
 		w.buf = recording.AppendHistogram(w.buf[:0], s.Hist)
@@ -160,7 +165,22 @@ func (w *batchWriter) write(ctx context.Context, iv stream.Interval) error {
 	return nil
 }
 
+// replaceWindow handles an interval written again: its window is
+// replaced and the points of its previous version go, so that a series it
+// no longer has does not linger.
+func (w *batchWriter) replaceWindow(ctx context.Context, src, start int64, iv stream.Interval) error {
+	if _, err := w.tx.ExecContext(ctx, `DELETE FROM points WHERE series_id IN (SELECT id FROM series WHERE source_id = ?) AND res = 0 AND start = ?`, src, start); err != nil {
+		return err
+	}
+	name, off := iv.Start.Zone()
+	_, err := w.tx.ExecContext(ctx, insertWindow, src, 0, start, int64(iv.Duration), windowFlags(iv), off, name)
+	return err
+}
+
 const (
+	// newWindow inserts a window unless its source already has one at
+	// that start (then it affects no row).
+	newWindow    = `INSERT INTO windows (source_id, res, start, dur, flags, zone_off, zone_name) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
 	insertWindow = `INSERT OR REPLACE INTO windows (source_id, res, start, dur, flags, zone_off, zone_name) VALUES (?, ?, ?, ?, ?, ?, ?)`
 	insertPoint  = `INSERT OR REPLACE INTO points (series_id, res, start, data) VALUES (?, ?, ?, ?)`
 )
