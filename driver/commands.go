@@ -204,15 +204,21 @@ func (hc HeatmapConfig) writeImage(ivs []stream.Interval) error {
 // RecordConfig configures `latscope record`.
 type RecordConfig struct {
 	Config
-	Output string
+	// Output is the recording file; Archive a data directory of the
+	// embedded archive. One of them is set.
+	Output  string
+	Archive string
 }
 
 // Record saves the normalised stream of the sources in latscope's recording
 // format; live sources are flushed interval by interval so the file can be
 // followed while it grows.
 func Record(ctx context.Context, rc RecordConfig) error {
+	if rc.Archive != "" {
+		return recordArchive(ctx, rc)
+	}
 	if rc.Output == "" {
-		return fmt.Errorf("record needs -o FILE (for example -o capture.lsr)")
+		return fmt.Errorf("record needs -o FILE (for example -o capture.lsr) or --archive DIR")
 	}
 	o, err := rc.open(ctx)
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	promsink "github.com/latscope/latscope/sink/prometheus"
 	pylatencymapsink "github.com/latscope/latscope/sink/pylatencymap"
 	"github.com/latscope/latscope/source"
+	archivesource "github.com/latscope/latscope/source/archive"
 	"github.com/latscope/latscope/source/awr"
 	"github.com/latscope/latscope/source/events"
 	"github.com/latscope/latscope/source/fio"
@@ -67,6 +68,11 @@ func Formats() []source.Format {
 	return formats
 }
 
+// Stores lists the inputs that are paths to databases: the archive.
+func Stores() []source.Store {
+	return []source.Store{archivesource.Store()}
+}
+
 // Sinks lists the formats `latscope convert` writes.
 func Sinks() []sink.Format {
 	return []sink.Format{lsrsink.Format(), pylatencymapsink.Format(), hdrlogsink.Format(), jsonl.Format(), promsink.Format(), csvsink.Format()}
@@ -99,7 +105,7 @@ func (c *Config) open(ctx context.Context) (*opened, error) {
 	if opts.Progress == nil {
 		opts.Progress = prog.statusLines()
 	}
-	op := &source.Opener{Formats: Formats(), Probes: Probes(), Options: opts, Diag: diag, Stdin: c.Stdin, WrapFile: o.prog.wrap}
+	op := &source.Opener{Formats: Formats(), Stores: Stores(), Probes: Probes(), Options: opts, Diag: diag, Stdin: c.Stdin, WrapFile: o.prog.wrap}
 	var failed []error
 	for _, spec := range c.Sources {
 		src, err := op.Open(ctx, spec)
@@ -168,6 +174,9 @@ func (c *Config) run(ctx context.Context, o *opened, emit func(stream.Interval) 
 	}
 	got := 0
 	err := source.RunAll(ctx, o.sources, c.ByFile, o.diag, func(iv stream.Interval) error {
+		if !c.inWindow(iv) {
+			return nil
+		}
 		got++
 		o.stats.Observe(iv)
 		return emit(iv)
@@ -183,6 +192,15 @@ func (c *Config) run(ctx context.Context, o *opened, emit func(stream.Interval) 
 		return nil
 	}
 	return err
+}
+
+// inWindow applies --from and --until to every source (an archive reads
+// only that window in the first place).
+func (c *Config) inWindow(iv stream.Interval) bool {
+	if !c.Read.From.IsZero() && iv.Start.Before(c.Read.From) {
+		return false
+	}
+	return c.Read.To.IsZero() || iv.Start.Before(c.Read.To)
 }
 
 // collect reads every source to the end into a recording.

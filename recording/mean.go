@@ -55,27 +55,33 @@ func (w *Writer) appendMeans(p []byte, means []stream.SeriesMean) []byte {
 	p = binary.AppendUvarint(p, uint64(len(means)))
 	for _, m := range means {
 		def := w.means[m.Key]
-		var flags byte
-		whole := integral(m.Count)
-		if !whole {
-			flags |= mFloat
-		}
-		if m.Unit != def.unit {
-			flags |= mUnit
-		}
 		p = binary.AppendUvarint(p, def.id)
-		p = append(p, flags)
-		if flags&mUnit != 0 {
-			p = binary.AppendUvarint(p, uint64(m.Unit))
-		}
-		if whole {
-			p = binary.AppendUvarint(p, uint64(m.Count))
-		} else {
-			p = appendFloat(p, m.Count)
-		}
-		p = appendFloat(p, m.Sum)
+		p = appendMeanEntry(p, m, def.unit)
 	}
 	return p
+}
+
+// appendMeanEntry appends a mean entry after its series id: flags, the
+// unit when it is not seriesUnit, count and sum.
+func appendMeanEntry(p []byte, m stream.SeriesMean, seriesUnit hist.Unit) []byte {
+	var flags byte
+	whole := integral(m.Count)
+	if !whole {
+		flags |= mFloat
+	}
+	if m.Unit != seriesUnit {
+		flags |= mUnit
+	}
+	p = append(p, flags)
+	if flags&mUnit != 0 {
+		p = binary.AppendUvarint(p, uint64(m.Unit))
+	}
+	if whole {
+		p = binary.AppendUvarint(p, uint64(m.Count))
+	} else {
+		p = appendFloat(p, m.Count)
+	}
+	return appendFloat(p, m.Sum)
 }
 
 type readerMean struct {
@@ -115,23 +121,31 @@ func (r *Reader) decodeMeans(d *decoder) []stream.SeriesMean {
 		}
 		def := r.means[id]
 		m := stream.SeriesMean{Key: def.key, Unit: def.unit}
-		flags := d.byte("mean flags")
-		if d.err == nil && flags&^mKnown != 0 {
-			d.fail("unknown mean flags %#02x", flags&^mKnown)
-		}
-		if flags&mUnit != 0 {
-			m.Unit = hist.Unit(d.ubounded("mean unit", math.MaxInt64))
-		}
-		if flags&mFloat != 0 {
-			m.Count = d.float("mean count")
-		} else {
-			m.Count = float64(d.uvarint("mean count"))
-		}
-		m.Sum = d.float("mean sum")
+		decodeMeanEntry(d, &m)
 		out = append(out, m)
 	}
 	if d.err != nil {
 		return nil
 	}
 	return out
+}
+
+// decodeMeanEntry reads a mean entry after its series id into m, whose
+// Unit is the series' unit unless the entry carries its own. It returns
+// the entry's flags.
+func decodeMeanEntry(d *decoder, m *stream.SeriesMean) byte {
+	flags := d.byte("mean flags")
+	if d.err == nil && flags&^mKnown != 0 {
+		d.fail("unknown mean flags %#02x", flags&^mKnown)
+	}
+	if flags&mUnit != 0 {
+		m.Unit = hist.Unit(d.ubounded("mean unit", math.MaxInt64))
+	}
+	if flags&mFloat != 0 {
+		m.Count = d.float("mean count")
+	} else {
+		m.Count = float64(d.uvarint("mean count"))
+	}
+	m.Sum = d.float("mean sum")
+	return flags
 }

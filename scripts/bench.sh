@@ -42,6 +42,9 @@ echo
 echo "== Go benchmarks (go test -bench) =="
 go test -run '^$' -bench . -benchmem -count 1 ./... 2>&1 | grep -E '^(Benchmark|ok|FAIL|pkg:)' | tee "$out/go-bench.txt"
 
+echo; echo "== embedded archive: bytes per series-day, a 200-series tick, reading 24 h of one series (docs/benchmarks.md) =="
+grep -E '^Benchmark(BytesPerSeriesDay|Write200|Read24h)' "$out/go-bench.txt" | tee "$out/archive.txt"
+
 echo
 echo "== 10046 trace: latscope vs grep -c on the same page-cached file, one core =="
 trace_bench() {

@@ -1,6 +1,12 @@
 package source
 
-import "time"
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
 
 // DateTime is a date and time of day as logs print it, without a zone.
 type DateTime struct {
@@ -36,4 +42,62 @@ func ParseDateTime[T ~string | ~[]byte](s T) (DateTime, bool) {
 // Time returns the time with nsec nanoseconds in loc.
 func (d DateTime) Time(nsec int, loc *time.Location) time.Time {
 	return time.Date(d.Year, time.Month(d.Month), d.Day, d.Hour, d.Minute, d.Second, nsec, loc)
+}
+
+// ParseWhen reads a point in time as --from and --to take it: RFC 3339
+// ("2026-11-25T03:10:00Z", "…+01:00"), a date and time without a zone
+// ("2026-11-25 03:10:00" or with 'T'; in loc), a date ("2026-11-25",
+// midnight in loc), "now", or a time relative to now: a signed Go duration
+// with an optional day unit ("-24h", "-90m", "-7d", "-1d12h", "+5m").
+func ParseWhen(s string, now time.Time, loc *time.Location) (time.Time, error) {
+	switch {
+	case s == "now":
+		return now, nil
+	case strings.HasPrefix(s, "-") || strings.HasPrefix(s, "+"):
+		d, err := parseRelative(s)
+		if err != nil {
+			return time.Time{}, err
+		}
+		return now.Add(d), nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	for _, layout := range []string{"2006-01-02 15:04:05", "2006-01-02T15:04:05", "2006-01-02 15:04", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("time %q: want RFC 3339 (2026-11-25T03:10:00Z), YYYY-MM-DD[ HH:MM[:SS]], now, or relative like -24h, -7d", s)
+}
+
+// parseRelative reads a signed duration whose leading "Nd" counts days.
+func parseRelative(s string) (time.Duration, error) {
+	sign, rest := s[:1], s[1:]
+	if rest == "" {
+		return 0, fmt.Errorf("relative time %q: want e.g. -24h, -90m, -7d", s)
+	}
+	var days int64
+	if i := strings.IndexByte(rest, 'd'); i > 0 {
+		n, err := strconv.ParseInt(rest[:i], 10, 32)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("relative time %q: bad day count", s)
+		}
+		days, rest = n, rest[i+1:]
+	}
+	var d time.Duration
+	if rest != "" {
+		var err error
+		if d, err = time.ParseDuration(rest); err != nil || d < 0 {
+			return 0, fmt.Errorf("relative time %q: want e.g. -24h, -90m, -7d", s)
+		}
+	}
+	if days > int64(math.MaxInt64-d)/int64(24*time.Hour) {
+		return 0, fmt.Errorf("relative time %q: too far", s)
+	}
+	d += time.Duration(days) * 24 * time.Hour
+	if sign == "-" {
+		d = -d
+	}
+	return d, nil
 }

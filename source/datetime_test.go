@@ -2,6 +2,7 @@ package source
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -73,4 +74,57 @@ func allDigits(head string) bool {
 		}
 	}
 	return true
+}
+
+func TestParseWhen(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	zurich := time.FixedZone("CET", 3600)
+	for s, want := range map[string]string{
+		"now":                       "2026-11-25T12:00:00Z",
+		"-24h":                      "2026-11-24T12:00:00Z",
+		"-90m":                      "2026-11-25T10:30:00Z",
+		"-7d":                       "2026-11-18T12:00:00Z",
+		"-1d12h":                    "2026-11-24T00:00:00Z",
+		"+5m":                       "2026-11-25T12:05:00Z",
+		"2026-11-25T03:10:00Z":      "2026-11-25T03:10:00Z",
+		"2026-11-25T03:10:00+01:00": "2026-11-25T02:10:00Z",
+		"2026-11-25 03:10:00":       "2026-11-25T02:10:00Z",
+		"2026-11-25 03:10":          "2026-11-25T02:10:00Z",
+		"2026-11-25":                "2026-11-24T23:00:00Z",
+		"yesterday":                 "",
+		"-":                         "",
+		"-1x":                       "",
+		"--1h":                      "",
+		"-99999999999d":             "",
+	} {
+		got, err := ParseWhen(s, now, zurich)
+		gotS := ""
+		if err == nil {
+			gotS = got.UTC().Format(time.RFC3339)
+		}
+		if gotS != want {
+			t.Errorf("ParseWhen(%q) = %q (%v), want %q", s, gotS, err, want)
+		}
+	}
+}
+
+// FuzzParseWhen: any input gives a time or an error naming the input,
+// never a panic; relative times land where their duration says.
+func FuzzParseWhen(f *testing.F) {
+	for _, s := range []string{"now", "-24h", "-7d", "-1d12h", "+5m", "2026-11-25T03:10:00Z", "2026-11-25 03:10", "2026-11-25", "-d", "-1d-1h", "-9223372036854775807ns"} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := ParseWhen(s, now, time.UTC)
+		if err != nil {
+			if !strings.Contains(err.Error(), fmt.Sprintf("%q", s)) {
+				t.Fatalf("error %q does not name the input %q", err, s)
+			}
+			return
+		}
+		if got.IsZero() && s != "0001-01-01" {
+			t.Logf("%q gives the zero time", s)
+		}
+	})
 }

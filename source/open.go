@@ -26,6 +26,7 @@ type Probe struct {
 // Opener turns command-line SOURCE arguments into Sources.
 type Opener struct {
 	Formats []Format
+	Stores  []Store
 	Probes  []Probe
 	Options Options
 	Diag    *input.Diagnostics
@@ -58,13 +59,18 @@ func (o *Opener) Open(ctx context.Context, spec string) (Source, error) {
 		}
 		return o.openReader("-", o.Stdin, time.Time{})
 	}
+	for _, st := range o.Stores {
+		if st.Match(spec) {
+			return st.Open(spec, o.Options, o.Diag)
+		}
+	}
 	f, err := os.Open(spec)
 	if err != nil {
 		return nil, err
 	}
 	if st, err := f.Stat(); err == nil && st.IsDir() {
 		f.Close()
-		return nil, fmt.Errorf("%s is a directory (give a file, - for stdin, or a probe such as iotest:%s)", spec, spec)
+		return nil, fmt.Errorf("%s is a directory without an archive (give a file, - for stdin, an archive directory holding latscope.db, or a probe such as iotest:%s)", spec, spec)
 	}
 	var r io.Reader = f
 	var closer io.Closer = f

@@ -55,6 +55,11 @@ type Options struct {
 	// DB configures the live database sources (postgres://, mysql://,
 	// oracle://).
 	DB DBOptions
+	// From and To select the windows a store (the archive) returns:
+	// From ≤ start < To, zero for no bound. Series is a glob of the series
+	// to return (empty: all).
+	From, To time.Time
+	Series   string
 }
 
 // DBOptions are the live database sources' options. Zero values take each
@@ -167,6 +172,21 @@ type Input struct {
 	Diag *input.Diagnostics
 	// ModTime is the file's modification time (zero for stdin).
 	ModTime time.Time
+}
+
+// Store is an input that is a path to a database rather than a stream of
+// bytes (the archive: a data directory or its database file). Stores are
+// tried before a path is opened as a file.
+type Store struct {
+	Name        string
+	Description string
+	Detection   string
+	Example     string
+	// Match reports whether path holds one of the store's databases.
+	Match func(path string) bool
+	// Open returns a Source reading the selection of opts (From, To,
+	// Series, Events).
+	Open func(path string, opts Options, diag *input.Diagnostics) (Source, error)
 }
 
 // Format is one file format latscope reads.

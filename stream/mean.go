@@ -52,13 +52,13 @@ func mergeMeans(a, b []SeriesMean) []SeriesMean {
 			out = append(out, mb)
 			continue
 		}
-		out[j] = out[j].plus(mb)
+		out[j] = out[j].Plus(mb)
 	}
 	return out
 }
 
-// plus sums two reports of one series, converting b to a's unit.
-func (m SeriesMean) plus(b SeriesMean) SeriesMean {
+// Plus sums two reports of one series, converting b to m's unit.
+func (m SeriesMean) Plus(b SeriesMean) SeriesMean {
 	m.Count += b.Count
 	m.Sum += b.Sum * float64(b.Unit) / float64(m.Unit)
 	return m

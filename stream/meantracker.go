@@ -195,7 +195,7 @@ func (t *MeanTracker) report(source string, m SeriesMean, gap bool) {
 	if gap {
 		return
 	}
-	total := SeriesMean{Count: s.Count, Sum: s.Sum, Unit: s.Unit}.plus(m)
+	total := SeriesMean{Count: s.Count, Sum: s.Sum, Unit: s.Unit}.Plus(m)
 	s.Count, s.Sum = total.Count, total.Sum
 }
 
@@ -206,7 +206,7 @@ func (tr *meanTrack) add(window meanEntry, means []SeriesMean, history int) {
 		v := SeriesMean{Unit: tr.series.Unit}
 		for _, m := range means {
 			if m.Key == tr.series.Key {
-				v = v.plus(m)
+				v = v.Plus(m)
 			}
 		}
 		window.Count, window.Sum = v.Count, v.Sum

@@ -36,6 +36,9 @@ type sharedFlags struct {
 	counts      string
 	unit        string
 	date        string
+	from, until string
+	to          string // --to, the alias of --until where convert's --to is not meant
+	series      string
 	db          dbFlags
 }
 
@@ -52,7 +55,16 @@ func (f *sharedFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.counts, "counts", "", "periodic histograms are cumulative or interval (default: each format's own, see `latscope formats`)")
 	fl.StringVar(&f.unit, "unit", "", "latency unit of inputs that do not say: ns, us, ms or s (DTrace defaults to ns)")
 	fl.StringVar(&f.date, "date", "", "day of time-only timestamps, YYYY-MM-DD (default: the file's modification date)")
+	fl.StringVar(&f.from, "from", "", "keep windows starting at or after this time: RFC 3339, YYYY-MM-DD[ HH:MM[:SS]] (--tz), now, or relative like -24h, -7d")
+	fl.StringVar(&f.until, "until", "", "keep windows starting before this time (same forms as --from)")
+	fl.StringVar(&f.series, "series", "", "archive SOURCEs: keep series whose event or source matches this glob, e.g. 'log file*'")
 	f.db.register(cmd)
+}
+
+// registerTo adds --to as the alias of --until, for the commands where
+// --to does not name an output format (convert's --to does).
+func (f *sharedFlags) registerTo(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.to, "to", "", "the same as --until")
 }
 
 // config turns the flags into the driver's shared configuration.
@@ -109,7 +121,42 @@ func (f *sharedFlags) config(env environment, args []string) (driver.Config, err
 		}
 		c.Read.Date = d
 	}
-	return c, nil
+	return c, f.window(&c)
+}
+
+// window reads --from, --until (or --to) and --series.
+func (f *sharedFlags) window(c *driver.Config) error {
+	until := f.until
+	if f.to != "" {
+		if until != "" && until != f.to {
+			return usagef("--to is --until: give one of them")
+		}
+		until = f.to
+	}
+	now := time.Now()
+	for _, w := range []struct {
+		name, value string
+		into        *time.Time
+	}{{"from", f.from, &c.Read.From}, {"until", until, &c.Read.To}} {
+		if w.value == "" {
+			continue
+		}
+		t, err := source.ParseWhen(w.value, now, c.Read.Loc())
+		if err != nil {
+			return usagef("--%s: %v", w.name, err)
+		}
+		*w.into = t
+	}
+	if !c.Read.From.IsZero() && !c.Read.To.IsZero() && !c.Read.From.Before(c.Read.To) {
+		return usagef("--from %s is not before --until %s", c.Read.From.Format(time.RFC3339), c.Read.To.Format(time.RFC3339))
+	}
+	if f.series != "" {
+		if err := driver.CheckSeriesPattern(f.series); err != nil {
+			return usagef("--series: %v", err)
+		}
+	}
+	c.Read.Series = f.series
+	return nil
 }
 
 // loadLocation accepts IANA names, UTC and fixed offsets like +02:00.
@@ -188,7 +235,9 @@ source the terminal view runs first and the file is written when it stops.`,
   latscope heatmap example_latency_data.txt --once --plain
   latscope heatmap a.trc b.trc -o waits.html
   latscope heatmap example_latency_data.txt --format json > matrix.json
-  sqlplus -S / @ora_latency.sql | latscope heatmap -`,
+  sqlplus -S / @ora_latency.sql | latscope heatmap -
+  latscope heatmap /var/lib/latscope --from -1h -o last-hour.html   # from the archive
+  latscope heatmap /var/lib/latscope --from '2026-11-25 03:00' --to '2026-11-25 03:30' --series 'log file sync'`,
 		Args: requireSources,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := shared.config(env, args)
@@ -216,6 +265,7 @@ source the terminal view runs first and the file is written when it stops.`,
 		},
 	}
 	shared.register(cmd)
+	shared.registerTo(cmd)
 	fl := cmd.Flags()
 	fl.StringVarP(&output, "output", "o", "", "write the whole recording to FILE.html, .svg or .png")
 	fl.StringVar(&scale, "scale", "linear", "colour scale: linear or log")
@@ -246,7 +296,8 @@ table with a "kind" column (series, bucket, interval). -o FILE writes by extensi
 .json, .csv, .txt, or .html/.svg/.png for heat-map images.`,
 		Example: `  latscope report DBM11106_ora_6334.trc
   latscope report example_latency_data.txt --format json | jq '.series[0].mean_us'
-  latscope report a.trc b.trc --by file --format csv > waits.csv`,
+  latscope report a.trc b.trc --by file --format csv > waits.csv
+  latscope report /var/lib/latscope --from -24h --series 'db file*'   # from the archive`,
 		Args: requireSources,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := shared.config(env, args)
@@ -262,6 +313,7 @@ table with a "kind" column (series, bucket, interval). -o FILE writes by extensi
 		},
 	}
 	shared.register(cmd)
+	shared.registerTo(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&format, "format", "table", "stdout format: table, json or csv")
 	fl.StringVarP(&output, "output", "o", "", "write to FILE (.json, .csv, .txt, .html, .svg, .png) instead of stdout")
@@ -271,33 +323,46 @@ table with a "kind" column (series, bucket, interval). -o FILE writes by extensi
 
 func newRecordCommand(env environment) *cobra.Command {
 	var (
-		shared sharedFlags
-		output string
+		shared      sharedFlags
+		output, dir string
 	)
 	cmd := &cobra.Command{
-		Use:   "record SOURCE... -o FILE",
-		Short: "Save the normalised latency stream in latscope's recording format",
+		Use:   "record SOURCE... -o FILE | --archive DIR",
+		Short: "Save the normalised latency stream in a recording file or the embedded archive",
 		Long: `Save the stream of latency histograms (every interval of every series) in latscope's
 compact, versioned recording format (docs/recording-format.md). Every latscope command
 accepts the file as a SOURCE, so a recording can be replayed, reported or turned into an
 image later. Live sources are written interval by interval, so another latscope can
-follow the file while it grows (latscope heatmap --follow FILE).`,
+follow the file while it grows (latscope heatmap --follow FILE).
+
+--archive DIR appends to the embedded archive in the data directory DIR instead
+(docs/archive.md): a SQLite database indexed by series and time, one transaction per
+interval of a live source, downsampled to 1-minute windows and pruned (raw 7 days,
+minutes 90 days) every minute while recording. Every command reads DIR as a SOURCE,
+selected with --from, --until and --series.`,
 		Example: `  latscope record iotest:/u01 --duration 10m -o u01.lsr
-  latscope record DBM11106_ora_6334.trc -o trace.lsr && latscope report trace.lsr`,
+  latscope record DBM11106_ora_6334.trc -o trace.lsr && latscope report trace.lsr
+  latscope record mysql://app@db01:3306/ --archive /var/lib/latscope --duration 1h
+  latscope heatmap /var/lib/latscope --from -1h -o last-hour.html`,
 		Args: requireSources,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := shared.config(env, args)
 			if err != nil {
 				return err
 			}
-			if output == "" {
-				return usagef("record needs -o FILE (for example -o capture.lsr)")
+			switch {
+			case output == "" && dir == "":
+				return usagef("record needs -o FILE (for example -o capture.lsr) or --archive DIR")
+			case output != "" && dir != "":
+				return usagef("record writes -o FILE or --archive DIR, not both")
 			}
-			return driver.Record(cmd.Context(), driver.RecordConfig{Config: c, Output: output})
+			return driver.Record(cmd.Context(), driver.RecordConfig{Config: c, Output: output, Archive: dir})
 		},
 	}
 	shared.register(cmd)
-	cmd.Flags().StringVarP(&output, "output", "o", "", "recording file to write (required)")
+	shared.registerTo(cmd)
+	cmd.Flags().StringVarP(&output, "output", "o", "", "recording file to write")
+	cmd.Flags().StringVar(&dir, "archive", "", "data directory of the embedded archive to append to (created if missing)")
 	return cmd
 }
 
@@ -317,7 +382,8 @@ Without -o (or with -o -) the output goes to stdout. See latscope formats for th
 targets and what each keeps.`,
 		Example: `  latscope convert DBM11106_ora_6334.trc --to hdrlog -o waits.hlog
   latscope convert fio.json --to pylatencymap | python3 LatencyMap.py
-  latscope convert example_latency_data.txt -o waits.jsonl`,
+  latscope convert example_latency_data.txt -o waits.jsonl
+  latscope convert /var/lib/latscope --from -7d --until -6d -o day.jsonl   # from the archive`,
 		Args: requireSources,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := shared.config(env, args)
@@ -391,6 +457,10 @@ func writeFormats(w io.Writer) error {
 		if f.Example != "" {
 			fmt.Fprintf(&b, "    example:     %s\n", f.Example)
 		}
+	}
+	b.WriteString("\nARCHIVES (a path given as SOURCE; --from, --until and --series select from them)\n")
+	for _, st := range driver.Stores() {
+		fmt.Fprintf(&b, "\n  %s\n    %s\n    detected by: %s\n    example:     %s\n", st.Name, st.Description, st.Detection, st.Example)
 	}
 	b.WriteString("\nOUTPUT FORMATS (latscope convert --to NAME, or by -o extension)\n")
 	for _, f := range driver.Sinks() {

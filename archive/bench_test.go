@@ -1,0 +1,135 @@
+package archive
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/latscope/latscope/recording"
+	"github.com/latscope/latscope/stream"
+)
+
+// benchDay writes hours of 1-second intervals of series series (real
+// PyLatencyMap histograms in turn) to a fresh archive, a minute per
+// transaction, and returns it with the recording size of the same data.
+func benchDay(b *testing.B, hours, series int) (a *Archive, dir string, lsrBytes int) {
+	b.Helper()
+	hs := realHistograms(b)
+	a, dir = openTemp(b, Options{})
+	var lsr bytes.Buffer
+	w, err := recording.NewWriter(&lsr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for m := 0; m < hours*60; m++ {
+		ivs := synthetic("mysql://db01", t0.Add(time.Duration(m)*time.Minute), 60, series, hs[m%len(hs):])
+		if err := a.WriteBatch(ctx, ivs); err != nil {
+			b.Fatal(err)
+		}
+		for _, iv := range ivs {
+			if err := w.Write(iv); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	w.Close()
+	return a, dir, lsr.Len()
+}
+
+// fileBytes is the database with its WAL, checkpointed.
+func fileBytes(b *testing.B, a *Archive, dir string) int64 {
+	b.Helper()
+	if _, err := a.db.Exec("PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		b.Fatal(err)
+	}
+	var n int64
+	for _, f := range []string{DBName, DBName + "-wal"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			n += st.Size()
+		}
+	}
+	return n
+}
+
+// BenchmarkBytesPerSeriesDay measures the archive's size for 1-second
+// intervals of real histograms, raw plus the 1-minute tier, against a
+// latscope recording of the same stream.
+func BenchmarkBytesPerSeriesDay(b *testing.B) {
+	const hours, series = 6, 4
+	for b.Loop() {
+		a, dir, lsr := benchDay(b, hours, series)
+		raw := fileBytes(b, a, dir)
+		if err := a.Maintain(ctx, time.Date(2026, 1, 1, hours+1, 0, 0, 0, time.UTC)); err != nil {
+			b.Fatal(err)
+		}
+		withMinutes := fileBytes(b, a, dir)
+		seriesDays := float64(series) * hours / 24
+		b.ReportMetric(float64(raw)/seriesDays, "raw-bytes/series-day")
+		b.ReportMetric(float64(withMinutes)/seriesDays, "bytes/series-day")
+		b.ReportMetric(float64(lsr)/seriesDays, "lsr-bytes/series-day")
+	}
+}
+
+// BenchmarkWrite200Series is one 1-second tick of 200 series: one interval
+// of 200 series, one transaction.
+func BenchmarkWrite200Series(b *testing.B) {
+	hs := realHistograms(b)
+	a, _ := openTemp(b, Options{})
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	i := 0
+	for b.Loop() {
+		iv := synthetic("db", t0.Add(time.Duration(i)*time.Second), 1, 200, hs[i%len(hs):])[0]
+		if err := a.Write(ctx, iv); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N)/10, "%cpu-at-1s")
+}
+
+// BenchmarkWrite200Sources is one tick of 200 jobs of one series each:
+// 200 intervals in one transaction.
+func BenchmarkWrite200Sources(b *testing.B) {
+	hs := realHistograms(b)
+	a, _ := openTemp(b, Options{})
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	i := 0
+	ivs := make([]stream.Interval, 200)
+	for b.Loop() {
+		for j := range ivs {
+			ivs[j] = synthetic(eventName(j), t0.Add(time.Duration(i)*time.Second), 1, 1, hs[(i+j)%len(hs):])[0]
+		}
+		if err := a.WriteBatch(ctx, ivs); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N)/10, "%cpu-at-1s")
+}
+
+// BenchmarkRead24h reads 24 hours of one series at 1 s (86 400 raw
+// intervals) out of four, and the same day at the 1-minute tier.
+func BenchmarkRead24h(b *testing.B) {
+	a, _, _ := benchDay(b, 24, 4)
+	if err := a.Maintain(ctx, time.Date(2026, 1, 2, 1, 0, 0, 0, time.UTC)); err != nil {
+		b.Fatal(err)
+	}
+	for _, res := range []time.Duration{Raw, time.Minute, Auto} {
+		name := map[time.Duration]string{Raw: "raw", time.Minute: "1m", Auto: "auto"}[res]
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				n := 0
+				err := a.Read(ctx, Query{Series: eventName(2), Resolution: res}, func(iv stream.Interval) error {
+					n += len(iv.Series)
+					return nil
+				})
+				if err != nil || (res == Raw && n != 86400) {
+					b.Fatalf("%d points, %v", n, err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,432 @@
+package archive
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/recording"
+	"github.com/latscope/latscope/stream"
+)
+
+// Resolutions a Query can ask for besides a tier's step.
+const (
+	// Auto picks, per source, the finest tier that holds data back to the
+	// query's start (see docs/archive.md).
+	Auto time.Duration = 0
+	// Raw reads intervals as the source emitted them.
+	Raw time.Duration = -1
+)
+
+// SeriesInfo describes one series of the archive.
+type SeriesInfo struct {
+	ID     int64
+	Source string
+	Key    stream.Key
+	// Mean says the series is a mean series (count and sum per window).
+	Mean bool
+}
+
+// Name is how --series patterns see the series: its event.
+func (s SeriesInfo) Name() string { return s.Key.Event }
+
+// Query selects what Read returns.
+type Query struct {
+	// From and To bound the window starts: From ≤ start < To (zero: no
+	// bound).
+	From, To time.Time
+	// Series is a glob matched against each series' event and against its
+	// source's name: * is any text (slashes too), ? one character, [...]
+	// a class as in path.Match; empty matches every series.
+	Series string
+	// Resolution is Auto, Raw or the step of a configured tier.
+	Resolution time.Duration
+}
+
+// CheckPattern reports a malformed --series glob.
+func CheckPattern(pattern string) error {
+	_, err := compilePattern(pattern)
+	return err
+}
+
+// compilePattern turns a glob into an anchored regular expression.
+func compilePattern(pattern string) (*regexp.Regexp, error) {
+	var re strings.Builder
+	re.WriteString("^(?s:")
+	for i := 0; i < len(pattern); i++ {
+		switch pattern[i] {
+		case '*':
+			re.WriteString(".*")
+		case '?':
+			re.WriteString(".")
+		case '[':
+			end := strings.IndexByte(pattern[i+1:], ']')
+			if end < 0 {
+				return nil, fmt.Errorf("series pattern %q: unclosed [", pattern)
+			}
+			// A class reads as in path.Match and in regexp alike: [abc],
+			// [a-z], [^a-z].
+			re.WriteString(pattern[i : i+2+end])
+			i += end + 1
+		case '\\':
+			if i+1 < len(pattern) {
+				i++
+			}
+			re.WriteString(regexp.QuoteMeta(pattern[i : i+1]))
+		default:
+			re.WriteString(regexp.QuoteMeta(pattern[i : i+1])) // bytes, so that UTF-8 stays whole
+		}
+	}
+	re.WriteString(")$")
+	r, err := regexp.Compile(re.String())
+	if err != nil {
+		return nil, fmt.Errorf("series pattern %q: %w", pattern, err)
+	}
+	return r, nil
+}
+
+// matcher returns the query's series filter.
+func (q Query) matcher() (func(SeriesInfo) bool, error) {
+	if q.Series == "" {
+		return func(SeriesInfo) bool { return true }, nil
+	}
+	re, err := compilePattern(q.Series)
+	if err != nil {
+		return nil, err
+	}
+	return func(s SeriesInfo) bool { return re.MatchString(s.Key.Event) || re.MatchString(s.Source) }, nil
+}
+
+// Series lists the archive's series by source, each source's in the order
+// they were first written.
+func (a *Archive) Series(ctx context.Context) ([]SeriesInfo, error) {
+	var out []SeriesInfo
+	err := eachRow(ctx, a.db, func(rows *sql.Rows) error {
+		var s SeriesInfo
+		var kind int
+		if err := rows.Scan(&s.ID, &s.Source, &kind, &s.Key.Event, &s.Key.Instance, &s.Key.Source); err != nil {
+			return err
+		}
+		s.Mean = kind == kindMean
+		out = append(out, s)
+		return nil
+	}, `SELECT s.id, src.name, s.kind, s.event, s.instance, s.key_source
+		FROM series s JOIN sources src ON src.id = s.source_id ORDER BY src.name, s.id`)
+	if err != nil {
+		return nil, a.errorf("listing series: %w", err)
+	}
+	return out, nil
+}
+
+// sourceSeries groups the selected series by source.
+type sourceSeries struct {
+	id     int64
+	name   string
+	series []SeriesInfo
+}
+
+// selectSeries returns the sources with at least one series the query
+// selects, in name order. A source with no series at all is kept when the
+// query selects everything: its windows still say when it was observed.
+func (a *Archive) selectSeries(ctx context.Context, q Query) ([]sourceSeries, error) {
+	matches, err := q.matcher()
+	if err != nil {
+		return nil, err
+	}
+	all, err := a.Series(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []sourceSeries
+	err = eachRow(ctx, a.db, func(rows *sql.Rows) error {
+		var s sourceSeries
+		if err := rows.Scan(&s.id, &s.name); err != nil {
+			return err
+		}
+		for _, si := range all {
+			if si.Source == s.name && matches(si) {
+				s.series = append(s.series, si)
+			}
+		}
+		if len(s.series) > 0 || q.Series == "" {
+			out = append(out, s)
+		}
+		return nil
+	}, "SELECT id, name FROM sources ORDER BY name")
+	if err != nil {
+		return nil, a.errorf("listing sources: %w", err)
+	}
+	return out, nil
+}
+
+// Read calls emit with the intervals the query selects, source by source
+// and in time order within a source. Intervals keep their gaps and their
+// empty windows (observed, no events). Memory holds one chunk of windows at
+// a time, whatever the length of the query.
+func (a *Archive) Read(ctx context.Context, q Query, emit func(stream.Interval) error) error {
+	sources, err := a.selectSeries(ctx, q)
+	if err != nil {
+		return err
+	}
+	for _, s := range sources {
+		res, err := a.resolution(ctx, s.id, q)
+		if err != nil {
+			return err
+		}
+		if err := a.readSource(ctx, s, res, q, emit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bounds returns the query's range in Unix nanoseconds.
+func (q Query) bounds() (from, to int64) {
+	from, to = math.MinInt64, math.MaxInt64
+	if !q.From.IsZero() {
+		from = q.From.UnixNano()
+	}
+	if !q.To.IsZero() {
+		to = q.To.UnixNano()
+	}
+	return from, to
+}
+
+// resolution returns the res column to read for a source.
+func (a *Archive) resolution(ctx context.Context, source int64, q Query) (int64, error) {
+	switch {
+	case q.Resolution == Raw:
+		return 0, nil
+	case q.Resolution > 0:
+		for _, t := range a.opts.Tiers[1:] {
+			if t.Step == q.Resolution {
+				return resOf(t.Step), nil
+			}
+		}
+		return 0, a.errorf("no tier of resolution %s (tiers: %s)", q.Resolution, tierSteps(a.opts.Tiers))
+	}
+	firsts := make([]int64, len(a.opts.Tiers)) // first start per tier; MaxInt64: none
+	earliest := int64(math.MaxInt64)
+	for i, t := range a.opts.Tiers {
+		var first *int64
+		err := a.db.QueryRowContext(ctx, "SELECT min(start) FROM windows WHERE source_id = ? AND res = ?", source, resOf(t.Step)).Scan(&first)
+		if err != nil {
+			return 0, a.errorf("choosing a resolution: %w", err)
+		}
+		firsts[i] = math.MaxInt64
+		if first != nil {
+			firsts[i] = *first
+		}
+		earliest = min(earliest, firsts[i])
+	}
+	from, to := q.bounds()
+	// The finest tier holding data from where the archive (or the query)
+	// starts, within one step or a minute of slack, and with at most
+	// AutoMaxWindows windows in the query; else the coarsest that reaches
+	// back.
+	want := max(from, earliest)
+	chosen := int64(-1)
+	for i, t := range a.opts.Tiers {
+		slack := int64(max(t.Step, time.Minute))
+		if firsts[i] == math.MaxInt64 || firsts[i] > want+min(slack, math.MaxInt64-want) {
+			continue
+		}
+		chosen = resOf(t.Step)
+		var n int
+		err := a.db.QueryRowContext(ctx, "SELECT count(*) FROM (SELECT 1 FROM windows WHERE source_id = ? AND res = ? AND start >= ? AND start < ? LIMIT ?)",
+			source, chosen, from, to, AutoMaxWindows+1).Scan(&n)
+		if err != nil {
+			return 0, a.errorf("choosing a resolution: %w", err)
+		}
+		if n <= AutoMaxWindows {
+			return chosen, nil
+		}
+	}
+	return max(chosen, 0), nil
+}
+
+// AutoMaxWindows is the most windows an automatic resolution reads per
+// source when a coarser tier covers the query: about 1.4 hours of
+// 1-second intervals, read in some 50 ms (docs/benchmarks.md).
+const AutoMaxWindows = 5000
+
+func resOf(step time.Duration) int64 { return int64(step / time.Second) }
+
+func tierSteps(tiers []Tier) string {
+	s := "raw"
+	for _, t := range tiers[1:] {
+		s += ", " + t.Step.String()
+	}
+	return s
+}
+
+// chunkWindows bounds the windows read at once per source: memory is this
+// many windows times the selected series' points.
+const chunkWindows = 2048
+
+// readSource reads one source's windows chunk by chunk, each with the
+// points of the selected series.
+func (a *Archive) readSource(ctx context.Context, s sourceSeries, res int64, q Query, emit func(stream.Interval) error) error {
+	from, to := q.bounds()
+	chunk := max(64, chunkWindows/max(1, len(s.series)))
+	for {
+		ivs, starts, err := a.windowChunk(ctx, s, res, from, to, chunk)
+		if err != nil {
+			return err
+		}
+		if len(ivs) == 0 {
+			return nil
+		}
+		last := starts[len(starts)-1]
+		if err := a.fillPoints(ctx, s, res, starts[0], last, ivs, starts); err != nil {
+			return err
+		}
+		for _, iv := range ivs {
+			if err := emit(iv); err != nil {
+				return err
+			}
+		}
+		if len(ivs) < chunk || last == math.MaxInt64 {
+			return nil
+		}
+		from = last + 1
+	}
+}
+
+// windowChunk reads up to n windows of a source from start from on.
+func (a *Archive) windowChunk(ctx context.Context, s sourceSeries, res, from, to int64, n int) ([]stream.Interval, []int64, error) {
+	var ivs []stream.Interval
+	var starts []int64
+	err := eachWindow(ctx, a.db, s.id, res, from, to, n, func(w window) error {
+		ivs = append(ivs, w.interval(s.name))
+		starts = append(starts, w.start)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, a.errorf("reading %s: %w", s.name, err)
+	}
+	return ivs, starts, nil
+}
+
+// location builds the zone a window was recorded in, as recordings do.
+func location(name string, offset int) *time.Location {
+	if offset == 0 && name == "UTC" {
+		return time.UTC
+	}
+	return time.FixedZone(name, offset)
+}
+
+// fillPoints adds the selected series' points in [first, last] to the
+// windows with the same start.
+func (a *Archive) fillPoints(ctx context.Context, s sourceSeries, res, first, last int64, ivs []stream.Interval, starts []int64) error {
+	index := make(map[int64]int, len(starts))
+	for i, st := range starts {
+		index[st] = i
+	}
+	for _, si := range s.series {
+		err := eachPoint(ctx, a.db, si.ID, res, first, last+1, func(start int64, data []byte) error {
+			i, ok := index[start]
+			if !ok {
+				return nil // a point without its window: not observed, not shown
+			}
+			return addPoint(&ivs[i], si, data)
+		})
+		if err != nil {
+			return a.errorf("reading %s %s: %w", s.name, si.Key, err)
+		}
+	}
+	return nil
+}
+
+// addPoint decodes a point into its interval.
+func addPoint(iv *stream.Interval, si SeriesInfo, data []byte) error {
+	if si.Mean {
+		m, err := recording.DecodeMean(data, si.Key)
+		if err != nil {
+			return fmt.Errorf("at %s: %w", iv.Start.Format(time.RFC3339Nano), err)
+		}
+		iv.Means = append(iv.Means, m)
+		return nil
+	}
+	h, err := recording.DecodeHistogram(data)
+	if err != nil {
+		return fmt.Errorf("at %s: %w", iv.Start.Format(time.RFC3339Nano), err)
+	}
+	iv.Series = append(iv.Series, stream.SeriesHist{Key: si.Key, Hist: h})
+	return nil
+}
+
+// Total is one series merged over a query's window.
+type Total struct {
+	Series SeriesInfo
+	// Hist is the merged histogram (nil for a mean series).
+	Hist *hist.Histogram
+	// Mean is the summed count and total (mean series).
+	Mean stream.SeriesMean
+	// Observed is the time the series' source observed in the window;
+	// Windows counts the source's windows read, Gaps those not observed.
+	Observed      time.Duration
+	Windows, Gaps int
+}
+
+// Merged merges every selected series over the query's window: histograms
+// add exactly when their grids agree (see docs/archive.md for the rest).
+// Memory holds one chunk of windows and one histogram per series.
+func (a *Archive) Merged(ctx context.Context, q Query) ([]Total, error) {
+	var out []Total
+	byKey := map[seriesKey]int{}
+	windows := map[string]Total{} // per source: Observed, Windows, Gaps
+	err := a.Read(ctx, q, func(iv stream.Interval) error {
+		w := windows[iv.Source]
+		w.Windows++
+		if iv.Gap {
+			w.Gaps++
+		} else {
+			w.Observed += iv.Duration
+		}
+		windows[iv.Source] = w
+		for _, s := range iv.Series {
+			t := total(&out, byKey, seriesKey{iv.Source, false, s.Key})
+			if t.Hist == nil {
+				t.Hist = s.Hist.Clone()
+			} else {
+				t.Hist.Merge(s.Hist)
+			}
+		}
+		for _, m := range iv.Means {
+			t := total(&out, byKey, seriesKey{iv.Source, true, m.Key})
+			if t.Mean.Unit == 0 {
+				t.Mean = m
+			} else {
+				t.Mean = t.Mean.Plus(m)
+			}
+		}
+		return nil
+	})
+	for i := range out {
+		w := windows[out[i].Series.Source]
+		out[i].Observed, out[i].Windows, out[i].Gaps = w.Observed, w.Windows, w.Gaps
+	}
+	return out, err
+}
+
+type seriesKey struct {
+	source string
+	mean   bool
+	key    stream.Key
+}
+
+// total finds or adds the Total of a series.
+func total(out *[]Total, byKey map[seriesKey]int, k seriesKey) *Total {
+	if i, ok := byKey[k]; ok {
+		return &(*out)[i]
+	}
+	byKey[k] = len(*out)
+	*out = append(*out, Total{Series: SeriesInfo{Source: k.source, Key: k.key, Mean: k.mean}})
+	return &(*out)[len(*out)-1]
+}
