@@ -28,11 +28,17 @@ func (rt *Router) RegisterAuthAPI() {
 	rt.Handle("GET", "/api/v1/audit", auth.Admin, rt.api(rt.auditLog))
 }
 
-// apiFunc is one API call: it returns the status and the value to send as
-// JSON (nil: the status alone), or an error that fail maps onto a status.
-type apiFunc func(w http.ResponseWriter, r *http.Request) (int, any, error)
+// APIFunc is one API call: it returns the status and the value to send as
+// JSON (nil: the status alone), or an error mapped onto a status:
+// auth.ErrInvalid 400, auth.ErrNotFound 404, auth.ErrForbidden 403, and
+// anything unexpected 500, logged and answered vaguely.
+type APIFunc func(w http.ResponseWriter, r *http.Request) (int, any, error)
 
-func (rt *Router) api(f apiFunc) http.HandlerFunc {
+// API adapts an APIFunc into a handler for Handle, so that every route of
+// the server answers and fails the same way (errors as {"error": "..."}).
+func (rt *Router) API(f APIFunc) http.HandlerFunc { return rt.api(f) }
+
+func (rt *Router) api(f APIFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		status, body, err := f(w, r)
 		switch {
@@ -47,7 +53,7 @@ func (rt *Router) api(f apiFunc) http.HandlerFunc {
 }
 
 // withBody decodes the request's JSON body into a Req for f.
-func withBody[Req any](f func(w http.ResponseWriter, r *http.Request, req Req) (int, any, error)) apiFunc {
+func withBody[Req any](f func(w http.ResponseWriter, r *http.Request, req Req) (int, any, error)) APIFunc {
 	return func(w http.ResponseWriter, r *http.Request) (int, any, error) {
 		var req Req
 		if err := decodeBody(r, &req); err != nil {

@@ -1,0 +1,405 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/latscope/latscope/archive"
+	"github.com/latscope/latscope/input"
+	"github.com/latscope/latscope/server/api"
+	"github.com/latscope/latscope/server/auth"
+	"github.com/latscope/latscope/server/config"
+	"github.com/latscope/latscope/server/httpsec"
+	"github.com/latscope/latscope/server/jobs"
+	"github.com/latscope/latscope/source"
+)
+
+// AuthDBName is the users' database inside a data directory, beside the
+// archive's latscope.db. Two files rather than one: the archive owns its
+// database (its clean-close marker and integrity check on open, its size
+// cap counting every page of the file, readers opening it read-only), and
+// users can be added or reset while the archive is busy or copied elsewhere.
+const AuthDBName = "auth.db"
+
+// ServeConfig configures `latscope serve`: a configuration file, or the
+// quick form's sources and flags (which also override the file's values).
+type ServeConfig struct {
+	ConfigFile string
+	Sources    []string
+	Data       string
+	Listen     string
+	TLSCert    string
+	TLSKey     string
+	// InsecureListen serves plain HTTP on a non-loopback address.
+	InsecureListen bool
+	// Interval and Schedule apply to the quick form's sources (a schedule
+	// only to probes, which load what they measure).
+	Interval time.Duration
+	Schedule string
+	Stderr   io.Writer
+	// Backoff bounds restarts of failed jobs (zero: jobs.DefaultBackoff).
+	Backoff jobs.Backoff
+}
+
+// maintainServeEvery is how often serve downsamples, applies retention
+// and forgets ended sessions.
+const maintainServeEvery = time.Minute
+
+// resolve merges the file and the flags into one configuration.
+func (sc ServeConfig) resolve() (*config.Config, error) {
+	c := &config.Config{}
+	if sc.ConfigFile != "" {
+		var err error
+		if c, err = config.Load(sc.ConfigFile); err != nil {
+			return nil, err
+		}
+	}
+	for _, v := range []struct {
+		dst  *string
+		flag string
+	}{{&c.Data, sc.Data}, {&c.Listen, sc.Listen}, {&c.TLSCert, sc.TLSCert}, {&c.TLSKey, sc.TLSKey}} {
+		if v.flag != "" {
+			*v.dst = v.flag
+		}
+	}
+	c.InsecureListen = c.InsecureListen || sc.InsecureListen
+	quick, err := quickJobs(sc.Sources, sc.Interval, sc.Schedule)
+	if err != nil {
+		return nil, err
+	}
+	c.Jobs = append(c.Jobs, quick...)
+	if c.Data == "" {
+		return nil, errors.New("serve needs a data directory: --data DIR or data: in the configuration")
+	}
+	if len(c.Jobs) == 0 {
+		return nil, errors.New("serve needs at least one SOURCE to record, or jobs: in the configuration")
+	}
+	return c, nil
+}
+
+// quickJobs makes one job per SOURCE of the quick form, named after it.
+func quickJobs(sources []string, interval time.Duration, schedule string) ([]config.Job, error) {
+	plan, err := jobs.ParseSchedule(schedule)
+	if err != nil {
+		return nil, err
+	}
+	if interval <= 0 {
+		interval = config.DefaultInterval
+	}
+	var out []config.Job
+	for _, spec := range sources {
+		j := config.Job{Name: redactSource(spec), Source: spec, Every: interval, Interval: interval.String()}
+		if isProbe(spec) && !isDatabase(spec) {
+			j.Plan, j.Schedule = plan, schedule
+		}
+		out = append(out, j)
+	}
+	return out, nil
+}
+
+// Serve runs latscope serve until ctx ends: the jobs write the archive,
+// the API answers, and on shutdown the in-flight intervals are written
+// and the archive closed cleanly.
+func Serve(ctx context.Context, sc ServeConfig) error {
+	c, err := sc.resolve()
+	if err != nil {
+		return err
+	}
+	redactor := &httpsec.Redactor{}
+	logger := slog.New(redactor.Handler(slog.NewTextHandler(sc.Stderr, nil)))
+	defs, err := jobDefinitions(c.Jobs, redactor, logger)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(c.Data, 0o700); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	store, err := openUsers(ctx, c.Data, logger)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if err := bootstrap(ctx, store, sc.Stderr, c); err != nil {
+		return err
+	}
+	arch, err := archive.Open(c.Data, archive.Options{})
+	if err != nil {
+		return err
+	}
+	backoff := sc.Backoff
+	if backoff == (jobs.Backoff{}) {
+		backoff = jobs.DefaultBackoff()
+	}
+	runner, err := jobs.NewRunner(defs, arch, backoff, logger)
+	if err != nil {
+		arch.Close()
+		return err
+	}
+	srv, ln, err := listen(c, store, arch, runner, logger)
+	if err != nil {
+		arch.Close()
+		return err
+	}
+	scheme := "http"
+	if c.TLSCert != "" {
+		scheme = "https"
+	}
+	fmt.Fprintf(sc.Stderr, "latscope: serving on %s://%s: %d job(s), data in %s\n", scheme, ln.Addr(), len(defs), c.Data)
+	return runServer(ctx, srv, ln, runner, arch, store, logger)
+}
+
+// runServer serves until ctx ends, then stops the server and the jobs
+// and closes the archive.
+func runServer(ctx context.Context, srv *http.Server, ln net.Listener, runner *jobs.Runner, arch *archive.Archive, store *auth.Store, logger *slog.Logger) error {
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	var wg sync.WaitGroup
+	wg.Go(func() { runner.Run(ctx) })
+	wg.Go(func() { maintain(ctx, arch, store, logger) })
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-serveErr:
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(shutdownCtx)
+	wg.Wait()
+	if merr := arch.Maintain(context.WithoutCancel(ctx), time.Now()); merr != nil {
+		logger.Warn("archive maintenance", "error", merr.Error())
+	}
+	if cerr := arch.Close(); err == nil || errors.Is(err, http.ErrServerClosed) {
+		err = cerr
+	}
+	return err
+}
+
+// maintain downsamples the archive, applies retention and forgets ended
+// sessions every minute.
+func maintain(ctx context.Context, arch *archive.Archive, store *auth.Store, logger *slog.Logger) {
+	t := time.NewTicker(maintainServeEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			if err := arch.Maintain(ctx, now); err != nil && ctx.Err() == nil {
+				logger.Warn("archive maintenance", "error", err.Error())
+			}
+			if _, err := store.PruneSessions(ctx); err != nil && ctx.Err() == nil {
+				logger.Warn("pruning sessions", "error", err.Error())
+			}
+		}
+	}
+}
+
+func listen(c *config.Config, store *auth.Store, arch *archive.Archive, runner *jobs.Runner, logger *slog.Logger) (*http.Server, net.Listener, error) {
+	ln, tlsConfig, err := httpsec.Listen(httpsec.ListenConfig{Addr: c.Listen, TLSCert: c.TLSCert, TLSKey: c.TLSKey, AllowInsecureRemote: c.InsecureListen}, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	rt := httpsec.NewRouter(store, httpsec.Config{TLS: tlsConfig != nil, Logger: logger})
+	rt.RegisterAuthAPI()
+	api.Register(rt, api.Data{Archive: arch, Jobs: runner.Status})
+	h, err := rt.Handler()
+	if err != nil {
+		ln.Close()
+		return nil, nil, err
+	}
+	return httpsec.NewServer(h, httpsec.DefaultTimeouts(), tlsConfig, logger), ln, nil
+}
+
+// bootstrap creates the first admin on first start and prints its
+// password once, with how to log in.
+func bootstrap(ctx context.Context, store *auth.Store, w io.Writer, c *config.Config) error {
+	pw, err := store.Bootstrap(ctx)
+	if err != nil || pw == "" {
+		return err
+	}
+	addr := c.Listen
+	if addr == "" {
+		addr = httpsec.DefaultAddr
+	}
+	scheme := "http"
+	if c.TLSCert != "" {
+		scheme = "https"
+	}
+	fmt.Fprintf(w, `latscope: first start: created the user admin with the password
+    %s
+  It is shown only this once. Log in with:
+    curl -c cookies.txt -H 'Content-Type: application/json' -d '{"user":"admin","password":"..."}' %s://%s/api/v1/login
+  Add users with: latscope serve users add NAME --role viewer|operator|admin --data %s
+`, pw, scheme, addr, c.Data)
+	return nil
+}
+
+func openUsers(ctx context.Context, data string, logger *slog.Logger) (*auth.Store, error) {
+	store, err := auth.OpenPath(ctx, filepath.Join(data, AuthDBName), auth.Options{Logger: logger})
+	if err != nil {
+		return nil, fmt.Errorf("users database: %w", err)
+	}
+	return store, nil
+}
+
+// UsersAdd adds a user to a data directory's users and prints its
+// generated password once (when password is empty).
+func UsersAdd(ctx context.Context, data, name, role string, w io.Writer) error {
+	r, err := auth.ParseRole(role)
+	if err != nil {
+		return err
+	}
+	return withUsers(ctx, data, func(s *auth.Store) error {
+		pw, err := s.AddUser(ctx, auth.LocalActor(), name, r, "")
+		if err == nil {
+			fmt.Fprintf(w, "latscope: added %s (%s) with the password\n    %s\n  It is shown only this once.\n", name, r, pw)
+		}
+		return err
+	})
+}
+
+// UsersReset gives a user a new generated password, printed once.
+func UsersReset(ctx context.Context, data, name string, w io.Writer) error {
+	return withUsers(ctx, data, func(s *auth.Store) error {
+		pw, err := s.ResetPassword(ctx, auth.LocalActor(), name, "")
+		if err == nil {
+			fmt.Fprintf(w, "latscope: new password of %s\n    %s\n  It is shown only this once; the user's sessions are ended.\n", name, pw)
+		}
+		return err
+	})
+}
+
+func withUsers(ctx context.Context, data string, f func(*auth.Store) error) error {
+	if data == "" {
+		return errors.New("users needs the data directory: --data DIR")
+	}
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	store, err := openUsers(ctx, data, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	return f(store)
+}
+
+// jobDefinitions turns configured jobs into runnable ones: passwords read
+// from their files or variables and registered with the redactor, so that
+// no log line carries them.
+func jobDefinitions(cfg []config.Job, redactor *httpsec.Redactor, logger *slog.Logger) ([]jobs.Job, error) {
+	var out []jobs.Job
+	for _, cj := range cfg {
+		spec, err := withPassword(cj, redactor, logger)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, jobs.Job{Name: cj.Name, Source: redactSource(cj.Source), Interval: cj.Every, Schedule: cj.Plan,
+			Open: jobOpener(cj.Name, spec, cj.Every, logger)})
+	}
+	return out, nil
+}
+
+// withPassword returns the job's SOURCE with the password of
+// password_file or password_env in its URI.
+func withPassword(cj config.Job, redactor *httpsec.Redactor, logger *slog.Logger) (string, error) {
+	u, err := url.Parse(cj.Source)
+	isURI := err == nil && u.Scheme != "" && u.Host != ""
+	if isURI && u.User != nil {
+		if pw, ok := u.User.Password(); ok {
+			redactor.Add(pw)
+			logger.Warn("a password is written in a job's source; give it with password_file or password_env", "job", cj.Name)
+		}
+	}
+	var pw string
+	switch {
+	case cj.PasswordFile != "":
+		b, err := os.ReadFile(cj.PasswordFile)
+		if err != nil {
+			return "", fmt.Errorf("job %q: password_file: %w", cj.Name, err)
+		}
+		line, _, _ := strings.Cut(string(b), "\n")
+		pw = strings.TrimRight(line, "\r")
+	case cj.PasswordEnv != "":
+		pw = os.Getenv(cj.PasswordEnv)
+		if pw == "" {
+			return "", fmt.Errorf("job %q: password_env: %s is not set", cj.Name, cj.PasswordEnv)
+		}
+	default:
+		return cj.Source, nil
+	}
+	if !isURI || u.User == nil || u.User.Username() == "" {
+		return "", fmt.Errorf("job %q: a password needs a database URI with a user (postgres://USER@HOST/DB)", cj.Name)
+	}
+	redactor.Add(pw)
+	u.User = url.UserPassword(u.User.Username(), pw)
+	return u.String(), nil
+}
+
+// redactSource is a SOURCE as shown: a URI's password removed.
+func redactSource(spec string) string {
+	if u, err := url.Parse(spec); err == nil && u.Scheme != "" && u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.User(u.User.Username())
+			return u.String()
+		}
+	}
+	return spec
+}
+
+// isDatabase reports whether a SOURCE is a live database URI.
+func isDatabase(spec string) bool {
+	scheme, _, _ := strings.Cut(spec, ":")
+	switch scheme {
+	case "postgres", "postgresql", "mysql", "mariadb", "oracle":
+		return true
+	}
+	return false
+}
+
+// jobOpener opens a job's source as `latscope record --archive` would,
+// files followed (a job runs until the server stops).
+func jobOpener(name, spec string, interval time.Duration, logger *slog.Logger) func(context.Context) (source.Source, error) {
+	return func(ctx context.Context) (source.Source, error) {
+		opts := source.Options{Interval: interval, Follow: !isProbe(spec) && spec != "-"}
+		if isDatabase(spec) {
+			opts.Follow = false
+		}
+		msgs := &logWriter{logger: logger, job: name}
+		op := &source.Opener{Formats: Formats(), Stores: Stores(), Probes: Probes(), Options: opts,
+			Diag: input.NewDiagnostics(msgs, input.DefaultReportLimit)}
+		opts.Progress = msgs
+		op.Options = opts
+		if isProbe(spec) && !isDatabase(spec) {
+			reserveProcsForProbe()
+		}
+		return op.Open(ctx, spec)
+	}
+}
+
+// logWriter logs what a source prints (malformed lines, progress), one
+// record per line, through the redacting logger.
+type logWriter struct {
+	logger *slog.Logger
+	job    string
+}
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	for line := range strings.SplitSeq(strings.TrimRight(string(p), "\n"), "\n") {
+		if line != "" {
+			w.logger.Info("job message", "job", w.job, "message", line)
+		}
+	}
+	return len(p), nil
+}

@@ -1,0 +1,177 @@
+// Package config reads latscope serve's configuration file (YAML; a full
+// example is in docs/serve.md). Unknown keys are errors, and every error
+// names the file and line.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/latscope/latscope/server/jobs"
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is a serve configuration.
+type Config struct {
+	// Listen is host:port (empty: 127.0.0.1:7879).
+	Listen         string `yaml:"listen"`
+	TLSCert        string `yaml:"tls_cert"`
+	TLSKey         string `yaml:"tls_key"`
+	InsecureListen bool   `yaml:"insecure_listen"`
+	// Data is the data directory: archive and users.
+	Data string `yaml:"data"`
+	Jobs []Job  `yaml:"jobs"`
+}
+
+// Job is one collection job.
+type Job struct {
+	Name   string `yaml:"name"`
+	Source string `yaml:"source"`
+	// Interval is the window of per-event and probe sources and the
+	// polling period of databases (empty: 1s).
+	Interval string `yaml:"interval"`
+	// Schedule runs the job for a while every period ("30s every 15m").
+	Schedule string `yaml:"schedule"`
+	// PasswordFile (first line) or PasswordEnv (a variable's name) give
+	// a database job's password, so that it is not in this file.
+	PasswordFile string `yaml:"password_file"`
+	PasswordEnv  string `yaml:"password_env"`
+
+	// Line is where the job is defined, for errors.
+	Line int `yaml:"-"`
+	// Every and Plan are Interval and Schedule parsed.
+	Every time.Duration `yaml:"-"`
+	Plan  jobs.Schedule `yaml:"-"`
+}
+
+// DefaultInterval is a job's interval when it gives none.
+const DefaultInterval = time.Second
+
+// Load reads and checks a configuration file.
+func Load(path string) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, b)
+}
+
+// Parse reads a configuration; name is the file's, for errors.
+func Parse(name string, b []byte) (*Config, error) {
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: empty configuration", name)
+		}
+		return nil, lineError(name, err)
+	}
+	var c Config
+	strict := yaml.NewDecoder(bytes.NewReader(b))
+	strict.KnownFields(true)
+	if err := strict.Decode(&c); err != nil {
+		return nil, lineError(name, err)
+	}
+	lines := jobLines(&doc)
+	seen := map[string]int{}
+	for i := range c.Jobs {
+		j := &c.Jobs[i]
+		if i < len(lines) {
+			j.Line = lines[i]
+		}
+		if err := j.check(); err != nil {
+			return nil, fmt.Errorf("%s:%d: job %d: %w", name, j.Line, i+1, err)
+		}
+		if first, dup := seen[j.Name]; dup {
+			return nil, fmt.Errorf("%s:%d: job %q is already defined at line %d", name, j.Line, j.Name, first)
+		}
+		seen[j.Name] = j.Line
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return nil, fmt.Errorf("%s: tls_cert and tls_key go together", name)
+	}
+	return &c, nil
+}
+
+// check validates a job and parses its durations.
+func (j *Job) check() error {
+	if err := CheckJobName(j.Name); err != nil {
+		return err
+	}
+	if strings.TrimSpace(j.Source) == "" {
+		return fmt.Errorf("%q has no source", j.Name)
+	}
+	if j.PasswordFile != "" && j.PasswordEnv != "" {
+		return fmt.Errorf("%q: give password_file or password_env, not both", j.Name)
+	}
+	j.Every = DefaultInterval
+	if j.Interval != "" {
+		d, err := time.ParseDuration(j.Interval)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("%q: interval %q: want a positive duration such as 1s", j.Name, j.Interval)
+		}
+		j.Every = d
+	}
+	plan, err := jobs.ParseSchedule(j.Schedule)
+	if err != nil {
+		return fmt.Errorf("%q: %w", j.Name, err)
+	}
+	j.Plan = plan
+	return nil
+}
+
+// CheckJobName accepts printable names of 1 to 128 characters: they name
+// the job's source in the archive and in the API.
+func CheckJobName(name string) error {
+	if name == "" {
+		return errors.New("a job needs a name")
+	}
+	if len(name) > 128 {
+		return fmt.Errorf("job name %.20q...: longer than 128 bytes", name)
+	}
+	for _, r := range name {
+		if !unicode.IsPrint(r) {
+			return fmt.Errorf("job name %q: unprintable character %U", name, r)
+		}
+	}
+	return nil
+}
+
+// jobLines finds the line of each item of the top-level jobs list.
+func jobLines(doc *yaml.Node) []int {
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil
+	}
+	m := doc.Content[0].Content
+	for i := 0; i+1 < len(m); i += 2 {
+		if m[i].Value == "jobs" && m[i+1].Kind == yaml.SequenceNode {
+			var lines []int
+			for _, item := range m[i+1].Content {
+				lines = append(lines, item.Line)
+			}
+			return lines
+		}
+	}
+	return nil
+}
+
+// lineError turns yaml's "yaml: line N: msg" into "file:N: msg".
+func lineError(name string, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg = strings.Join(te.Errors, "; ")
+	}
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if n, tail, ok := strings.Cut(rest, ": "); ok {
+			return fmt.Errorf("%s:%s: %s", name, n, tail)
+		}
+	}
+	return fmt.Errorf("%s: %s", name, msg)
+}
