@@ -97,6 +97,10 @@ func newEnv(t *testing.T, extraRoutes func(*Router)) *env {
 	rt := NewRouter(store, Config{Logger: logger})
 	rt.RegisterAuthAPI()
 	if extraRoutes != nil {
+		if ServeRoutes == nil {
+			t.Fatal("latscope serve's routes are not registered (serve_routes_test.go sets ServeRoutes)")
+		}
+		ServeRoutes(t, rt)
 		extraRoutes(rt)
 	}
 	h, err := rt.Handler()
@@ -214,9 +218,16 @@ func (c *client) createToken(name, role, expiresIn string) (secret, id string) {
 	return tok.Token, tok.ID
 }
 
-// concretePath fills a route's wildcards with a value valid for them.
+// ServeRoutes registers latscope serve's data routes (server/api) with the
+// data they read. Those packages import this one, so the external test file
+// serve_routes_test.go sets it; the security tests then enumerate the real
+// routes from the router with the auth API's.
+var ServeRoutes func(t *testing.T, rt *Router)
+
+// concretePath fills a route's wildcards with a value valid for them
+// (series 1 exists in ServeRoutes' archive).
 func concretePath(pattern string) string {
-	r := strings.NewReplacer("{name}", "view", "{id}", "AAAAAAAAAAAA")
+	r := strings.NewReplacer("/series/{id}", "/series/1", "{name}", "view", "{id}", "AAAAAAAAAAAA")
 	return r.Replace(pattern)
 }
 

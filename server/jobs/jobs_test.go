@@ -127,7 +127,9 @@ func TestFailingJobRestartsAndWritesGap(t *testing.T) {
 // failure marks the job stalled.
 func TestUnopenableJobAndStalledWriter(t *testing.T) {
 	w := &memWriter{}
-	open := func(context.Context) (source.Source, error) { return nil, errors.New("dial tcp 127.0.0.1:1: connection refused") }
+	open := func(context.Context) (source.Source, error) {
+		return nil, errors.New("dial tcp 127.0.0.1:1: connection refused")
+	}
 	r, err := NewRunner([]Job{{Name: "down", Open: open}}, w, Backoff{Min: 50 * time.Millisecond, Max: 50 * time.Millisecond}, quiet())
 	if err != nil {
 		t.Fatal(err)

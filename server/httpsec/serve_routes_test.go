@@ -1,0 +1,37 @@
+package httpsec_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/latscope/latscope/archive"
+	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/server/api"
+	"github.com/latscope/latscope/server/httpsec"
+	"github.com/latscope/latscope/server/jobs"
+	"github.com/latscope/latscope/stream"
+)
+
+// The security tests of this package enumerate latscope serve's real data
+// routes: an archive holding series 1 and a job list stand behind them.
+func init() {
+	httpsec.ServeRoutes = func(t *testing.T, rt *httpsec.Router) {
+		a, err := archive.Open(t.TempDir(), archive.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { a.Close() })
+		h := hist.NewExact(hist.Microsecond, 0)
+		_ = h.Record(250)
+		iv := stream.Interval{Source: "db01", Start: time.Now().Add(-time.Minute), Duration: time.Second,
+			Series: []stream.SeriesHist{{Key: stream.Key{Event: "log file sync"}, Hist: h}}}
+		if err := a.Write(context.Background(), iv); err != nil {
+			t.Fatal(err)
+		}
+		status := func() []jobs.Status {
+			return []jobs.Status{{Name: "db01", Source: "postgres://latscope@db01/app", State: jobs.Running}}
+		}
+		api.Register(rt, api.Data{Archive: a, Jobs: status})
+	}
+}
