@@ -1,0 +1,99 @@
+package config
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/latscope/latscope/server/jobs"
+)
+
+// docExample is the configuration example of docs/serve.md: the first
+// yaml block after "## Configuration file".
+func docExample(t testing.TB) []byte {
+	b, err := os.ReadFile("../../docs/serve.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "## Configuration file")
+	if !ok {
+		t.Fatal("docs/serve.md has no configuration section")
+	}
+	_, rest, ok = strings.Cut(rest, "```yaml\n")
+	block, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/serve.md has no yaml example")
+	}
+	return []byte(block)
+}
+
+func TestDocumentedExampleLoads(t *testing.T) {
+	c, err := Parse("latscope.yaml", docExample(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Listen != "127.0.0.1:7879" || c.Data != "/var/lib/latscope" || len(c.Jobs) != 4 {
+		t.Fatalf("config %+v", c)
+	}
+	want := []struct {
+		name  string
+		every time.Duration
+		plan  jobs.Schedule
+	}{
+		{"db01", time.Second, jobs.Schedule{}},
+		{"orders-mysql", 5 * time.Second, jobs.Schedule{}},
+		{"u01-io", time.Second, jobs.Schedule{Run: 30 * time.Second, Every: 15 * time.Minute}},
+		{"app-latency", DefaultInterval, jobs.Schedule{}},
+	}
+	for i, w := range want {
+		j := c.Jobs[i]
+		if j.Name != w.name || j.Every != w.every || j.Plan != w.plan || j.Line == 0 {
+			t.Errorf("job %d = %+v; want %+v", i, j, w)
+		}
+	}
+	if c.Jobs[0].PasswordFile == "" || c.Jobs[1].PasswordEnv != "LATSCOPE_DB02_PASSWORD" {
+		t.Errorf("password sources lost: %+v %+v", c.Jobs[0], c.Jobs[1])
+	}
+}
+
+func TestErrorsNameFileAndLine(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"data: d\nlisten: [\n", "f.yaml:"},
+		{"data: d\nlisen: x\n", "f.yaml:2: field lisen not found"},
+		{"data: d\njobs:\n  - name: a\n    source: x\n  - name: a\n    source: y\n", "f.yaml:5: job \"a\" is already defined at line 3"},
+		{"data: d\njobs:\n  - name: a\n    source: x\n    schedule: 30s\n", "f.yaml:3: job 1: \"a\": schedule"},
+		{"data: d\njobs:\n  - name: a\n    source: x\n    interval: soon\n", "f.yaml:3: job 1: \"a\": interval"},
+		{"data: d\njobs:\n  - source: x\n", "f.yaml:3: job 1: a job needs a name"},
+		{"data: d\njobs:\n  - name: a\n", "f.yaml:3: job 1: \"a\" has no source"},
+		{"jobs:\n  - name: a\n    source: x\n    password_file: f\n    password_env: E\n", "not both"},
+		{"tls_cert: c\n", "tls_cert and tls_key go together"},
+		{"", "empty configuration"},
+	} {
+		_, err := Parse("f.yaml", []byte(tc.yaml))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v; want it to contain %q", tc.yaml, err, tc.want)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add(docExample(f))
+	f.Add([]byte("data: d\njobs:\n  - name: a\n    source: iotest:/tmp\n    schedule: 1s every 2s\n"))
+	f.Add([]byte("jobs: 3\n"))
+	f.Add([]byte("- a\n- b\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := Parse("f.yaml", b)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "f.yaml") {
+				t.Fatalf("error without the file name: %v", err)
+			}
+			return
+		}
+		for _, j := range c.Jobs {
+			if j.Name == "" || strings.TrimSpace(j.Source) == "" || j.Every <= 0 {
+				t.Fatalf("accepted a job without name, source or interval: %+v", j)
+			}
+		}
+	})
+}
