@@ -216,7 +216,9 @@ func TestServeEndToEnd(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("login: %d %s", status, b)
 	}
-	var me struct{ CSRF string `json:"csrf_token"` }
+	var me struct {
+		CSRF string `json:"csrf_token"`
+	}
 	json.Unmarshal(b, &me)
 	status, b = session.call("POST", "/api/v1/tokens", `{"name":"e2e","role":"viewer"}`, "X-CSRF-Token", me.CSRF)
 	var tok struct{ Token string }
