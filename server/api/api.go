@@ -80,7 +80,8 @@ type windowJSON struct {
 }
 
 // histogramResponse is a series merged over a window: the report's
-// summary (events, time, mean, percentiles, buckets) without its rows.
+// summary (events, time, mean, percentiles, buckets) with the number of
+// its windows and gaps in place of their rows.
 type histogramResponse struct {
 	Series seriesJSON  `json:"series"`
 	Window windowJSON  `json:"window"`
@@ -88,45 +89,31 @@ type histogramResponse struct {
 	Mean   *meanTotals `json:"mean,omitempty"`
 }
 
+// histogram and meanTotals shadow the report's "intervals" rows with
+// counts (encoding/json takes the shallower field).
 type histogram struct {
-	Count     float64         `json:"count"`
-	SumUs     float64         `json:"sum_us"`
-	SumExact  bool            `json:"sum_exact"`
-	TopCapped bool            `json:"top_capped"`
-	MeanUs    *float64        `json:"mean_us"`
-	P50Us     *float64        `json:"p50_us"`
-	P90Us     *float64        `json:"p90_us"`
-	P99Us     *float64        `json:"p99_us"`
-	Buckets   []report.Bucket `json:"buckets"`
-	Intervals int             `json:"intervals"`
-	Gaps      int             `json:"gaps"`
+	report.Series
+	Intervals int `json:"intervals"`
+	Gaps      int `json:"gaps"`
 }
 
 type meanTotals struct {
-	Count     float64  `json:"count"`
-	SumUs     float64  `json:"sum_us"`
-	MeanUs    *float64 `json:"mean_us"`
-	Intervals int      `json:"intervals"`
-	Gaps      int      `json:"gaps"`
+	report.Mean
+	Intervals int `json:"intervals"`
+	Gaps      int `json:"gaps"`
 }
 
 func (d Data) histogram(w http.ResponseWriter, r *http.Request) (int, any, error) {
-	sel, err := d.selection(r, false)
-	if err != nil {
-		return 0, nil, err
-	}
-	s, m, err := d.summarise(r.Context(), sel)
+	sel, s, m, err := d.summary(r)
 	if err != nil {
 		return 0, nil, err
 	}
 	resp := histogramResponse{Series: toJSON(sel.info), Window: sel.window()}
 	switch {
 	case s != nil:
-		resp.Hist = &histogram{Count: s.Count, SumUs: s.SumUs, SumExact: s.SumExact, TopCapped: s.TopCapped,
-			MeanUs: s.MeanUs, P50Us: s.P50Us, P90Us: s.P90Us, P99Us: s.P99Us, Buckets: s.Buckets,
-			Intervals: len(s.Intervals), Gaps: countGaps(s.Intervals)}
+		resp.Hist = &histogram{Series: *s, Intervals: len(s.Intervals), Gaps: countGaps(s.Intervals)}
 	case m != nil:
-		resp.Mean = &meanTotals{Count: m.Count, SumUs: m.SumUs, MeanUs: m.MeanUs, Intervals: len(m.Intervals), Gaps: countGaps(m.Intervals)}
+		resp.Mean = &meanTotals{Mean: *m, Intervals: len(m.Intervals), Gaps: countGaps(m.Intervals)}
 	}
 	return http.StatusOK, resp, nil
 }
@@ -139,11 +126,7 @@ type intervalsResponse struct {
 }
 
 func (d Data) intervals(w http.ResponseWriter, r *http.Request) (int, any, error) {
-	sel, err := d.selection(r, true)
-	if err != nil {
-		return 0, nil, err
-	}
-	s, m, err := d.summarise(r.Context(), sel)
+	sel, s, m, err := d.summary(r)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -155,6 +138,16 @@ func (d Data) intervals(w http.ResponseWriter, r *http.Request) (int, any, error
 		resp.Intervals = m.Intervals
 	}
 	return http.StatusOK, resp, nil
+}
+
+// summary reads a request's series and window and summarises it.
+func (d Data) summary(r *http.Request) (selection, *report.Series, *report.Mean, error) {
+	sel, err := d.selection(r)
+	if err != nil {
+		return sel, nil, nil, err
+	}
+	s, m, err := d.summarise(r.Context(), sel)
+	return sel, s, m, err
 }
 
 func countGaps(ivs []report.Interval) int {
@@ -192,8 +185,8 @@ func (d Data) tiers() []archive.Tier {
 	return d.Tiers
 }
 
-// selection reads {id}, from, to and (when allowed) resolution.
-func (d Data) selection(r *http.Request, withResolution bool) (selection, error) {
+// selection reads {id}, from, to and resolution.
+func (d Data) selection(r *http.Request) (selection, error) {
 	var sel selection
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id <= 0 {
@@ -223,10 +216,8 @@ func (d Data) selection(r *http.Request, withResolution bool) (selection, error)
 	if !sel.from.IsZero() && !sel.to.IsZero() && !sel.from.Before(sel.to) {
 		return sel, fmt.Errorf("%w: from is not before to", auth.ErrInvalid)
 	}
-	if withResolution {
-		if sel.resolution, err = ParseResolution(q.Get("resolution"), d.tiers()); err != nil {
-			return sel, fmt.Errorf("%w: resolution: %v", auth.ErrInvalid, err)
-		}
+	if sel.resolution, err = ParseResolution(q.Get("resolution"), d.tiers()); err != nil {
+		return sel, fmt.Errorf("%w: resolution: %v", auth.ErrInvalid, err)
 	}
 	return sel, nil
 }
