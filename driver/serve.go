@@ -372,15 +372,10 @@ func isDatabase(spec string) bool {
 // files followed (a job runs until the server stops).
 func jobOpener(name, spec string, interval time.Duration, logger *slog.Logger) func(context.Context) (source.Source, error) {
 	return func(ctx context.Context) (source.Source, error) {
-		opts := source.Options{Interval: interval, Follow: !isProbe(spec) && spec != "-"}
-		if isDatabase(spec) {
-			opts.Follow = false
-		}
 		msgs := &logWriter{logger: logger, job: name}
+		opts := source.Options{Interval: interval, Follow: !isProbe(spec), Progress: msgs}
 		op := &source.Opener{Formats: Formats(), Stores: Stores(), Probes: Probes(), Options: opts,
 			Diag: input.NewDiagnostics(msgs, input.DefaultReportLimit)}
-		opts.Progress = msgs
-		op.Options = opts
 		if isProbe(spec) && !isDatabase(spec) {
 			reserveProcsForProbe()
 		}
