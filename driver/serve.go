@@ -122,6 +122,13 @@ func Serve(ctx context.Context, sc ServeConfig) error {
 	if err != nil {
 		return err
 	}
+	// Listen before anything is created, so that a refused or busy
+	// address does not spend the first start's admin password.
+	ln, tlsConfig, err := httpsec.Listen(httpsec.ListenConfig{Addr: c.Listen, TLSCert: c.TLSCert, TLSKey: c.TLSKey, AllowInsecureRemote: c.InsecureListen}, logger)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
 	if err := os.MkdirAll(c.Data, 0o700); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
@@ -146,13 +153,17 @@ func Serve(ctx context.Context, sc ServeConfig) error {
 		arch.Close()
 		return err
 	}
-	srv, ln, err := listen(c, store, arch, runner, logger)
+	rt := httpsec.NewRouter(store, httpsec.Config{TLS: tlsConfig != nil, Logger: logger})
+	rt.RegisterAuthAPI()
+	api.Register(rt, api.Data{Archive: arch, Jobs: runner.Status})
+	h, err := rt.Handler()
 	if err != nil {
 		arch.Close()
 		return err
 	}
+	srv := httpsec.NewServer(h, httpsec.DefaultTimeouts(), tlsConfig, logger)
 	scheme := "http"
-	if c.TLSCert != "" {
+	if tlsConfig != nil {
 		scheme = "https"
 	}
 	fmt.Fprintf(sc.Stderr, "latscope: serving on %s://%s: %d job(s), data in %s\n", scheme, ln.Addr(), len(defs), c.Data)
@@ -203,22 +214,6 @@ func maintain(ctx context.Context, arch *archive.Archive, store *auth.Store, log
 			}
 		}
 	}
-}
-
-func listen(c *config.Config, store *auth.Store, arch *archive.Archive, runner *jobs.Runner, logger *slog.Logger) (*http.Server, net.Listener, error) {
-	ln, tlsConfig, err := httpsec.Listen(httpsec.ListenConfig{Addr: c.Listen, TLSCert: c.TLSCert, TLSKey: c.TLSKey, AllowInsecureRemote: c.InsecureListen}, logger)
-	if err != nil {
-		return nil, nil, err
-	}
-	rt := httpsec.NewRouter(store, httpsec.Config{TLS: tlsConfig != nil, Logger: logger})
-	rt.RegisterAuthAPI()
-	api.Register(rt, api.Data{Archive: arch, Jobs: runner.Status})
-	h, err := rt.Handler()
-	if err != nil {
-		ln.Close()
-		return nil, nil, err
-	}
-	return httpsec.NewServer(h, httpsec.DefaultTimeouts(), tlsConfig, logger), ln, nil
 }
 
 // bootstrap creates the first admin on first start and prints its
