@@ -3,7 +3,9 @@ package archive
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -29,14 +31,24 @@ const faultSeries = 200
 // of raw windows.
 func lastStart(t testing.TB, a *Archive) (last int64, n int) {
 	t.Helper()
-	var max *int64
-	if err := a.db.QueryRow("SELECT max(start), count(*) FROM windows WHERE res = 0").Scan(&max, &n); err != nil {
+	var sources []int64
+	if err := eachRow(ctx, a.db, func(rows *sql.Rows) error {
+		var id int64
+		err := rows.Scan(&id)
+		sources = append(sources, id)
+		return err
+	}, "SELECT id FROM sources"); err != nil {
 		t.Fatal(err)
 	}
-	if max == nil {
-		return 0, 0
+	for _, src := range sources {
+		if err := eachWindow(ctx, a.db, src, 0, math.MinInt64, math.MaxInt64, noLimit, func(w window) error {
+			last, n = max(last, w.start), n+1
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	return *max, n
+	return last, n
 }
 
 // TestWriterSubprocess is the writer the kill -9 test starts: it appends

@@ -138,16 +138,24 @@ func (a *Archive) selectSeries(ctx context.Context, q Query) ([]sourceSeries, er
 	if err != nil {
 		return nil, err
 	}
+	// Sources first: a source's first series commit with it, so every
+	// source listed has its series in the list read after it.
+	var sources []sourceSeries
+	err = eachRow(ctx, a.db, func(rows *sql.Rows) error {
+		var s sourceSeries
+		err := rows.Scan(&s.id, &s.name)
+		sources = append(sources, s)
+		return err
+	}, "SELECT id, name FROM sources ORDER BY name")
+	if err != nil {
+		return nil, a.errorf("listing sources: %w", err)
+	}
 	all, err := a.Series(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var out []sourceSeries
-	err = eachRow(ctx, a.db, func(rows *sql.Rows) error {
-		var s sourceSeries
-		if err := rows.Scan(&s.id, &s.name); err != nil {
-			return err
-		}
+	for _, s := range sources {
 		for _, si := range all {
 			if si.Source == s.name && matches(si) {
 				s.series = append(s.series, si)
@@ -156,10 +164,6 @@ func (a *Archive) selectSeries(ctx context.Context, q Query) ([]sourceSeries, er
 		if len(s.series) > 0 || q.Series == "" {
 			out = append(out, s)
 		}
-		return nil
-	}, "SELECT id, name FROM sources ORDER BY name")
-	if err != nil {
-		return nil, a.errorf("listing sources: %w", err)
 	}
 	return out, nil
 }
@@ -213,14 +217,13 @@ func (a *Archive) resolution(ctx context.Context, source int64, q Query) (int64,
 	firsts := make([]int64, len(a.opts.Tiers)) // first start per tier; MaxInt64: none
 	earliest := int64(math.MaxInt64)
 	for i, t := range a.opts.Tiers {
-		var first *int64
-		err := a.db.QueryRowContext(ctx, "SELECT min(start) FROM windows WHERE source_id = ? AND res = ?", source, resOf(t.Step)).Scan(&first)
+		firsts[i] = math.MaxInt64
+		err := eachWindow(ctx, a.db, source, resOf(t.Step), math.MinInt64, math.MaxInt64, 1, func(w window) error {
+			firsts[i] = w.start
+			return nil
+		})
 		if err != nil {
 			return 0, a.errorf("choosing a resolution: %w", err)
-		}
-		firsts[i] = math.MaxInt64
-		if first != nil {
-			firsts[i] = *first
 		}
 		earliest = min(earliest, firsts[i])
 	}
@@ -237,9 +240,11 @@ func (a *Archive) resolution(ctx context.Context, source int64, q Query) (int64,
 			continue
 		}
 		chosen = resOf(t.Step)
-		var n int
-		err := a.db.QueryRowContext(ctx, "SELECT count(*) FROM (SELECT 1 FROM windows WHERE source_id = ? AND res = ? AND start >= ? AND start < ? LIMIT ?)",
-			source, chosen, from, to, AutoMaxWindows+1).Scan(&n)
+		n := 0
+		err := eachWindow(ctx, a.db, source, chosen, from, to, AutoMaxWindows+1, func(window) error {
+			n++
+			return nil
+		})
 		if err != nil {
 			return 0, a.errorf("choosing a resolution: %w", err)
 		}
