@@ -270,52 +270,107 @@ func tierSteps(tiers []Tier) string {
 	return s
 }
 
-// chunkWindows bounds the windows read at once per source: memory is this
-// many windows times the selected series' points.
+// chunkWindows bounds the windows of a tier read at once per source.
 const chunkWindows = 2048
 
-// readSource reads one source's windows chunk by chunk, each with the
-// points of the selected series.
-func (a *Archive) readSource(ctx context.Context, s sourceSeries, res int64, q Query, emit func(stream.Interval) error) error {
-	from, to := q.bounds()
-	chunk := max(64, chunkWindows/max(1, len(s.series)))
-	for {
-		ivs, starts, err := a.windowChunk(ctx, s, res, from, to, chunk)
-		if err != nil {
-			return err
-		}
-		if len(ivs) == 0 {
-			return nil
-		}
-		last := starts[len(starts)-1]
-		if err := a.fillPoints(ctx, s, res, starts[0], last, ivs, starts); err != nil {
-			return err
-		}
-		for _, iv := range ivs {
-			if err := emit(iv); err != nil {
-				return err
-			}
-		}
-		if len(ivs) < chunk || last == math.MaxInt64 {
-			return nil
-		}
-		from = last + 1
+// chunkSpan is the time read at once per source: one block of raw data,
+// so that every block is read once; chunkWindows windows of a tier.
+func chunkSpan(res int64) int64 {
+	if res == 0 {
+		return blockSpan
 	}
+	return res * int64(time.Second) * chunkWindows
 }
 
-// windowChunk reads up to n windows of a source from start from on.
-func (a *Archive) windowChunk(ctx context.Context, s sourceSeries, res, from, to int64, n int) ([]stream.Interval, []int64, error) {
-	var ivs []stream.Interval
-	var starts []int64
-	err := eachWindow(ctx, a.db, s.id, res, from, to, n, func(w window) error {
-		ivs = append(ivs, w.interval(s.name))
-		starts = append(starts, w.start)
+// readSource reads one source's windows chunk by chunk, each with the
+// points of the selected series. A chunk holds its points still encoded
+// (as stored: about 40 bytes each) and decodes them one interval at a
+// time, so memory is one chunk of encoded data plus one interval.
+func (a *Archive) readSource(ctx context.Context, s sourceSeries, res int64, q Query, emit func(stream.Interval) error) error {
+	from, to := q.bounds()
+	span := chunkSpan(res)
+	points := make([][]encodedPoint, len(s.series))
+	for from < to {
+		next, ok, err := a.nextWindow(ctx, s, res, from, to)
+		if err != nil || !ok {
+			return err
+		}
+		end := min(to, addSat(floorTo(next, span), span))
+		var windows []window
+		err = eachWindow(ctx, a.db, s.id, res, next, end, noLimit, func(w window) error {
+			windows = append(windows, w)
+			return nil
+		})
+		if err != nil {
+			return a.errorf("reading %s: %w", s.name, err)
+		}
+		for i, si := range s.series {
+			points[i] = points[i][:0]
+			err := eachPoint(ctx, a.db, si.ID, res, next, end, func(start int64, data []byte) error {
+				points[i] = append(points[i], encodedPoint{start, data})
+				return nil
+			})
+			if err != nil {
+				return a.errorf("reading %s %s: %w", s.name, si.Key, err)
+			}
+		}
+		if err := emitChunk(s, windows, points, emit); err != nil {
+			return a.errorf("reading %s: %w", s.name, err)
+		}
+		from = end
+	}
+	return nil
+}
+
+// encodedPoint is a stored point not decoded yet.
+type encodedPoint struct {
+	start int64
+	data  []byte
+}
+
+// nextWindow returns the start of a source's first window in [from, to).
+func (a *Archive) nextWindow(ctx context.Context, s sourceSeries, res, from, to int64) (start int64, ok bool, err error) {
+	err = eachWindow(ctx, a.db, s.id, res, from, to, 1, func(w window) error {
+		start, ok = w.start, true
 		return nil
 	})
 	if err != nil {
-		return nil, nil, a.errorf("reading %s: %w", s.name, err)
+		return 0, false, a.errorf("reading %s: %w", s.name, err)
 	}
-	return ivs, starts, nil
+	return start, ok, nil
+}
+
+// emitChunk walks the windows in time order with one cursor per series
+// and emits each window with the points of its start. A point without its
+// window was not observed and is not shown.
+func emitChunk(s sourceSeries, windows []window, points [][]encodedPoint, emit func(stream.Interval) error) error {
+	next := make([]int, len(points))
+	var zone *time.Location // shared while the zone stays the same
+	var zoneName string
+	var zoneOff int
+	for _, w := range windows {
+		if zone == nil || w.zoneName != zoneName || w.zoneOff != zoneOff {
+			zone, zoneName, zoneOff = location(w.zoneName, w.zoneOff), w.zoneName, w.zoneOff
+		}
+		iv := w.interval(s.name, zone)
+		for k, ps := range points {
+			i := next[k]
+			for i < len(ps) && ps[i].start < w.start {
+				i++
+			}
+			if i < len(ps) && ps[i].start == w.start {
+				if err := addPoint(&iv, s.series[k], ps[i].data); err != nil {
+					return err
+				}
+				i++
+			}
+			next[k] = i
+		}
+		if err := emit(iv); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // location builds the zone a window was recorded in, as recordings do.
@@ -324,28 +379,6 @@ func location(name string, offset int) *time.Location {
 		return time.UTC
 	}
 	return time.FixedZone(name, offset)
-}
-
-// fillPoints adds the selected series' points in [first, last] to the
-// windows with the same start.
-func (a *Archive) fillPoints(ctx context.Context, s sourceSeries, res, first, last int64, ivs []stream.Interval, starts []int64) error {
-	index := make(map[int64]int, len(starts))
-	for i, st := range starts {
-		index[st] = i
-	}
-	for _, si := range s.series {
-		err := eachPoint(ctx, a.db, si.ID, res, first, last+1, func(start int64, data []byte) error {
-			i, ok := index[start]
-			if !ok {
-				return nil // a point without its window: not observed, not shown
-			}
-			return addPoint(&ivs[i], si, data)
-		})
-		if err != nil {
-			return a.errorf("reading %s %s: %w", s.name, si.Key, err)
-		}
-	}
-	return nil
 }
 
 // addPoint decodes a point into its interval.

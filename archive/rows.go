@@ -36,9 +36,10 @@ type window struct {
 	zoneName       string
 }
 
-// interval returns the window as an interval of source, without series.
-func (w window) interval(source string) stream.Interval {
-	return stream.Interval{Source: source, Start: time.Unix(0, w.start).In(location(w.zoneName, w.zoneOff)),
+// interval returns the window as an interval of source, without series,
+// its start in zone (location(w.zoneName, w.zoneOff), shared by windows).
+func (w window) interval(source string, zone *time.Location) stream.Interval {
+	return stream.Interval{Source: source, Start: time.Unix(0, w.start).In(zone),
 		Duration: time.Duration(w.dur), Gap: w.flags&flagGap != 0, Relative: w.flags&flagRelative != 0}
 }
 
