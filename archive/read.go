@@ -3,6 +3,7 @@ package archive
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -290,20 +291,29 @@ func (a *Archive) readSource(ctx context.Context, s sourceSeries, res int64, q Q
 	from, to := q.bounds()
 	span := chunkSpan(res)
 	points := make([][]encodedPoint, len(s.series))
+	var windows []window
 	for from < to {
-		next, ok, err := a.nextWindow(ctx, s, res, from, to)
-		if err != nil || !ok {
-			return err
-		}
-		end := min(to, addSat(floorTo(next, span), span))
-		var windows []window
-		err = eachWindow(ctx, a.db, s.id, res, next, end, noLimit, func(w window) error {
+		// The chunk starts at the next window and ends at its span's end;
+		// the scan stops at the first window beyond.
+		windows = windows[:0]
+		end := to
+		err := eachWindow(ctx, a.db, s.id, res, from, to, noLimit, func(w window) error {
+			if len(windows) == 0 {
+				end = min(to, addSat(floorTo(w.start, span), span))
+			}
+			if w.start >= end {
+				return errEnough
+			}
 			windows = append(windows, w)
 			return nil
 		})
-		if err != nil {
+		if err != nil && !errors.Is(err, errEnough) {
 			return a.errorf("reading %s: %w", s.name, err)
 		}
+		if len(windows) == 0 {
+			return nil
+		}
+		next := windows[0].start
 		for i, si := range s.series {
 			points[i] = points[i][:0]
 			err := eachPoint(ctx, a.db, si.ID, res, next, end, func(start int64, data []byte) error {
@@ -326,18 +336,6 @@ func (a *Archive) readSource(ctx context.Context, s sourceSeries, res int64, q Q
 type encodedPoint struct {
 	start int64
 	data  []byte
-}
-
-// nextWindow returns the start of a source's first window in [from, to).
-func (a *Archive) nextWindow(ctx context.Context, s sourceSeries, res, from, to int64) (start int64, ok bool, err error) {
-	err = eachWindow(ctx, a.db, s.id, res, from, to, 1, func(w window) error {
-		start, ok = w.start, true
-		return nil
-	})
-	if err != nil {
-		return 0, false, a.errorf("reading %s: %w", s.name, err)
-	}
-	return start, ok, nil
 }
 
 // emitChunk walks the windows in time order with one cursor per series
