@@ -68,7 +68,9 @@ func TestWriterSubprocess(t *testing.T) {
 	last, _ := lastStart(t, a)
 	start := time.Unix(0, last).Add(time.Second)
 	if last == 0 {
-		start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		// Four minutes before an hour: the kills fall before, while and
+		// after the first hour is packed.
+		start = time.Date(2025, 12, 31, 23, 56, 0, 0, time.UTC)
 	}
 	for i := 0; ; i++ {
 		iv := synthetic("db", start.Add(time.Duration(i)*time.Second), 1, faultSeries, hs[i%len(hs):])[0]
@@ -113,7 +115,16 @@ func TestKill9DuringWrites(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Logf("20 kills: %d intervals of %d series kept", total, faultSeries)
+	a, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	blocks := blockCount(t, a)
+	if total > 4*60 && blocks == 0 {
+		t.Errorf("%d intervals from 23:56 on, but the first hour was not packed", total)
+	}
+	t.Logf("20 kills: %d intervals of %d series kept, %d hours packed", total, faultSeries, blocks)
 }
 
 // runAndKill starts a writer, lets it commit at least n intervals, kills it

@@ -38,7 +38,7 @@ func copyV1(t *testing.T) string {
 	return dir
 }
 
-func blockCount(t *testing.T, a *Archive) int {
+func blockCount(t testing.TB, a *Archive) int {
 	t.Helper()
 	var n int
 	if err := a.db.QueryRow("SELECT count(*) FROM window_blocks").Scan(&n); err != nil {
