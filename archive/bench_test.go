@@ -67,6 +67,13 @@ func BenchmarkBytesPerSeriesDay(b *testing.B) {
 		}
 		withMinutes := fileBytes(b, a, dir)
 		seriesDays := float64(series) * hours / 24
+		// The blocks alone: the packed hours (all but the open last one)
+		// without SQLite's pages around them.
+		var packed float64
+		if err := a.db.QueryRow("SELECT (SELECT total(length(data)) FROM point_blocks) + (SELECT total(length(data)) FROM window_blocks WHERE res = 0)").Scan(&packed); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(packed/(float64(series)*(hours-1)/24), "block-bytes/series-day")
 		b.ReportMetric(float64(raw)/seriesDays, "raw-bytes/series-day")
 		b.ReportMetric(float64(withMinutes)/seriesDays, "bytes/series-day")
 		b.ReportMetric(float64(lsr)/seriesDays, "lsr-bytes/series-day")

@@ -216,6 +216,7 @@ func (a *Archive) dropBefore(ctx context.Context, res, cutoff int64) error {
 			if err != nil {
 				return err
 			}
+			clear(a.rowsFrom) // unpacked hours are rows again
 			for _, src := range sources {
 				if err := unpack(ctx, tx, src, res, split); err != nil {
 					return err

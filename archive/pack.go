@@ -19,6 +19,10 @@ import (
 // by a rewrite (unpackFor) is packed again.
 func (w *batchWriter) packFinished(ctx context.Context) error {
 	for src, newest := range w.newest {
+		rowsFrom, known := w.a.rowsFrom[src]
+		if known && w.oldest[src] >= rowsFrom && blockOf(newest) <= rowsFrom {
+			continue // no rows before rowsFrom, and no new hour begun
+		}
 		// Two queries: SQLite answers a lone min() or max() from the
 		// primary key's ends, but scans the range for both at once.
 		var first, last *int64
@@ -35,6 +39,7 @@ func (w *batchWriter) packFinished(ctx context.Context) error {
 		}
 		// newest is in a row; packedBelow covers a rewrite below the blocks.
 		open := max(blockOf(max(newest, *last)), w.a.packedBelow[src])
+		w.a.rowsFrom[src] = open
 		if *first >= open {
 			continue
 		}

@@ -65,7 +65,7 @@ func (a *Archive) WriteBatch(ctx context.Context, ivs []stream.Interval) error {
 	defer a.mu.Unlock()
 	added := newIDCache() // ids this transaction creates, forgotten if it fails
 	err := a.inTx(ctx, func(tx *sql.Tx) error {
-		w := batchWriter{a: a, tx: tx, added: added, newest: map[int64]int64{}}
+		w := batchWriter{a: a, tx: tx, added: added, newest: map[int64]int64{}, oldest: map[int64]int64{}}
 		defer w.close()
 		for _, iv := range ivs {
 			if err := w.write(ctx, iv); err != nil {
@@ -75,7 +75,8 @@ func (a *Archive) WriteBatch(ctx context.Context, ivs []stream.Interval) error {
 		return w.packFinished(ctx)
 	})
 	if err != nil {
-		clear(a.packedBelow) // it may describe the rolled-back transaction
+		clear(a.packedBelow) // they may describe the rolled-back transaction
+		clear(a.rowsFrom)
 		return a.errorf("writing %s: %w", a.path, err)
 	}
 	for k, v := range added.sources {
@@ -119,6 +120,7 @@ type batchWriter struct {
 	// newest is the latest start written per source: the hours before its
 	// own are finished and get packed at the end of the transaction.
 	newest map[int64]int64
+	oldest map[int64]int64
 }
 
 func (w *batchWriter) close() {
@@ -149,6 +151,9 @@ func (w *batchWriter) write(ctx context.Context, iv stream.Interval) error {
 	}
 	if n, ok := w.newest[src]; !ok || start > n {
 		w.newest[src] = start
+	}
+	if o, ok := w.oldest[src]; !ok || start < o {
+		w.oldest[src] = start
 	}
 	name, off := iv.Start.Zone()
 	res, err := w.window.ExecContext(ctx, src, 0, start, int64(iv.Duration), windowFlags(iv), off, name)
