@@ -3,7 +3,6 @@ package archive
 import (
 	"bufio"
 	"context"
-	"database/sql"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -31,13 +30,8 @@ const faultSeries = 200
 // of raw windows.
 func lastStart(t testing.TB, a *Archive) (last int64, n int) {
 	t.Helper()
-	var sources []int64
-	if err := eachRow(ctx, a.db, func(rows *sql.Rows) error {
-		var id int64
-		err := rows.Scan(&id)
-		sources = append(sources, id)
-		return err
-	}, "SELECT id FROM sources"); err != nil {
+	sources, err := int64s(ctx, a.db, "SELECT id FROM sources")
+	if err != nil {
 		t.Fatal(err)
 	}
 	for _, src := range sources {

@@ -206,13 +206,7 @@ func mergeValue(si SeriesInfo, data []byte, h **hist.Histogram, m *stream.Series
 func (a *Archive) dropBefore(ctx context.Context, res, cutoff int64) error {
 	return a.inTx(ctx, func(tx *sql.Tx) error {
 		if split := firstBlock(cutoff); split < cutoff {
-			var sources []int64
-			err := eachRow(ctx, tx, func(rows *sql.Rows) error {
-				var id int64
-				err := rows.Scan(&id)
-				sources = append(sources, id)
-				return err
-			}, "SELECT source_id FROM window_blocks WHERE source_id IN (SELECT id FROM sources) AND res = ? AND start = ?", res, split)
+			sources, err := int64s(ctx, tx, "SELECT source_id FROM window_blocks WHERE source_id IN (SELECT id FROM sources) AND res = ? AND start = ?", res, split)
 			if err != nil {
 				return err
 			}

@@ -134,16 +134,19 @@ func putBlock(ctx context.Context, tx *sql.Tx, blocks, idColumn, rows string, id
 
 // seriesOf lists a source's series ids.
 func seriesOf(ctx context.Context, tx *sql.Tx, src int64) ([]int64, error) {
-	var ids []int64
-	err := eachRow(ctx, tx, func(rows *sql.Rows) error {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return err
-		}
-		ids = append(ids, id)
-		return nil
-	}, "SELECT id FROM series WHERE source_id = ?", src)
-	return ids, err
+	return int64s(ctx, tx, "SELECT id FROM series WHERE source_id = ?", src)
+}
+
+// int64s returns a query's one integer column.
+func int64s(ctx context.Context, q querier, query string, args ...any) ([]int64, error) {
+	var out []int64
+	err := eachRow(ctx, q, func(rows *sql.Rows) error {
+		var v int64
+		err := rows.Scan(&v)
+		out = append(out, v)
+		return err
+	}, query, args...)
+	return out, err
 }
 
 // unpackFor reopens the packed hour an interval written again falls in,
