@@ -3,7 +3,6 @@ package archive
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -293,25 +292,24 @@ func (a *Archive) readSource(ctx context.Context, s sourceSeries, res int64, q Q
 	points := make([][]encodedPoint, len(s.series))
 	var windows []window
 	for from < to {
-		// The chunk starts at the next window and ends at its span's end;
-		// the scan stops at the first window beyond.
+		// A chunk is one span: the one holding from, or else the one
+		// holding the next window (data may be sparse).
 		windows = windows[:0]
-		end := to
-		err := eachWindow(ctx, a.db, s.id, res, from, to, noLimit, func(w window) error {
-			if len(windows) == 0 {
-				end = min(to, addSat(floorTo(w.start, span), span))
-			}
-			if w.start >= end {
-				return errEnough
-			}
+		end := min(to, spanEnd(from, span))
+		err := eachWindow(ctx, a.db, s.id, res, from, end, noLimit, func(w window) error {
 			windows = append(windows, w)
 			return nil
 		})
-		if err != nil && !errors.Is(err, errEnough) {
+		if err != nil {
 			return a.errorf("reading %s: %w", s.name, err)
 		}
 		if len(windows) == 0 {
-			return nil
+			next, ok, err := a.nextWindow(ctx, s, res, end, to)
+			if err != nil || !ok {
+				return err
+			}
+			from = next
+			continue
 		}
 		next := windows[0].start
 		for i, si := range s.series {
@@ -330,6 +328,26 @@ func (a *Archive) readSource(ctx context.Context, s sourceSeries, res int64, q Q
 		from = end
 	}
 	return nil
+}
+
+// spanEnd returns the end of the span of chunkSpan holding t.
+func spanEnd(t, span int64) int64 {
+	if t < math.MinInt64+span {
+		return math.MinInt64 + span // floorTo would overflow below
+	}
+	return addSat(floorTo(t, span), span)
+}
+
+// nextWindow returns the start of a source's first window in [from, to).
+func (a *Archive) nextWindow(ctx context.Context, s sourceSeries, res, from, to int64) (start int64, ok bool, err error) {
+	err = eachWindow(ctx, a.db, s.id, res, from, to, 1, func(w window) error {
+		start, ok = w.start, true
+		return nil
+	})
+	if err != nil {
+		return 0, false, a.errorf("reading %s: %w", s.name, err)
+	}
+	return start, ok, nil
 }
 
 // encodedPoint is a stored point not decoded yet.

@@ -60,9 +60,6 @@ CREATE TABLE point_blocks (
 const blockTables = `CREATE TEMP TABLE window_blocks (source_id INTEGER, res INTEGER, start INTEGER, data BLOB);
 CREATE TEMP TABLE point_blocks (series_id INTEGER, res INTEGER, start INTEGER, data BLOB);`
 
-// pageSize is the page size of new databases.
-const pageSize = 16384
-
 // Keys of the meta table.
 const (
 	metaClean = "clean" // "no" while a writer has the archive open
@@ -85,16 +82,6 @@ func (a *Archive) migrate(ctx context.Context) error {
 	}
 	if v > len(migrations) {
 		return a.errorf("schema version %d is newer than this latscope writes (%d): upgrade latscope", v, len(migrations))
-	}
-	if v == 0 {
-		// A new database: larger pages before the first table, since WAL
-		// mode fixes the size. Blocks are blobs of tens of kilobytes, which
-		// SQLite reads one overflow page (one system call) at a time.
-		for _, p := range []string{"PRAGMA journal_mode = DELETE", fmt.Sprintf("PRAGMA page_size = %d", pageSize), "VACUUM", "PRAGMA journal_mode = WAL"} {
-			if _, err := a.db.ExecContext(ctx, p); err != nil {
-				return a.errorf("setting the page size: %w", err)
-			}
-		}
 	}
 	for ; v < len(migrations); v++ {
 		err := a.inTx(ctx, func(tx *sql.Tx) error {
