@@ -140,3 +140,26 @@ func BenchmarkRead24h(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPackHour200Series is the tick that begins a new hour of 200
+// series at 1 s: its write packs the finished hour (3 600 windows, 200
+// point blocks of 3 600 points) in the same transaction.
+func BenchmarkPackHour200Series(b *testing.B) {
+	hs := realHistograms(b)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for b.Loop() {
+		b.StopTimer()
+		a, _ := openTemp(b, Options{})
+		if err := a.WriteBatch(ctx, synthetic("db", t0, 3600, 200, hs)); err != nil {
+			b.Fatal(err)
+		}
+		next := synthetic("db", t0.Add(time.Hour), 1, 200, hs)[0]
+		b.StartTimer()
+		if err := a.Write(ctx, next); err != nil {
+			b.Fatal(err)
+		}
+		if n := blockCount(b, a); n != 1 {
+			b.Fatalf("%d blocks", n)
+		}
+	}
+}
