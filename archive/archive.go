@@ -68,6 +68,8 @@ type Archive struct {
 	// rowsFrom is, per source, a start before which it has no raw rows:
 	// all packed (packFinished).
 	rowsFrom map[int64]int64
+	// packBudget bounds the points a write packs (pack.go; tests lower it).
+	packBudget int
 }
 
 // DBPath returns the database file of an archive path: the file itself,
@@ -118,7 +120,7 @@ func Open(path string, opts Options) (*Archive, error) {
 	// One connection: SQLite serialises writers anyway, and a single
 	// connection keeps its page cache (bounded by cache_size) the only one.
 	db.SetMaxOpenConns(1)
-	a := &Archive{db: db, dir: path, path: file, opts: opts, ids: newIDCache(), packedBelow: map[int64]int64{}, rowsFrom: map[int64]int64{}}
+	a := &Archive{db: db, dir: path, path: file, opts: opts, ids: newIDCache(), packedBelow: map[int64]int64{}, rowsFrom: map[int64]int64{}, packBudget: packBudget}
 	if err := a.init(context.Background()); err != nil {
 		db.Close()
 		return nil, err

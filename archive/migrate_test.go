@@ -121,3 +121,26 @@ func TestRewriteIntoPackedHour(t *testing.T) {
 	// A window inside the packed hour reads exactly.
 	sameIntervals(t, readAll(t, a, Query{Resolution: Raw, From: t0.Add(1799 * time.Second), To: t0.Add(1802 * time.Second)}), want[1799:1802])
 }
+
+// TestPackBudget: a write packs at most its budget of points (beyond one
+// hour); the hours left stay rows, read the same, and are packed by the
+// next writes.
+func TestPackBudget(t *testing.T) {
+	a, _ := openTemp(t, Options{})
+	a.packBudget = 1
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	want := synthetic("db", t0, 4*3600+1, 1, realHistograms(t))
+	if err := a.WriteBatch(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	for packed := 1; packed <= 4; packed++ {
+		if got := blockCount(t, a); got != packed {
+			t.Fatalf("%d hours packed, want %d", got, packed)
+		}
+		sameIntervals(t, readAll(t, a, Query{Resolution: Raw}), want)
+		// Writing the open hour's interval again packs one more hour.
+		if err := a.Write(ctx, want[len(want)-1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

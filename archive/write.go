@@ -121,6 +121,7 @@ type batchWriter struct {
 	// own are finished and get packed at the end of the transaction.
 	newest map[int64]int64
 	oldest map[int64]int64
+	packed int // points packed in this transaction (Archive.packBudget)
 }
 
 func (w *batchWriter) close() {
