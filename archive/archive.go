@@ -60,8 +60,16 @@ type Archive struct {
 	dir  string // for messages: the data directory or the file given
 	path string // the database file
 	opts Options
-	mu   sync.Mutex // guards the id caches and serialises writes
+	mu   sync.Mutex // guards the caches and serialises writes
 	ids  idCache
+	// packedBelow is, per source, a start from which on it has no raw
+	// blocks (pack.go): writes after it need not look for one.
+	packedBelow map[int64]int64
+	// rowsFrom is, per source, a start before which it has no raw rows:
+	// all packed (packFinished).
+	rowsFrom map[int64]int64
+	// packBudget bounds the points a write packs (pack.go; tests lower it).
+	packBudget int
 }
 
 // DBPath returns the database file of an archive path: the file itself,
@@ -112,7 +120,7 @@ func Open(path string, opts Options) (*Archive, error) {
 	// One connection: SQLite serialises writers anyway, and a single
 	// connection keeps its page cache (bounded by cache_size) the only one.
 	db.SetMaxOpenConns(1)
-	a := &Archive{db: db, dir: path, path: file, opts: opts, ids: newIDCache()}
+	a := &Archive{db: db, dir: path, path: file, opts: opts, ids: newIDCache(), packedBelow: map[int64]int64{}, rowsFrom: map[int64]int64{}, packBudget: packBudget}
 	if err := a.init(context.Background()); err != nil {
 		db.Close()
 		return nil, err
@@ -189,6 +197,13 @@ func (a *Archive) init(ctx context.Context) error {
 		}
 		if v > len(migrations) {
 			return a.errorf("schema version %d is newer than this latscope reads (%d): upgrade latscope", v, len(migrations))
+		}
+		if v < 2 {
+			// Read-only cannot migrate: schema 1 has no blocks, which
+			// reads the same as empty block tables.
+			if _, err := a.db.ExecContext(ctx, blockTables); err != nil {
+				return a.errorf("reading schema %d: %w", v, err)
+			}
 		}
 		return nil
 	}

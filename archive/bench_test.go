@@ -67,6 +67,13 @@ func BenchmarkBytesPerSeriesDay(b *testing.B) {
 		}
 		withMinutes := fileBytes(b, a, dir)
 		seriesDays := float64(series) * hours / 24
+		// The blocks alone: the packed hours (all but the open last one)
+		// without SQLite's pages around them.
+		var packed float64
+		if err := a.db.QueryRow("SELECT (SELECT total(length(data)) FROM point_blocks) + (SELECT total(length(data)) FROM window_blocks WHERE res = 0)").Scan(&packed); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(packed/(float64(series)*(hours-1)/24), "block-bytes/series-day")
 		b.ReportMetric(float64(raw)/seriesDays, "raw-bytes/series-day")
 		b.ReportMetric(float64(withMinutes)/seriesDays, "bytes/series-day")
 		b.ReportMetric(float64(lsr)/seriesDays, "lsr-bytes/series-day")
@@ -131,5 +138,28 @@ func BenchmarkRead24h(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkPackHour200Series is the tick that begins a new hour of 200
+// series at 1 s: its write packs the finished hour (3 600 windows, 200
+// point blocks of 3 600 points) in the same transaction.
+func BenchmarkPackHour200Series(b *testing.B) {
+	hs := realHistograms(b)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for b.Loop() {
+		b.StopTimer()
+		a, _ := openTemp(b, Options{})
+		if err := a.WriteBatch(ctx, synthetic("db", t0, 3600, 200, hs)); err != nil {
+			b.Fatal(err)
+		}
+		next := synthetic("db", t0.Add(time.Hour), 1, 200, hs)[0]
+		b.StartTimer()
+		if err := a.Write(ctx, next); err != nil {
+			b.Fatal(err)
+		}
+		if n := blockCount(b, a); n != 1 {
+			b.Fatalf("%d blocks", n)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -29,14 +30,19 @@ const faultSeries = 200
 // of raw windows.
 func lastStart(t testing.TB, a *Archive) (last int64, n int) {
 	t.Helper()
-	var max *int64
-	if err := a.db.QueryRow("SELECT max(start), count(*) FROM windows WHERE res = 0").Scan(&max, &n); err != nil {
+	sources, err := int64s(ctx, a.db, "SELECT id FROM sources")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if max == nil {
-		return 0, 0
+	for _, src := range sources {
+		if err := eachWindow(ctx, a.db, src, 0, math.MinInt64, math.MaxInt64, noLimit, func(w window) error {
+			last, n = max(last, w.start), n+1
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	return *max, n
+	return last, n
 }
 
 // TestWriterSubprocess is the writer the kill -9 test starts: it appends
@@ -56,7 +62,9 @@ func TestWriterSubprocess(t *testing.T) {
 	last, _ := lastStart(t, a)
 	start := time.Unix(0, last).Add(time.Second)
 	if last == 0 {
-		start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		// Four minutes before an hour: the kills fall before, while and
+		// after the first hour is packed.
+		start = time.Date(2025, 12, 31, 23, 56, 0, 0, time.UTC)
 	}
 	for i := 0; ; i++ {
 		iv := synthetic("db", start.Add(time.Duration(i)*time.Second), 1, faultSeries, hs[i%len(hs):])[0]
@@ -101,7 +109,16 @@ func TestKill9DuringWrites(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Logf("20 kills: %d intervals of %d series kept", total, faultSeries)
+	a, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	blocks := blockCount(t, a)
+	if total > 4*60 && blocks == 0 {
+		t.Errorf("%d intervals from 23:56 on, but the first hour was not packed", total)
+	}
+	t.Logf("20 kills: %d intervals of %d series kept, %d hours packed", total, faultSeries, blocks)
 }
 
 // runAndKill starts a writer, lets it commit at least n intervals, kills it

@@ -200,13 +200,34 @@ func mergeValue(si SeriesInfo, data []byte, h **hist.Histogram, m *stream.Series
 
 // dropBefore deletes a resolution's windows and points that start before
 // cutoff, source by source and series by series along the primary keys.
+// A block holding both older and newer entries is unpacked first, so that
+// its older rows go with the others; the source's next write packs it
+// again.
 func (a *Archive) dropBefore(ctx context.Context, res, cutoff int64) error {
 	return a.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM windows WHERE source_id IN (SELECT id FROM sources) AND res = ? AND start < ?`, res, cutoff); err != nil {
-			return err
+		if split := firstBlock(cutoff); split < cutoff {
+			sources, err := int64s(ctx, tx, "SELECT source_id FROM window_blocks WHERE source_id IN (SELECT id FROM sources) AND res = ? AND start = ?", res, split)
+			if err != nil {
+				return err
+			}
+			clear(a.rowsFrom) // unpacked hours are rows again
+			for _, src := range sources {
+				if err := unpack(ctx, tx, src, res, split); err != nil {
+					return err
+				}
+			}
 		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM points WHERE series_id IN (SELECT id FROM series) AND res = ? AND start < ?`, res, cutoff)
-		return err
+		for _, q := range []string{
+			`DELETE FROM windows WHERE source_id IN (SELECT id FROM sources) AND res = ?1 AND start < ?2`,
+			`DELETE FROM points WHERE series_id IN (SELECT id FROM series) AND res = ?1 AND start < ?2`,
+			`DELETE FROM window_blocks WHERE source_id IN (SELECT id FROM sources) AND res = ?1 AND start < ?3`,
+			`DELETE FROM point_blocks WHERE series_id IN (SELECT id FROM series) AND res = ?1 AND start < ?3`,
+		} {
+			if _, err := tx.ExecContext(ctx, q, res, cutoff, firstBlock(cutoff)); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
@@ -250,12 +271,16 @@ func (a *Archive) fitSize(ctx context.Context) error {
 func (a *Archive) oldestStart(ctx context.Context) (oldest int64, ok bool, err error) {
 	oldest = math.MaxInt64
 	for _, t := range a.opts.Tiers {
-		var first *int64
-		if err := a.db.QueryRowContext(ctx, "SELECT min(start) FROM windows WHERE res = ?", resOf(t.Step)).Scan(&first); err != nil {
-			return 0, false, err
-		}
-		if first != nil {
-			oldest, ok = min(oldest, *first), true
+		// A block's start is at or before its first window: the oldest
+		// hour either way.
+		for _, table := range []string{"windows", "window_blocks"} {
+			var first *int64
+			if err := a.db.QueryRowContext(ctx, "SELECT min(start) FROM "+table+" WHERE res = ?", resOf(t.Step)).Scan(&first); err != nil {
+				return 0, false, err
+			}
+			if first != nil {
+				oldest, ok = min(oldest, *first), true
+			}
 		}
 	}
 	return oldest, ok, nil

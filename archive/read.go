@@ -138,16 +138,24 @@ func (a *Archive) selectSeries(ctx context.Context, q Query) ([]sourceSeries, er
 	if err != nil {
 		return nil, err
 	}
+	// Sources first: a source's first series commit with it, so every
+	// source listed has its series in the list read after it.
+	var sources []sourceSeries
+	err = eachRow(ctx, a.db, func(rows *sql.Rows) error {
+		var s sourceSeries
+		err := rows.Scan(&s.id, &s.name)
+		sources = append(sources, s)
+		return err
+	}, "SELECT id, name FROM sources ORDER BY name")
+	if err != nil {
+		return nil, a.errorf("listing sources: %w", err)
+	}
 	all, err := a.Series(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var out []sourceSeries
-	err = eachRow(ctx, a.db, func(rows *sql.Rows) error {
-		var s sourceSeries
-		if err := rows.Scan(&s.id, &s.name); err != nil {
-			return err
-		}
+	for _, s := range sources {
 		for _, si := range all {
 			if si.Source == s.name && matches(si) {
 				s.series = append(s.series, si)
@@ -156,10 +164,6 @@ func (a *Archive) selectSeries(ctx context.Context, q Query) ([]sourceSeries, er
 		if len(s.series) > 0 || q.Series == "" {
 			out = append(out, s)
 		}
-		return nil
-	}, "SELECT id, name FROM sources ORDER BY name")
-	if err != nil {
-		return nil, a.errorf("listing sources: %w", err)
 	}
 	return out, nil
 }
@@ -213,14 +217,13 @@ func (a *Archive) resolution(ctx context.Context, source int64, q Query) (int64,
 	firsts := make([]int64, len(a.opts.Tiers)) // first start per tier; MaxInt64: none
 	earliest := int64(math.MaxInt64)
 	for i, t := range a.opts.Tiers {
-		var first *int64
-		err := a.db.QueryRowContext(ctx, "SELECT min(start) FROM windows WHERE source_id = ? AND res = ?", source, resOf(t.Step)).Scan(&first)
+		firsts[i] = math.MaxInt64
+		err := eachWindow(ctx, a.db, source, resOf(t.Step), math.MinInt64, math.MaxInt64, 1, func(w window) error {
+			firsts[i] = w.start
+			return nil
+		})
 		if err != nil {
 			return 0, a.errorf("choosing a resolution: %w", err)
-		}
-		firsts[i] = math.MaxInt64
-		if first != nil {
-			firsts[i] = *first
 		}
 		earliest = min(earliest, firsts[i])
 	}
@@ -237,9 +240,11 @@ func (a *Archive) resolution(ctx context.Context, source int64, q Query) (int64,
 			continue
 		}
 		chosen = resOf(t.Step)
-		var n int
-		err := a.db.QueryRowContext(ctx, "SELECT count(*) FROM (SELECT 1 FROM windows WHERE source_id = ? AND res = ? AND start >= ? AND start < ? LIMIT ?)",
-			source, chosen, from, to, AutoMaxWindows+1).Scan(&n)
+		n := 0
+		err := eachWindow(ctx, a.db, source, chosen, from, to, AutoMaxWindows+1, func(window) error {
+			n++
+			return nil
+		})
 		if err != nil {
 			return 0, a.errorf("choosing a resolution: %w", err)
 		}
@@ -265,52 +270,123 @@ func tierSteps(tiers []Tier) string {
 	return s
 }
 
-// chunkWindows bounds the windows read at once per source: memory is this
-// many windows times the selected series' points.
+// chunkWindows bounds the windows of a tier read at once per source.
 const chunkWindows = 2048
 
-// readSource reads one source's windows chunk by chunk, each with the
-// points of the selected series.
-func (a *Archive) readSource(ctx context.Context, s sourceSeries, res int64, q Query, emit func(stream.Interval) error) error {
-	from, to := q.bounds()
-	chunk := max(64, chunkWindows/max(1, len(s.series)))
-	for {
-		ivs, starts, err := a.windowChunk(ctx, s, res, from, to, chunk)
-		if err != nil {
-			return err
-		}
-		if len(ivs) == 0 {
-			return nil
-		}
-		last := starts[len(starts)-1]
-		if err := a.fillPoints(ctx, s, res, starts[0], last, ivs, starts); err != nil {
-			return err
-		}
-		for _, iv := range ivs {
-			if err := emit(iv); err != nil {
-				return err
-			}
-		}
-		if len(ivs) < chunk || last == math.MaxInt64 {
-			return nil
-		}
-		from = last + 1
+// chunkSpan is the time read at once per source: one block of raw data,
+// so that every block is read once; chunkWindows windows of a tier.
+func chunkSpan(res int64) int64 {
+	if res == 0 {
+		return blockSpan
 	}
+	return res * int64(time.Second) * chunkWindows
 }
 
-// windowChunk reads up to n windows of a source from start from on.
-func (a *Archive) windowChunk(ctx context.Context, s sourceSeries, res, from, to int64, n int) ([]stream.Interval, []int64, error) {
-	var ivs []stream.Interval
-	var starts []int64
-	err := eachWindow(ctx, a.db, s.id, res, from, to, n, func(w window) error {
-		ivs = append(ivs, w.interval(s.name))
-		starts = append(starts, w.start)
+// readSource reads one source's windows chunk by chunk, each with the
+// points of the selected series. A chunk holds its points still encoded
+// (as stored: about 40 bytes each) and decodes them one interval at a
+// time, so memory is one chunk of encoded data plus one interval.
+func (a *Archive) readSource(ctx context.Context, s sourceSeries, res int64, q Query, emit func(stream.Interval) error) error {
+	from, to := q.bounds()
+	span := chunkSpan(res)
+	points := make([][]encodedPoint, len(s.series))
+	var windows []window
+	for from < to {
+		// A chunk is one span: the one holding from, or else the one
+		// holding the next window (data may be sparse).
+		windows = windows[:0]
+		end := min(to, spanEnd(from, span))
+		err := eachWindow(ctx, a.db, s.id, res, from, end, noLimit, func(w window) error {
+			windows = append(windows, w)
+			return nil
+		})
+		if err != nil {
+			return a.errorf("reading %s: %w", s.name, err)
+		}
+		if len(windows) == 0 {
+			next, ok, err := a.nextWindow(ctx, s, res, end, to)
+			if err != nil || !ok {
+				return err
+			}
+			from = next
+			continue
+		}
+		next := windows[0].start
+		for i, si := range s.series {
+			points[i] = points[i][:0]
+			err := eachPoint(ctx, a.db, si.ID, res, next, end, func(start int64, data []byte) error {
+				points[i] = append(points[i], encodedPoint{start, data})
+				return nil
+			})
+			if err != nil {
+				return a.errorf("reading %s %s: %w", s.name, si.Key, err)
+			}
+		}
+		if err := emitChunk(s, windows, points, emit); err != nil {
+			return a.errorf("reading %s: %w", s.name, err)
+		}
+		from = end
+	}
+	return nil
+}
+
+// spanEnd returns the end of the span of chunkSpan holding t.
+func spanEnd(t, span int64) int64 {
+	if t < math.MinInt64+span {
+		return math.MinInt64 + span // floorTo would overflow below
+	}
+	return addSat(floorTo(t, span), span)
+}
+
+// nextWindow returns the start of a source's first window in [from, to).
+func (a *Archive) nextWindow(ctx context.Context, s sourceSeries, res, from, to int64) (start int64, ok bool, err error) {
+	err = eachWindow(ctx, a.db, s.id, res, from, to, 1, func(w window) error {
+		start, ok = w.start, true
 		return nil
 	})
 	if err != nil {
-		return nil, nil, a.errorf("reading %s: %w", s.name, err)
+		return 0, false, a.errorf("reading %s: %w", s.name, err)
 	}
-	return ivs, starts, nil
+	return start, ok, nil
+}
+
+// encodedPoint is a stored point not decoded yet.
+type encodedPoint struct {
+	start int64
+	data  []byte
+}
+
+// emitChunk walks the windows in time order with one cursor per series
+// and emits each window with the points of its start. A point without its
+// window was not observed and is not shown.
+func emitChunk(s sourceSeries, windows []window, points [][]encodedPoint, emit func(stream.Interval) error) error {
+	next := make([]int, len(points))
+	var zone *time.Location // shared while the zone stays the same
+	var zoneName string
+	var zoneOff int
+	for _, w := range windows {
+		if zone == nil || w.zoneName != zoneName || w.zoneOff != zoneOff {
+			zone, zoneName, zoneOff = location(w.zoneName, w.zoneOff), w.zoneName, w.zoneOff
+		}
+		iv := w.interval(s.name, zone)
+		for k, ps := range points {
+			i := next[k]
+			for i < len(ps) && ps[i].start < w.start {
+				i++
+			}
+			if i < len(ps) && ps[i].start == w.start {
+				if err := addPoint(&iv, s.series[k], ps[i].data); err != nil {
+					return err
+				}
+				i++
+			}
+			next[k] = i
+		}
+		if err := emit(iv); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // location builds the zone a window was recorded in, as recordings do.
@@ -319,28 +395,6 @@ func location(name string, offset int) *time.Location {
 		return time.UTC
 	}
 	return time.FixedZone(name, offset)
-}
-
-// fillPoints adds the selected series' points in [first, last] to the
-// windows with the same start.
-func (a *Archive) fillPoints(ctx context.Context, s sourceSeries, res, first, last int64, ivs []stream.Interval, starts []int64) error {
-	index := make(map[int64]int, len(starts))
-	for i, st := range starts {
-		index[st] = i
-	}
-	for _, si := range s.series {
-		err := eachPoint(ctx, a.db, si.ID, res, first, last+1, func(start int64, data []byte) error {
-			i, ok := index[start]
-			if !ok {
-				return nil // a point without its window: not observed, not shown
-			}
-			return addPoint(&ivs[i], si, data)
-		})
-		if err != nil {
-			return a.errorf("reading %s %s: %w", s.name, si.Key, err)
-		}
-	}
-	return nil
 }
 
 // addPoint decodes a point into its interval.

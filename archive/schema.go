@@ -38,7 +38,27 @@ CREATE TABLE points (
 	start INTEGER NOT NULL,
 	data BLOB NOT NULL,             -- recording.AppendHistogram or AppendMean
 	PRIMARY KEY (series_id, res, start)) WITHOUT ROWID;`,
+	// 2: finished hours packed into blocks (block.go); the rows above keep
+	// the open hour, so a crash still loses at most one interval. Existing
+	// rows stay valid and are packed by the next write of their source.
+	`CREATE TABLE window_blocks (
+	source_id INTEGER NOT NULL,
+	res INTEGER NOT NULL,
+	start INTEGER NOT NULL,         -- the block's start: a multiple of its span
+	data BLOB NOT NULL,             -- the windows in [start, start + span)
+	PRIMARY KEY (source_id, res, start)) WITHOUT ROWID;
+CREATE TABLE point_blocks (
+	series_id INTEGER NOT NULL,
+	res INTEGER NOT NULL,
+	start INTEGER NOT NULL,
+	data BLOB NOT NULL,             -- the series' points in [start, start + span)
+	PRIMARY KEY (series_id, res, start)) WITHOUT ROWID;`,
 }
+
+// blockTables are the tables of migration 2, which a read-only archive of
+// schema 1 lacks; it reads them as empty temporary tables instead.
+const blockTables = `CREATE TEMP TABLE window_blocks (source_id INTEGER, res INTEGER, start INTEGER, data BLOB);
+CREATE TEMP TABLE point_blocks (series_id INTEGER, res INTEGER, start INTEGER, data BLOB);`
 
 // Keys of the meta table.
 const (

@@ -65,16 +65,18 @@ func (a *Archive) WriteBatch(ctx context.Context, ivs []stream.Interval) error {
 	defer a.mu.Unlock()
 	added := newIDCache() // ids this transaction creates, forgotten if it fails
 	err := a.inTx(ctx, func(tx *sql.Tx) error {
-		w := batchWriter{a: a, tx: tx, added: added}
+		w := batchWriter{a: a, tx: tx, added: added, newest: map[int64]int64{}, oldest: map[int64]int64{}}
 		defer w.close()
 		for _, iv := range ivs {
 			if err := w.write(ctx, iv); err != nil {
 				return err
 			}
 		}
-		return nil
+		return w.packFinished(ctx)
 	})
 	if err != nil {
+		clear(a.packedBelow) // they may describe the rolled-back transaction
+		clear(a.rowsFrom)
 		return a.errorf("writing %s: %w", a.path, err)
 	}
 	for k, v := range added.sources {
@@ -115,6 +117,11 @@ type batchWriter struct {
 	added         idCache
 	window, point *sql.Stmt
 	buf           []byte
+	// newest is the latest start written per source: the hours before its
+	// own are finished and get packed at the end of the transaction.
+	newest map[int64]int64
+	oldest map[int64]int64
+	packed int // points packed in this transaction (Archive.packBudget)
 }
 
 func (w *batchWriter) close() {
@@ -140,6 +147,15 @@ func (w *batchWriter) write(ctx context.Context, iv stream.Interval) error {
 		return err
 	}
 	start := iv.Start.UnixNano()
+	if err := w.unpackFor(ctx, src, start); err != nil {
+		return err
+	}
+	if n, ok := w.newest[src]; !ok || start > n {
+		w.newest[src] = start
+	}
+	if o, ok := w.oldest[src]; !ok || start < o {
+		w.oldest[src] = start
+	}
 	name, off := iv.Start.Zone()
 	res, err := w.window.ExecContext(ctx, src, 0, start, int64(iv.Duration), windowFlags(iv), off, name)
 	if err != nil {
