@@ -193,6 +193,9 @@ func runServer(ctx context.Context, srv *http.Server, ln net.Listener, runner *j
 	if cerr := arch.Close(); err == nil || errors.Is(err, http.ErrServerClosed) {
 		err = cerr
 	}
+	if err == nil {
+		logger.Info("stopped: jobs ended with their last interval written, archive closed cleanly")
+	}
 	return err
 }
 
