@@ -51,7 +51,7 @@ func lastStart(t testing.TB, a *Archive) (last int64, n int) {
 func TestWriterSubprocess(t *testing.T) {
 	dir := os.Getenv(writerEnv)
 	if dir == "" {
-		t.Skip("run by TestKill9DuringWrites")
+		t.Skip("helper process: run by TestKill9DuringWrites") // scripts/testsummary does not list it
 	}
 	a, err := Open(dir, Options{})
 	if err != nil {

@@ -102,10 +102,19 @@ func (s *summary) take(e event, w io.Writer) {
 		delete(s.output, id)
 	case e.Action == "skip":
 		reason := skipReason(s.output[id])
-		s.skipped[reason] = append(s.skipped[reason], shortPackage(e.Package)+" "+e.Test)
 		delete(s.output, id)
+		if strings.HasPrefix(reason, helperProcessSkip) {
+			// The body of a test that re-runs the test binary as a child
+			// process (a writer to kill, say): nothing was left unrun.
+			return
+		}
+		s.skipped[reason] = append(s.skipped[reason], shortPackage(e.Package)+" "+e.Test)
 	}
 }
+
+// helperProcessSkip begins the skip message of a test that is only the
+// body of a child process another test starts; such skips are not listed.
+const helperProcessSkip = "helper process:"
 
 // packageLine reports whether a package-level output line is one plain
 // `go test` prints: its result ("ok", "FAIL", "?") or a panic or build

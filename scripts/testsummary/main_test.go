@@ -24,6 +24,8 @@ const stream = `{"Action":"run","Package":"m/a","Test":"TestOK"}
 {"Action":"skip","Package":"m/b","Test":"TestY"}
 {"Action":"output","Package":"m/b","Test":"TestZ","Output":"    b_test.go:9: cannot run here: no Oracle\n"}
 {"Action":"skip","Package":"m/b","Test":"TestZ"}
+{"Action":"output","Package":"m/b","Test":"TestChild","Output":"    b_test.go:11: helper process: run by TestParent\n"}
+{"Action":"skip","Package":"m/b","Test":"TestChild"}
 {"Action":"output","Package":"m/b","Output":"ok  \tm/b\t0.02s\n"}
 go: downloading example.com/x v1.0.0
 `
@@ -44,6 +46,9 @@ func TestSummary(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
+	}
+	if strings.Contains(got, "TestChild") {
+		t.Errorf("a helper process's skip was listed:\n%s", got)
 	}
 	if strings.Contains(got, "=== RUN") {
 		t.Errorf("a passing test's output was shown:\n%s", got)
