@@ -154,8 +154,7 @@ func Serve(ctx context.Context, sc ServeConfig) error {
 		return err
 	}
 	rt := httpsec.NewRouter(store, httpsec.Config{TLS: tlsConfig != nil, Logger: logger})
-	rt.RegisterAuthAPI()
-	api.Register(rt, api.Data{Archive: arch, Jobs: runner.Status})
+	api.RegisterServe(rt, api.Data{Archive: arch, Jobs: runner.Status})
 	h, err := rt.Handler()
 	if err != nil {
 		arch.Close()

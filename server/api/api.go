@@ -29,6 +29,15 @@ type Data struct {
 	Jobs func() []jobs.Status
 }
 
+// RegisterServe adds every route of latscope serve: the auth API of
+// httpsec (health, login, users, tokens, audit) and the data routes. The
+// server and the test of docs/openapi.yaml build the router with it, so
+// the document is checked against the routes the server really has.
+func RegisterServe(rt *httpsec.Router, d Data) {
+	rt.RegisterAuthAPI()
+	Register(rt, d)
+}
+
 // Register adds the data routes, each with the least role it needs.
 func Register(rt *httpsec.Router, d Data) {
 	rt.Handle("GET", "/api/v1/jobs", auth.Viewer, rt.API(d.listJobs))

@@ -1,0 +1,302 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/latscope/latscope/archive"
+	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/server/api"
+	"github.com/latscope/latscope/server/auth"
+	"github.com/latscope/latscope/server/httpsec"
+	"github.com/latscope/latscope/server/jobs"
+	"github.com/latscope/latscope/stream"
+)
+
+// openAPIFile is the API's contract, published in docs/.
+const openAPIFile = "../../docs/openapi.yaml"
+
+func loadOpenAPI(t *testing.T) *openapi3.T {
+	t.Helper()
+	doc, err := openapi3.NewLoader().LoadFromFile(openAPIFile)
+	if err != nil {
+		t.Fatalf("%s: %v", openAPIFile, err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatalf("%s is not valid OpenAPI: %v", openAPIFile, err)
+	}
+	return doc
+}
+
+// serveRouter builds latscope serve's router as the server does
+// (api.RegisterServe), over an archive holding one histogram series and
+// one mean series, with the admin "root".
+func serveRouter(t *testing.T) *httpsec.Router {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	store, err := auth.OpenPath(ctx, filepath.Join(dir, "auth.db"),
+		auth.Options{Argon2: auth.Argon2Params{Time: 1, MemoryKiB: 64, Threads: 1, SaltLen: 16, KeyLen: 32}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	if _, err := store.AddUser(ctx, auth.LocalActor(), "root", auth.Admin, rootPassword); err != nil {
+		t.Fatal(err)
+	}
+	a, err := archive.Open(filepath.Join(dir, "data"), archive.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	start := time.Now().Add(-time.Minute).Truncate(time.Second)
+	for i := range 3 {
+		h := hist.NewExact(hist.Microsecond, 0)
+		for _, v := range []float64{180, 250, 900 * float64(i+1)} {
+			_ = h.Record(v)
+		}
+		iv := stream.Interval{Source: "db01", Start: start.Add(time.Duration(i) * time.Second), Duration: time.Second,
+			Series: []stream.SeriesHist{{Key: stream.Key{Event: "log file sync"}, Hist: h}},
+			Means:  []stream.SeriesMean{{Key: stream.Key{Event: "db file scattered read"}, Count: 40, Sum: 12000, Unit: hist.Microsecond}}}
+		if err := a.Write(ctx, iv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	last := start.Add(2 * time.Second)
+	status := func() []jobs.Status {
+		return []jobs.Status{{Name: "db01", Source: "postgres://latscope@db01/app", Interval: "1s",
+			State: jobs.Running, LastInterval: &last, Intervals: 3}}
+	}
+	rt := httpsec.NewRouter(store, httpsec.Config{})
+	api.RegisterServe(rt, api.Data{Archive: a, Jobs: status})
+	return rt
+}
+
+const rootPassword = "root-Pa55word-XYZ"
+
+// TestOpenAPIMatchesRouter checks docs/openapi.yaml against the router: the
+// same routes both ways, each with its least role and the security the
+// router enforces (none only for httpsec.PublicRoutes; a session's CSRF
+// header on state-changing methods).
+func TestOpenAPIMatchesRouter(t *testing.T) {
+	doc := loadOpenAPI(t)
+	routes := serveRouter(t).Routes()
+	documented := map[string]bool{}
+	for path, item := range doc.Paths.Map() {
+		for method := range item.Operations() {
+			documented[method+" "+path] = true
+		}
+	}
+	for _, ri := range routes {
+		if !documented[ri.Pattern()] {
+			t.Errorf("route %s is not in %s", ri.Pattern(), openAPIFile)
+			continue
+		}
+		delete(documented, ri.Pattern())
+		op := doc.Paths.Value(ri.Path).GetOperation(ri.Method)
+		if got, want := fmt.Sprint(op.Extensions["x-latscope-role"]), wantRole(ri); got != want {
+			t.Errorf("%s: x-latscope-role %s, the router requires %s", ri.Pattern(), got, want)
+		}
+		if got, want := securityOf(doc, op), wantSecurity(ri); got != want {
+			t.Errorf("%s: security %s, the router enforces %s", ri.Pattern(), got, want)
+		}
+	}
+	for pattern := range documented {
+		t.Errorf("%s documents %s, which the router does not have", openAPIFile, pattern)
+	}
+}
+
+func wantRole(ri httpsec.RouteInfo) string {
+	if ri.Public {
+		return "public"
+	}
+	return ri.MinRole.String()
+}
+
+// wantSecurity is the credentials a route accepts, as securityOf writes
+// them: alternatives separated by " | ", schemes of one alternative by "+".
+func wantSecurity(ri httpsec.RouteInfo) string {
+	switch {
+	case ri.Public:
+		return "none"
+	case ri.StateChanging():
+		return "bearerAuth | csrfHeader+sessionCookie"
+	}
+	return "bearerAuth | sessionCookie"
+}
+
+func securityOf(doc *openapi3.T, op *openapi3.Operation) string {
+	reqs := doc.Security
+	if op.Security != nil {
+		reqs = *op.Security
+	}
+	var alts []string
+	for _, req := range reqs {
+		var schemes []string
+		for name := range req {
+			schemes = append(schemes, name)
+		}
+		slices.Sort(schemes)
+		alts = append(alts, strings.Join(schemes, "+"))
+	}
+	if len(alts) == 0 {
+		return "none"
+	}
+	slices.Sort(alts)
+	return strings.Join(alts, " | ")
+}
+
+// TestOpenAPIResponses calls every route of a real server, as an admin
+// session and as a stranger, and validates each answer (status, and body
+// against the schema) with docs/openapi.yaml.
+func TestOpenAPIResponses(t *testing.T) {
+	doc := loadOpenAPI(t)
+	rt := serveRouter(t)
+	h, err := rt.Handler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	c := &apiClient{t: t, doc: doc, base: srv.URL, called: map[string]bool{}}
+	jar, _ := cookiejar.New(nil)
+	c.http = &http.Client{Jar: jar}
+
+	c.call("GET", "/healthz", "/healthz", nil, http.StatusOK)
+	c.call("GET", "/api/v1/jobs", "/api/v1/jobs", nil, http.StatusUnauthorized)
+	c.call("POST", "/api/v1/login", "/api/v1/login", map[string]string{"user": "root", "password": "wrong"}, http.StatusUnauthorized)
+	login := c.call("POST", "/api/v1/login", "/api/v1/login", map[string]string{"user": "root", "password": rootPassword}, http.StatusOK)
+	c.csrf = login["csrf_token"].(string)
+	c.call("GET", "/api/v1/me", "/api/v1/me", nil, http.StatusOK)
+	tok := c.call("POST", "/api/v1/tokens", "/api/v1/tokens", map[string]string{"name": "grafana", "role": "viewer", "expires_in": "720h"}, http.StatusCreated)
+	c.call("GET", "/api/v1/tokens?all=true", "/api/v1/tokens", nil, http.StatusOK)
+	c.call("POST", "/api/v1/users", "/api/v1/users", map[string]string{"name": "alice", "role": "operator"}, http.StatusCreated)
+	c.call("POST", "/api/v1/users", "/api/v1/users", map[string]string{"name": "alice", "role": "operator"}, http.StatusConflict)
+	c.call("POST", "/api/v1/users/alice/password", "/api/v1/users/{name}/password", map[string]string{}, http.StatusOK)
+	c.call("PUT", "/api/v1/users/alice/role", "/api/v1/users/{name}/role", map[string]string{"role": "viewer"}, http.StatusNoContent)
+	c.call("GET", "/api/v1/users", "/api/v1/users", nil, http.StatusOK)
+	c.call("GET", "/api/v1/audit?limit=5", "/api/v1/audit", nil, http.StatusOK)
+	c.call("GET", "/api/v1/jobs", "/api/v1/jobs", nil, http.StatusOK)
+	series := c.call("GET", "/api/v1/series", "/api/v1/series", nil, http.StatusOK)
+	kinds := map[string]bool{}
+	for _, s := range series["series"].([]any) {
+		id, kind := fmt.Sprint(s.(map[string]any)["id"]), s.(map[string]any)["kind"].(string)
+		kinds[kind] = true
+		summary := c.call("GET", "/api/v1/series/"+id+"/histogram?from=-1h&to=now", "/api/v1/series/{id}/histogram", nil, http.StatusOK)
+		if summary[kind] == nil { // "histogram" or "mean"
+			t.Errorf("series %s of kind %s: no %q summary in %v", id, kind, kind, summary)
+		}
+		c.call("GET", "/api/v1/series/"+id+"/intervals?resolution=raw", "/api/v1/series/{id}/intervals", nil, http.StatusOK)
+	}
+	if !kinds["histogram"] || !kinds["mean"] {
+		t.Errorf("series of kinds %v; want a histogram and a mean series validated", kinds)
+	}
+	c.call("GET", "/api/v1/series/99/histogram", "/api/v1/series/{id}/histogram", nil, http.StatusNotFound)
+	c.call("GET", "/api/v1/series/1/intervals?resolution=7m", "/api/v1/series/{id}/intervals", nil, http.StatusBadRequest)
+	c.call("DELETE", "/api/v1/tokens/"+tok["id"].(string), "/api/v1/tokens/{id}", nil, http.StatusNoContent)
+	c.call("DELETE", "/api/v1/users/alice", "/api/v1/users/{name}", nil, http.StatusNoContent)
+	c.call("POST", "/api/v1/logout", "/api/v1/logout", nil, http.StatusNoContent)
+
+	for _, ri := range rt.Routes() {
+		if !c.called[ri.Pattern()] {
+			t.Errorf("route %s was not called: add it above", ri.Pattern())
+		}
+	}
+}
+
+// apiClient is a browser session that checks every answer with the
+// OpenAPI document.
+type apiClient struct {
+	t      *testing.T
+	doc    *openapi3.T
+	base   string
+	http   *http.Client
+	csrf   string
+	called map[string]bool
+}
+
+// call sends method url (with a JSON body unless nil), wants status, and
+// validates the answer against the operation of the documented path; it
+// returns the decoded JSON object, if any.
+func (c *apiClient) call(method, url, path string, body any, status int) map[string]any {
+	c.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		data, err := json.Marshal(body)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		rd = bytes.NewReader(data)
+	}
+	req, err := http.NewRequest(method, c.base+url, rd)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.csrf != "" {
+		req.Header.Set(httpsec.CSRFHeader, c.csrf)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		c.t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		c.t.Fatalf("%s %s: %v", method, url, err)
+	}
+	if resp.StatusCode != status {
+		c.t.Fatalf("%s %s: status %d (want %d): %s", method, url, resp.StatusCode, status, data)
+	}
+	c.called[method+" "+path] = true
+	got, err := c.validate(method, path, resp, data)
+	if err != nil {
+		c.t.Errorf("%s %s: %d %s\n  does not match %s: %v", method, url, resp.StatusCode, data, openAPIFile, err)
+	}
+	return got
+}
+
+func (c *apiClient) validate(method, path string, resp *http.Response, data []byte) (map[string]any, error) {
+	item := c.doc.Paths.Value(path)
+	if item == nil || item.GetOperation(method) == nil {
+		return nil, fmt.Errorf("no operation %s %s", method, path)
+	}
+	ref := item.GetOperation(method).Responses.Status(resp.StatusCode)
+	if ref == nil || ref.Value == nil {
+		return nil, fmt.Errorf("status %d is not documented", resp.StatusCode)
+	}
+	media := ref.Value.Content.Get("application/json")
+	if media == nil {
+		if len(data) > 0 {
+			return nil, fmt.Errorf("a body where none is documented")
+		}
+		return nil, nil
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		return nil, fmt.Errorf("Content-Type %q", ct)
+	}
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, err
+	}
+	if err := media.Schema.Value.VisitJSON(v); err != nil {
+		return nil, err
+	}
+	obj, _ := v.(map[string]any)
+	return obj, nil
+}
