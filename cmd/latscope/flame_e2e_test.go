@@ -127,21 +127,6 @@ func TestFlameBadInput(t *testing.T) {
 	}
 }
 
-// perfOrSkip returns perf's path when it can record here (root, a kernel
-// that allows sampling).
-func perfOrSkip(t *testing.T) string {
-	t.Helper()
-	perf, err := exec.LookPath("perf")
-	if err != nil {
-		testenv.SkipOrFail(t, "perf not installed (Debian linux-perf)")
-	}
-	probe := exec.Command(perf, "record", "-q", "-e", "cpu-clock", "-o", filepath.Join(t.TempDir(), "p.data"), "--", "true")
-	if out, err := probe.CombinedOutput(); err != nil {
-		testenv.SkipOrFail(t, "perf record cannot sample here: %v: %s", err, out)
-	}
-	return perf
-}
-
 // busy starts a CPU-bound child process for profiling.
 func busy(t *testing.T) *exec.Cmd {
 	t.Helper()
@@ -154,7 +139,7 @@ func busy(t *testing.T) *exec.Cmd {
 }
 
 func TestFlameFromRealPerfRecording(t *testing.T) {
-	perf := perfOrSkip(t)
+	perf := testenv.RecordingPerf(t)
 	dir := t.TempDir()
 	data := filepath.Join(dir, "perf.data")
 	rec := exec.Command(perf, "record", "-q", "-F", "499", "-g", "-e", "cpu-clock", "-o", data, "--", "sh", "-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done")
@@ -181,7 +166,7 @@ func TestFlameFromRealPerfRecording(t *testing.T) {
 }
 
 func TestFlameLiveProfilesAProcess(t *testing.T) {
-	perfOrSkip(t)
+	testenv.RecordingPerf(t)
 	p := busy(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "live.svg")

@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -23,22 +22,6 @@ import (
 	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/testkit/testenv"
 )
-
-// infernoTool finds an inferno binary (PATH or ~/.cargo/bin).
-func infernoTool(t testing.TB, tool string) string {
-	t.Helper()
-	if p, err := exec.LookPath(tool); err == nil {
-		return p
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		p := filepath.Join(home, ".cargo", "bin", tool)
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	testenv.SkipOrFail(t, "%s not installed (cargo install inferno --version 0.12.8 --locked)", tool)
-	return ""
-}
 
 // infernoCase is one option set, as latscope Options and inferno flags.
 type infernoCase struct {
@@ -141,7 +124,7 @@ func differential(t *testing.T, tool string, f Format, label string, data []byte
 // TestInfernoPerfRealProfiles: FlameGraph's 13 real perf inputs, in the
 // seven option sets.
 func TestInfernoPerfRealProfiles(t *testing.T) {
-	tool := infernoTool(t, "inferno-collapse-perf")
+	tool := testenv.Inferno(t, "inferno-collapse-perf")
 	runs, same := 0, 0
 	for _, in := range perfInputs {
 		r, s := differential(t, tool, PerfFormat(), in, mustRead(t, perfTestFile(t, in+".txt")), infernoPerfCases)
@@ -152,7 +135,7 @@ func TestInfernoPerfRealProfiles(t *testing.T) {
 
 // TestInfernoDTraceRealProfile: FlameGraph's DTrace example.
 func TestInfernoDTraceRealProfile(t *testing.T) {
-	tool := infernoTool(t, "inferno-collapse-dtrace")
+	tool := testenv.Inferno(t, "inferno-collapse-dtrace")
 	data := mustRead(t, testenv.DataFile(t, "flamegraph/example-dtrace-stacks.txt"))
 	differential(t, tool, DTraceFormat(), "example-dtrace-stacks", data, []infernoCase{{"default", Options{}, nil}})
 }
@@ -251,8 +234,8 @@ func generatedDTrace(r *rand.Rand, n int) []byte {
 // without: one line per sample) and DTrace inputs with awkward names, in
 // every option set.
 func TestInfernoGenerated(t *testing.T) {
-	perf := infernoTool(t, "inferno-collapse-perf")
-	dtrace := infernoTool(t, "inferno-collapse-dtrace")
+	perf := testenv.Inferno(t, "inferno-collapse-perf")
+	dtrace := testenv.Inferno(t, "inferno-collapse-dtrace")
 	r := rand.New(rand.NewPCG(13, 2))
 	runs, same := 0, 0
 	for i := range 20 {

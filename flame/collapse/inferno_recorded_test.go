@@ -18,8 +18,8 @@ func TestInfernoRecorded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records with perf for seconds")
 	}
-	tool := infernoTool(t, "inferno-collapse-perf")
-	perf := recordingPerf(t)
+	tool := testenv.Inferno(t, "inferno-collapse-perf")
+	perf := testenv.RecordingPerf(t)
 	src, err := filepath.Abs(filepath.Join("testdata", "recorded"))
 	if err != nil {
 		t.Fatal(err)
@@ -57,21 +57,6 @@ func TestInfernoRecorded(t *testing.T) {
 			t.Logf("%d bytes of perf script: %d of %d comparisons identical", len(script), same, runs)
 		})
 	}
-}
-
-// recordingPerf returns perf when it can sample here (cpu-clock works in
-// VMs), or skips.
-func recordingPerf(t *testing.T) string {
-	t.Helper()
-	perf, err := exec.LookPath("perf")
-	if err != nil {
-		testenv.SkipOrFail(t, "perf not installed (Debian linux-perf)")
-	}
-	probe := exec.Command(perf, "record", "-q", "-e", "cpu-clock", "-o", filepath.Join(t.TempDir(), "p.data"), "--", "true")
-	if out, err := probe.CombinedOutput(); err != nil {
-		testenv.SkipOrFail(t, "perf record cannot sample here: %v: %s", err, out)
-	}
-	return perf
 }
 
 // findCompiler finds a compiler on PATH (rustc also in ~/.cargo/bin, where

@@ -12,22 +12,6 @@ import (
 	"github.com/latscope/latscope/internal/testkit/testenv"
 )
 
-// inferno finds inferno-flamegraph (cargo install inferno; CI installs it).
-func inferno(t testing.TB, tool string) string {
-	t.Helper()
-	if p, err := exec.LookPath(tool); err == nil {
-		return p
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		p := filepath.Join(home, ".cargo", "bin", tool)
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	testenv.SkipOrFail(t, "%s not installed (cargo install inferno --version 0.12.8 --locked)", tool)
-	return ""
-}
-
 // geometryCase is one option set, for us and the inferno-flamegraph flags
 // meaning the same.
 type geometryCase struct {
@@ -72,7 +56,7 @@ func geometryInputs(t *testing.T) map[string][]byte {
 		inputs[name] = b
 	}
 	dtrace := testenv.DataFile(t, "flamegraph/example-dtrace-stacks.txt")
-	out, err := exec.Command(inferno(t, "inferno-collapse-dtrace"), dtrace).Output()
+	out, err := exec.Command(testenv.Inferno(t, "inferno-collapse-dtrace"), dtrace).Output()
 	if err != nil {
 		t.Fatalf("inferno-collapse-dtrace: %v", err)
 	}
@@ -103,7 +87,7 @@ func syntheticDeep() []byte {
 // tooltip, label, and colour (inferno's --deterministic is our default;
 // --hash is flamegraph.pl's name hash in both).
 func TestGeometryEqualsInferno(t *testing.T) {
-	bin := inferno(t, "inferno-flamegraph")
+	bin := testenv.Inferno(t, "inferno-flamegraph")
 	inputs := geometryInputs(t)
 	dir := t.TempDir()
 	total := 0
@@ -189,7 +173,7 @@ func compareSVG(t *testing.T, label string, got, want parsed) int {
 // perf-vertx profile, the new one a SYNTHETIC edit of it (every third
 // stack doubled, every fifth removed, one added).
 func TestDiffEqualsInferno(t *testing.T) {
-	bin := inferno(t, "inferno-flamegraph")
+	bin := testenv.Inferno(t, "inferno-flamegraph")
 	base := readFoldedFile(t, testenv.DataFile(t, "flamegraph/FlameGraph-test/results/perf-vertx-stacks-01-collapsed-all.txt"))
 	var in strings.Builder
 	for i, s := range base.Sorted() {

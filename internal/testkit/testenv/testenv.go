@@ -100,3 +100,37 @@ func RunChromium(t testing.TB, url string, timeout time.Duration, extra ...strin
 	}
 	return stdout.String()
 }
+
+// Inferno finds one of inferno's tools (PATH, then ~/.cargo/bin, where
+// `cargo install` puts them; .ci/run installs them), or skips (fails when
+// integration is required).
+func Inferno(t testing.TB, tool string) string {
+	t.Helper()
+	if p, err := exec.LookPath(tool); err == nil {
+		return p
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		p := filepath.Join(home, ".cargo", "bin", tool)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	SkipOrFail(t, "%s not installed (cargo install inferno --version 0.12.8 --locked)", tool)
+	return ""
+}
+
+// RecordingPerf returns perf's path when it can sample here (root or a
+// permissive perf_event_paranoid; cpu-clock works in VMs), or skips (fails
+// when integration is required).
+func RecordingPerf(t testing.TB) string {
+	t.Helper()
+	perf, err := exec.LookPath("perf")
+	if err != nil {
+		SkipOrFail(t, "perf not installed (Debian linux-perf)")
+	}
+	probe := exec.Command(perf, "record", "-q", "-e", "cpu-clock", "-o", filepath.Join(t.TempDir(), "p.data"), "--", "true")
+	if out, err := probe.CombinedOutput(); err != nil {
+		SkipOrFail(t, "perf record cannot sample here: %v: %s", err, out)
+	}
+	return perf
+}
