@@ -76,7 +76,7 @@ func TestBackoffDoublesAndCaps(t *testing.T) {
 func TestFailingJobRestartsAndWritesGap(t *testing.T) {
 	w := &memWriter{}
 	job := Job{Name: "flaky", Source: "ticker", Interval: 20 * time.Millisecond,
-		Open: func(context.Context) (source.Source, error) { return ticker{n: 3}, nil }}
+		Open: func(context.Context, source.Link) (source.Source, error) { return ticker{n: 3}, nil }}
 	r, err := NewRunner([]Job{job}, w, Backoff{Min: 100 * time.Millisecond, Max: 200 * time.Millisecond}, quiet())
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +127,7 @@ func TestFailingJobRestartsAndWritesGap(t *testing.T) {
 // failure marks the job stalled.
 func TestUnopenableJobAndStalledWriter(t *testing.T) {
 	w := &memWriter{}
-	open := func(context.Context) (source.Source, error) {
+	open := func(context.Context, source.Link) (source.Source, error) {
 		return nil, errors.New("dial tcp 127.0.0.1:1: connection refused")
 	}
 	r, err := NewRunner([]Job{{Name: "down", Open: open}}, w, Backoff{Min: 50 * time.Millisecond, Max: 50 * time.Millisecond}, quiet())
@@ -145,7 +145,7 @@ func TestUnopenableJobAndStalledWriter(t *testing.T) {
 	}
 
 	full := &memWriter{err: errors.New("database or disk is full")}
-	tick := func(context.Context) (source.Source, error) { return ticker{}, nil }
+	tick := func(context.Context, source.Link) (source.Source, error) { return ticker{}, nil }
 	r, _ = NewRunner([]Job{{Name: "full", Open: tick}}, full, Backoff{Min: time.Second, Max: time.Second}, quiet())
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -164,7 +164,7 @@ func TestUnopenableJobAndStalledWriter(t *testing.T) {
 
 func TestScheduledJobRunsInSlots(t *testing.T) {
 	w := &memWriter{}
-	tick := func(context.Context) (source.Source, error) { return ticker{}, nil }
+	tick := func(context.Context, source.Link) (source.Source, error) { return ticker{}, nil }
 	sched := Schedule{Run: 100 * time.Millisecond, Every: 200 * time.Millisecond}
 	r, _ := NewRunner([]Job{{Name: "probe", Open: tick, Schedule: sched}}, w, DefaultBackoff(), quiet())
 	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
