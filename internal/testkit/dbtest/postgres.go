@@ -46,10 +46,9 @@ type Postgres struct {
 	// BinDir holds the server's binaries (pgbench, psql, ...).
 	BinDir string
 
-	owner  Owner
-	args   []string // the server's command line, the same at every start
-	cmd    *exec.Cmd
-	exited chan error
+	owner Owner
+	args  []string // the server's command line, the same at every start
+	proc  *process // nil when stopped
 }
 
 // PostgresBinDir returns the directory of PostgreSQL's server binaries, or
@@ -130,13 +129,12 @@ func (pg *Postgres) Start(t testing.TB) {
 	defer logFile.Close() // the child keeps its own descriptor
 	srv := pg.owner.Command(filepath.Join(pg.BinDir, "postgres"), pg.args...)
 	srv.Stdout, srv.Stderr = logFile, logFile
-	if err := srv.Start(); err != nil {
+	proc, err := startProcess(srv)
+	if err != nil {
 		t.Fatalf("starting postgres: %v", err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- srv.Wait() }()
-	pg.cmd, pg.exited = srv, exited
-	if err := waitForPostgres(pg.URI, exited, 30*time.Second); err != nil {
+	pg.proc = proc
+	if err := waitForPostgres(pg.URI, proc.exited, 30*time.Second); err != nil {
 		log, _ := os.ReadFile(pg.StderrLog)
 		pg.Stop(t)
 		t.Fatalf("postgres did not start: %v\nserver log:\n%s", err, log)
@@ -147,12 +145,12 @@ func (pg *Postgres) Start(t testing.TB) {
 // starts it again.
 func (pg *Postgres) Stop(t testing.TB) {
 	t.Helper()
-	if pg.cmd == nil {
+	if pg.proc == nil {
 		return
 	}
-	srv, exited := pg.cmd, pg.exited
-	pg.cmd = nil
-	stopServer(t, srv, exited, pg.StderrLog)
+	proc := pg.proc
+	pg.proc = nil
+	proc.stop(t, syscall.SIGINT, 30*time.Second, "postgres did not stop within 30 s of SIGINT (log "+pg.StderrLog+")")
 }
 
 // waitForPostgres waits until a query succeeds (the port opens before the
@@ -179,19 +177,6 @@ func waitForPostgres(uri string, exited <-chan error, timeout time.Duration) err
 			return fmt.Errorf("no successful query after %s: %w", timeout, err)
 		}
 		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// stopServer asks for a fast shutdown (SIGINT) and waits, killing the
-// server if it does not stop in time.
-func stopServer(t testing.TB, srv *exec.Cmd, exited <-chan error, logPath string) {
-	_ = srv.Process.Signal(syscall.SIGINT)
-	select {
-	case <-exited:
-	case <-time.After(30 * time.Second):
-		_ = srv.Process.Kill()
-		<-exited
-		t.Errorf("postgres did not stop within 30 s of SIGINT (log %s)", logPath)
 	}
 }
 
