@@ -120,9 +120,13 @@ func startProcess(cmd *exec.Cmd) (*process, error) {
 }
 
 // stop sends sig (setpriv execs the server, so the signal reaches it) and
-// waits up to limit, then kills it and fails the test with why.
+// waits up to limit, then kills it and fails the test with why. A nil
+// process (never started, or stopped) is left alone.
 func (p *process) stop(t testing.TB, sig os.Signal, limit time.Duration, why string) {
 	t.Helper()
+	if p == nil {
+		return
+	}
 	_ = p.cmd.Process.Signal(sig)
 	select {
 	case <-p.exited:

@@ -142,12 +142,8 @@ func (m *MariaDB) Slap(ctx context.Context, t testing.TB, args ...string) {
 // Stop shuts the server down (SIGTERM: a clean shutdown) and waits.
 func (m *MariaDB) Stop(t testing.TB) {
 	t.Helper()
-	if m.proc == nil {
-		return
-	}
-	proc := m.proc
+	m.proc.stop(t, syscall.SIGTERM, 60*time.Second, "mariadbd did not stop within 60 s; killed")
 	m.proc = nil
-	proc.stop(t, syscall.SIGTERM, 60*time.Second, "mariadbd did not stop within 60 s; killed")
 }
 
 func (m *MariaDB) createUser(t testing.TB) {

@@ -145,12 +145,8 @@ func (pg *Postgres) Start(t testing.TB) {
 // starts it again.
 func (pg *Postgres) Stop(t testing.TB) {
 	t.Helper()
-	if pg.proc == nil {
-		return
-	}
-	proc := pg.proc
+	pg.proc.stop(t, syscall.SIGINT, 30*time.Second, "postgres did not stop within 30 s of SIGINT (log "+pg.StderrLog+")")
 	pg.proc = nil
-	proc.stop(t, syscall.SIGINT, 30*time.Second, "postgres did not stop within 30 s of SIGINT (log "+pg.StderrLog+")")
 }
 
 // waitForPostgres waits until a query succeeds (the port opens before the
