@@ -367,10 +367,10 @@ func isDatabase(spec string) bool {
 
 // jobOpener opens a job's source as `latscope record --archive` would,
 // files followed (a job runs until the server stops).
-func jobOpener(name, spec string, interval time.Duration, logger *slog.Logger) func(context.Context) (source.Source, error) {
-	return func(ctx context.Context) (source.Source, error) {
+func jobOpener(name, spec string, interval time.Duration, logger *slog.Logger) func(context.Context, source.Link) (source.Source, error) {
+	return func(ctx context.Context, link source.Link) (source.Source, error) {
 		msgs := &logWriter{logger: logger, job: name}
-		opts := source.Options{Interval: interval, Follow: !isProbe(spec), Progress: msgs}
+		opts := source.Options{Interval: interval, Follow: !isProbe(spec), Progress: msgs, DB: source.DBOptions{Link: link}}
 		op := &source.Opener{Formats: Formats(), Stores: Stores(), Probes: Probes(), Options: opts,
 			Diag: input.NewDiagnostics(msgs, input.DefaultReportLimit)}
 		if isProbe(spec) && !isDatabase(spec) {

@@ -93,6 +93,21 @@ type DBOptions struct {
 	AWRFrom, AWRTo, AWRLast int
 	// Stats makes a sampler report its own CPU use (--stats).
 	Stats bool
+	// Link hears when a live source loses its server and when it reads
+	// it again (nil: nobody listens). The source still writes the time in
+	// between as gaps itself; Link only tells, so that latscope serve can
+	// show the outage in the job's state.
+	Link Link
+}
+
+// Link receives a live database source's connection changes. Calls come
+// from the source's goroutines while its Run runs.
+type Link interface {
+	// Lost says the source cannot read its server since at, because of err
+	// (called again, with the newer error, while reconnecting fails).
+	Lost(at time.Time, err error)
+	// Restored says the source reads its server again since at.
+	Restored(at time.Time)
 }
 
 // Counts says how periodic histogram counts accumulate.
@@ -201,4 +216,34 @@ type Format struct {
 	Detect func(prefix []byte) input.Verdict
 	// Open returns a Source that reads the input.
 	Open func(in Input, opts Options) (Source, error)
+}
+
+// LinkWatch reports a sampler's connection to its Link: every failure to
+// reach the server, and a restore only after a failure. One goroutine
+// (the sampling loop) uses it.
+type LinkWatch struct {
+	link Link
+	down bool
+}
+
+// NewLinkWatch watches for link (nil: reports go nowhere).
+func NewLinkWatch(link Link) *LinkWatch { return &LinkWatch{link: link} }
+
+// Lost reports that the server cannot be read, because of err.
+func (w *LinkWatch) Lost(err error) {
+	w.down = true
+	if w.link != nil {
+		w.link.Lost(time.Now(), err)
+	}
+}
+
+// Reached reports a working connection: a restore when it had been lost.
+func (w *LinkWatch) Reached() {
+	if !w.down {
+		return
+	}
+	w.down = false
+	if w.link != nil {
+		w.link.Restored(time.Now())
+	}
 }

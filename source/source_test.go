@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -272,4 +273,25 @@ func TestRunAllMergesValidatesAndKeepsFilesApart(t *testing.T) {
 	if !strings.Contains(warn.String(), "dropped an interval") {
 		t.Errorf("invalid interval not reported: %q", warn.String())
 	}
+}
+
+// linkLog records a Link's calls.
+type linkLog []string
+
+func (l *linkLog) Lost(_ time.Time, err error) { *l = append(*l, "lost: "+err.Error()) }
+func (l *linkLog) Restored(time.Time)          { *l = append(*l, "restored") }
+
+func TestLinkWatchReportsRestoreOnlyAfterLoss(t *testing.T) {
+	var got linkLog
+	w := source.NewLinkWatch(&got)
+	w.Reached() // the first connection: nothing was lost
+	w.Lost(errors.New("a"))
+	w.Lost(errors.New("b"))
+	w.Reached()
+	w.Reached()
+	want := linkLog{"lost: a", "lost: b", "restored"}
+	if !slices.Equal(got, want) {
+		t.Errorf("calls %q, want %q", got, want)
+	}
+	source.NewLinkWatch(nil).Lost(errors.New("nobody listens")) // no panic
 }

@@ -253,6 +253,10 @@ func TestServeEndToEnd(t *testing.T) {
 	if d := jobs["down"]; d.State != "restarting" || d.Restarts < 2 || d.Backoff == "" || !strings.Contains(d.LastError, "cannot connect") {
 		t.Fatalf("failing job %+v: want restarting with its backoff and error", d)
 	}
+	// A database source retries by itself: its job shows the lost server.
+	if d := jobs["db"]; d.State != "reconnecting" || d.Restarts != 0 || !strings.Contains(d.LastError, "connection failed") {
+		t.Fatalf("database job without a server %+v: want reconnecting with its error", d)
+	}
 
 	var series struct {
 		Series []struct {

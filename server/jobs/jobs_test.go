@@ -76,7 +76,7 @@ func TestBackoffDoublesAndCaps(t *testing.T) {
 func TestFailingJobRestartsAndWritesGap(t *testing.T) {
 	w := &memWriter{}
 	job := Job{Name: "flaky", Source: "ticker", Interval: 20 * time.Millisecond,
-		Open: func(context.Context) (source.Source, error) { return ticker{n: 3}, nil }}
+		Open: func(context.Context, source.Link) (source.Source, error) { return ticker{n: 3}, nil }}
 	r, err := NewRunner([]Job{job}, w, Backoff{Min: 100 * time.Millisecond, Max: 200 * time.Millisecond}, quiet())
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +127,7 @@ func TestFailingJobRestartsAndWritesGap(t *testing.T) {
 // failure marks the job stalled.
 func TestUnopenableJobAndStalledWriter(t *testing.T) {
 	w := &memWriter{}
-	open := func(context.Context) (source.Source, error) {
+	open := func(context.Context, source.Link) (source.Source, error) {
 		return nil, errors.New("dial tcp 127.0.0.1:1: connection refused")
 	}
 	r, err := NewRunner([]Job{{Name: "down", Open: open}}, w, Backoff{Min: 50 * time.Millisecond, Max: 50 * time.Millisecond}, quiet())
@@ -145,7 +145,7 @@ func TestUnopenableJobAndStalledWriter(t *testing.T) {
 	}
 
 	full := &memWriter{err: errors.New("database or disk is full")}
-	tick := func(context.Context) (source.Source, error) { return ticker{}, nil }
+	tick := func(context.Context, source.Link) (source.Source, error) { return ticker{}, nil }
 	r, _ = NewRunner([]Job{{Name: "full", Open: tick}}, full, Backoff{Min: time.Second, Max: time.Second}, quiet())
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -164,7 +164,7 @@ func TestUnopenableJobAndStalledWriter(t *testing.T) {
 
 func TestScheduledJobRunsInSlots(t *testing.T) {
 	w := &memWriter{}
-	tick := func(context.Context) (source.Source, error) { return ticker{}, nil }
+	tick := func(context.Context, source.Link) (source.Source, error) { return ticker{}, nil }
 	sched := Schedule{Run: 100 * time.Millisecond, Every: 200 * time.Millisecond}
 	r, _ := NewRunner([]Job{{Name: "probe", Open: tick, Schedule: sched}}, w, DefaultBackoff(), quiet())
 	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
@@ -218,4 +218,71 @@ func FuzzParseSchedule(f *testing.F) {
 			t.Fatalf("%q: String %q does not read back: %v %v", s, sc.String(), back, err)
 		}
 	})
+}
+
+// linkSource reports a lost server, waits, reports it back, then ends:
+// like a database source reconnecting by itself.
+type linkSource struct {
+	link    source.Link
+	lostFor time.Duration
+	done    chan struct{}
+}
+
+func (s linkSource) Name() string { return "db" }
+
+func (s linkSource) Run(ctx context.Context, emit func(stream.Interval) error) error {
+	s.link.Lost(time.Now(), errors.New("connection lost: server closed the connection"))
+	sleep(ctx, s.lostFor)
+	s.link.Restored(time.Now())
+	<-s.done
+	return ctx.Err()
+}
+
+// A source's lost connection shows as reconnecting, with the error and
+// since when, then running again; no restart, no gap from the runner; a
+// report arriving after the attempt ended changes nothing.
+func TestReconnectingSourceShowsInState(t *testing.T) {
+	w := &memWriter{}
+	var link source.Link
+	done := make(chan struct{})
+	open := func(_ context.Context, l source.Link) (source.Source, error) {
+		link = l
+		return linkSource{link: l, lostFor: 200 * time.Millisecond, done: done}, nil
+	}
+	r, _ := NewRunner([]Job{{Name: "db", Open: open}}, w, Backoff{Min: time.Second, Max: time.Second}, quiet())
+	ctx, cancel := context.WithCancel(context.Background())
+	finished := make(chan struct{})
+	go func() { r.Run(ctx); close(finished) }()
+	var seen []State
+	var reconnecting Status
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) && (len(seen) < 3) {
+		st := r.Status()[0]
+		if len(seen) == 0 || seen[len(seen)-1] != st.State {
+			seen = append(seen, st.State)
+			if st.State == Reconnecting {
+				reconnecting = st
+			}
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	if len(seen) < 3 || seen[len(seen)-2] != Reconnecting || seen[len(seen)-1] != Running {
+		t.Fatalf("states %v: want ..., reconnecting, running", seen)
+	}
+	if reconnecting.LastError == "" || reconnecting.Since == nil || reconnecting.Restarts != 0 {
+		t.Errorf("reconnecting status %+v: want the error, since when, no restart", reconnecting)
+	}
+	if st := r.Status()[0]; st.Since == nil || !st.Since.After(*reconnecting.Since) {
+		t.Errorf("running again since %v, not after reconnecting since %v", st.Since, reconnecting.Since)
+	}
+	cancel()
+	close(done)
+	<-finished
+	link.Lost(time.Now(), errors.New("late"))
+	if st := r.Status()[0]; st.State != Stopped || st.LastError == "late" {
+		t.Errorf("a report after the attempt ended changed the status: %+v", st)
+	}
+	if len(w.written()) != 0 {
+		t.Errorf("the runner wrote %d windows for a reconnecting source: the source writes its gaps", len(w.written()))
+	}
 }

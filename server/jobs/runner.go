@@ -25,8 +25,10 @@ type Job struct {
 	Interval time.Duration
 	Schedule Schedule
 	// Open opens the job's source; it is called at every start and
-	// restart, so a source that failed is opened afresh.
-	Open func(ctx context.Context) (source.Source, error)
+	// restart, so a source that failed is opened afresh. A live database
+	// source reports its lost and restored connections to link
+	// (source.DBOptions.Link), which the job's state shows.
+	Open func(ctx context.Context, link source.Link) (source.Source, error)
 }
 
 // Writer stores intervals: the archive (*archive.Archive).
@@ -137,8 +139,8 @@ func (r *Runner) runJob(ctx context.Context, j *running) {
 
 // attempt opens the job's source and writes its intervals until it stops.
 func (r *Runner) attempt(ctx context.Context, j *running) (wrote bool, err error) {
-	j.set(Running, nil)
-	src, err := j.job.Open(ctx)
+	link := j.begin(r.log)
+	src, err := j.job.Open(ctx, link)
 	if err != nil {
 		return false, err
 	}

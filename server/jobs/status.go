@@ -1,8 +1,11 @@
 package jobs
 
 import (
+	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/latscope/latscope/source"
 )
 
 // State is where a job is in its life.
@@ -10,12 +13,15 @@ type State string
 
 // Job states.
 const (
-	Starting   State = "starting"
-	Running    State = "running"    // its source is open and emitting
-	Waiting    State = "waiting"    // a scheduled job between runs
-	Restarting State = "restarting" // its source failed; waiting out the backoff
-	Stalled    State = "stalled"    // writing the archive failed (a full disk); retrying
-	Stopped    State = "stopped"    // the server is shutting down
+	Starting State = "starting"
+	Running  State = "running" // its source is open and emitting
+	// Reconnecting: a live database source lost its server and reconnects
+	// by itself; the source writes the time it cannot see as gaps.
+	Reconnecting State = "reconnecting"
+	Waiting      State = "waiting"    // a scheduled job between runs
+	Restarting   State = "restarting" // its source failed; waiting out the backoff
+	Stalled      State = "stalled"    // writing the archive failed (a full disk); retrying
+	Stopped      State = "stopped"    // the server is shutting down
 )
 
 // Status is what the API shows of a job.
@@ -25,6 +31,8 @@ type Status struct {
 	Interval string `json:"interval"`
 	Schedule string `json:"schedule,omitempty"`
 	State    State  `json:"state"`
+	// Since is when the job entered its state.
+	Since *time.Time `json:"since,omitempty"`
 	// LastError is the error of the last failure (kept after recovery).
 	LastError string `json:"last_error,omitempty"`
 	// LastInterval is the end of the last window written (data or gap).
@@ -43,6 +51,9 @@ type running struct {
 	mu     sync.Mutex
 	status Status
 	end    time.Time
+	// attempt counts the source's openings: a link reports only for the
+	// attempt it was made for.
+	attempt int
 }
 
 func (j *running) snapshot() Status {
@@ -54,7 +65,13 @@ func (j *running) snapshot() Status {
 func (j *running) set(s State, err error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.status.State = s
+	j.setLocked(s, time.Now(), err)
+}
+
+func (j *running) setLocked(s State, at time.Time, err error) {
+	if j.status.State != s || j.status.Since == nil {
+		j.status.State, j.status.Since = s, &at
+	}
 	if err != nil {
 		j.status.LastError = err.Error()
 	}
@@ -84,4 +101,48 @@ func (j *running) lastEnd() time.Time {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.end
+}
+
+// begin starts a new attempt to run the source and returns its link.
+func (j *running) begin(log *slog.Logger) source.Link {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.attempt++
+	j.setLocked(Running, time.Now(), nil)
+	return jobLink{j: j, attempt: j.attempt, log: log}
+}
+
+// linkChanged applies a source's connection change, unless the attempt
+// it belongs to has ended (the job is restarting, waiting or stopped);
+// changed says the state changed.
+func (j *running) linkChanged(attempt int, s State, at time.Time, err error) (changed bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if attempt != j.attempt || (j.status.State != Running && j.status.State != Reconnecting) {
+		return false
+	}
+	changed = j.status.State != s
+	j.setLocked(s, at, err)
+	return changed
+}
+
+// jobLink shows one attempt's connection changes in the job's state and
+// logs them. No gap is written here: the source writes its own for the
+// time it could not read its server.
+type jobLink struct {
+	j       *running
+	attempt int
+	log     *slog.Logger
+}
+
+func (l jobLink) Lost(at time.Time, err error) {
+	if l.j.linkChanged(l.attempt, Reconnecting, at, err) {
+		l.log.Warn("job lost its server; reconnecting", "job", l.j.job.Name, "error", err.Error())
+	}
+}
+
+func (l jobLink) Restored(at time.Time) {
+	if l.j.linkChanged(l.attempt, Running, at, nil) {
+		l.log.Info("job reconnected", "job", l.j.job.Name)
+	}
 }

@@ -84,6 +84,7 @@ func Open(ctx context.Context, scheme, arg string, opts source.Options, diag *in
 		poll:     DefaultPoll,
 		timeout:  opts.DB.QueryTimeout,
 		stats:    runStats{capture: newCaptureStats()},
+		link:     source.NewLinkWatch(opts.DB.Link),
 	}
 	if s.interval <= 0 {
 		s.interval = DefaultInterval

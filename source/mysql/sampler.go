@@ -37,6 +37,8 @@ type Sampler struct {
 	waitsTable string
 	// histograms: the server has MySQL 8's statement histogram tables.
 	histograms bool
+	// link hears of lost and restored connections (opts.DB.Link).
+	link *source.LinkWatch
 
 	mu    sync.Mutex
 	stats runStats
@@ -225,8 +227,10 @@ func (s *Sampler) Run(ctx context.Context, emit func(stream.Interval) error) err
 				w.gap = true
 				nextDial = now.Add(backoff)
 				backoff = min(backoff*2, 10*time.Second)
+				s.link.Lost(fmt.Errorf("connection failed: %w", err))
 			} else {
 				backoff = 100 * time.Millisecond
+				s.link.Reached()
 			}
 		}
 		if cn != nil {
@@ -633,6 +637,7 @@ func (s *Sampler) failed(ctx context.Context, cn *conn, w *window, err error) *c
 	if errors.Is(err, driver.ErrBadConn) || cn.c.PingContext(pctx) != nil {
 		cn.c.Close()
 		w.gap = true
+		s.link.Lost(fmt.Errorf("connection lost: %w", err))
 		return nil
 	}
 	if s.diag != nil {

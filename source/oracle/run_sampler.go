@@ -109,12 +109,17 @@ func (s *liveSource) runSampler(ctx context.Context, rs rowSource, interval time
 	w := newWaitSampler(rs, s.name, s.diag, s.opts)
 	w.started = time.Now()
 	start, backoff := w.started, time.Duration(0)
+	link := source.NewLinkWatch(s.opts.DB.Link)
 	for {
 		now := time.Now()
 		if err := w.pollOnce(ctx, now); err != nil {
 			backoff = min(max(2*backoff, 100*time.Millisecond), 5*time.Second)
+			if ctx.Err() == nil {
+				link.Lost(fmt.Errorf("poll failed: %w", err))
+			}
 		} else {
 			backoff = 0
+			link.Reached()
 		}
 		s.mu.Lock()
 		s.stats = w.stats(time.Now())

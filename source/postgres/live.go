@@ -210,6 +210,7 @@ func (s *liveSource) Run(ctx context.Context, emit func(stream.Interval) error) 
 // windows as they end.
 func (s *liveSource) sample(ctx context.Context, w *liveWindows, emit func(stream.Interval) error) error {
 	tracker := newWaitTracker()
+	link := source.NewLinkWatch(s.opts.DB.Link)
 	backoff := 100 * time.Millisecond
 	var conn *pgx.Conn
 	defer func() {
@@ -231,6 +232,7 @@ func (s *liveSource) sample(ctx context.Context, w *liveWindows, emit func(strea
 					return nil
 				}
 				s.diag.MalformedAt(s.name, time.Now(), "connection failed: "+s.clean(err))
+				link.Lost(errors.New("connection failed: " + s.clean(err)))
 				if !sleep(ctx, backoff) {
 					return nil
 				}
@@ -238,6 +240,7 @@ func (s *liveSource) sample(ctx context.Context, w *liveWindows, emit func(strea
 				continue
 			}
 			conn, backoff = c, 100*time.Millisecond
+			link.Reached()
 			tracker = newWaitTracker() // waits seen before the loss have no known end
 			history = s.detectHistory(ctx, conn)
 			s.mu.Lock()
@@ -272,6 +275,7 @@ func (s *liveSource) sample(ctx context.Context, w *liveWindows, emit func(strea
 			if conn.IsClosed() || isConnError(err) {
 				conn.Close(context.Background())
 				conn = nil
+				link.Lost(errors.New("connection lost: " + s.clean(err)))
 			}
 			continue
 		}

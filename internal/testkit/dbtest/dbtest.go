@@ -102,3 +102,37 @@ func WaitForPort(addr string, timeout time.Duration) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// process is a started server and the outcome of its Wait.
+type process struct {
+	cmd    *exec.Cmd
+	exited chan error
+}
+
+// startProcess starts cmd and collects its exit.
+func startProcess(cmd *exec.Cmd) (*process, error) {
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &process{cmd: cmd, exited: make(chan error, 1)}
+	go func() { p.exited <- cmd.Wait() }()
+	return p, nil
+}
+
+// stop sends sig (setpriv execs the server, so the signal reaches it) and
+// waits up to limit, then kills it and fails the test with why. A nil
+// process (never started, or stopped) is left alone.
+func (p *process) stop(t testing.TB, sig os.Signal, limit time.Duration, why string) {
+	t.Helper()
+	if p == nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(sig)
+	select {
+	case <-p.exited:
+	case <-time.After(limit):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+		t.Errorf("%s", why)
+	}
+}

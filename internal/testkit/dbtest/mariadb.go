@@ -37,8 +37,7 @@ type MariaDB struct {
 	// base are the options every start passes, settings the extra ones.
 	base, settings []string
 	log            string
-	cmd            *exec.Cmd
-	done           chan error
+	proc           *process // nil when stopped
 }
 
 // URI returns "mysql://user:password@addr/" for the test account.
@@ -102,12 +101,11 @@ func StartMariaDB(t testing.TB, opts MariaDBOptions) *MariaDB {
 // Start starts the server (again, after Stop) and waits for its port.
 func (m *MariaDB) Start(t testing.TB) {
 	t.Helper()
-	m.cmd = m.owner.Command("mariadbd", append(slices.Clone(m.base), m.settings...)...)
-	if err := m.cmd.Start(); err != nil {
+	proc, err := startProcess(m.owner.Command("mariadbd", append(slices.Clone(m.base), m.settings...)...))
+	if err != nil {
 		t.Fatalf("starting mariadbd: %v", err)
 	}
-	m.done = make(chan error, 1)
-	go func(cmd *exec.Cmd, done chan error) { done <- cmd.Wait() }(m.cmd, m.done)
+	m.proc = proc
 	if err := WaitForPort(m.Addr, 60*time.Second); err != nil {
 		log, _ := os.ReadFile(m.log)
 		m.Stop(t)
@@ -144,20 +142,8 @@ func (m *MariaDB) Slap(ctx context.Context, t testing.TB, args ...string) {
 // Stop shuts the server down (SIGTERM: a clean shutdown) and waits.
 func (m *MariaDB) Stop(t testing.TB) {
 	t.Helper()
-	if m.cmd == nil {
-		return
-	}
-	cmd, done := m.cmd, m.done
-	m.cmd = nil
-	// setpriv execs mariadbd, so the signal reaches the server itself.
-	cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Errorf("mariadbd did not stop within 60 s; killed")
-	}
+	m.proc.stop(t, syscall.SIGTERM, 60*time.Second, "mariadbd did not stop within 60 s; killed")
+	m.proc = nil
 }
 
 func (m *MariaDB) createUser(t testing.TB) {

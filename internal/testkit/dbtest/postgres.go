@@ -45,6 +45,10 @@ type Postgres struct {
 	StderrLog string
 	// BinDir holds the server's binaries (pgbench, psql, ...).
 	BinDir string
+
+	owner Owner
+	args  []string // the server's command line, the same at every start
+	proc  *process // nil when stopped
 }
 
 // PostgresBinDir returns the directory of PostgreSQL's server binaries, or
@@ -100,32 +104,49 @@ func StartPostgres(t testing.TB, opts PostgresOptions) *Postgres {
 	for _, k := range keys {
 		args = append(args, "-c", k+"="+opts.Settings[k])
 	}
-	logPath := filepath.Join(base, "postgres.stderr.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logFile.Close() // the child keeps its own descriptor
-	srv := owner.Command(filepath.Join(bin, "postgres"), args...)
-	srv.Stdout, srv.Stderr = logFile, logFile
-	if err := srv.Start(); err != nil {
-		t.Fatalf("starting postgres: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- srv.Wait() }()
-	t.Cleanup(func() { stopServer(t, srv, exited, logPath) })
 	pg := &Postgres{
 		URI:       fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port),
 		Port:      port,
 		DataDir:   data,
-		StderrLog: logPath,
+		StderrLog: filepath.Join(base, "postgres.stderr.log"),
 		BinDir:    bin,
+		owner:     owner,
+		args:      args,
 	}
-	if err := waitForPostgres(pg.URI, exited, 30*time.Second); err != nil {
-		log, _ := os.ReadFile(logPath)
+	t.Cleanup(func() { pg.Stop(t) })
+	pg.Start(t)
+	return pg
+}
+
+// Start starts the server (again, after Stop, on the same port and data)
+// and waits until it accepts queries; its stderr is appended to StderrLog.
+func (pg *Postgres) Start(t testing.TB) {
+	t.Helper()
+	logFile, err := os.OpenFile(pg.StderrLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close() // the child keeps its own descriptor
+	srv := pg.owner.Command(filepath.Join(pg.BinDir, "postgres"), pg.args...)
+	srv.Stdout, srv.Stderr = logFile, logFile
+	proc, err := startProcess(srv)
+	if err != nil {
+		t.Fatalf("starting postgres: %v", err)
+	}
+	pg.proc = proc
+	if err := waitForPostgres(pg.URI, proc.exited, 30*time.Second); err != nil {
+		log, _ := os.ReadFile(pg.StderrLog)
+		pg.Stop(t)
 		t.Fatalf("postgres did not start: %v\nserver log:\n%s", err, log)
 	}
-	return pg
+}
+
+// Stop shuts the server down (SIGINT: a fast shutdown) and waits; Start
+// starts it again.
+func (pg *Postgres) Stop(t testing.TB) {
+	t.Helper()
+	pg.proc.stop(t, syscall.SIGINT, 30*time.Second, "postgres did not stop within 30 s of SIGINT (log "+pg.StderrLog+")")
+	pg.proc = nil
 }
 
 // waitForPostgres waits until a query succeeds (the port opens before the
@@ -152,19 +173,6 @@ func waitForPostgres(uri string, exited <-chan error, timeout time.Duration) err
 			return fmt.Errorf("no successful query after %s: %w", timeout, err)
 		}
 		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// stopServer asks for a fast shutdown (SIGINT) and waits, killing the
-// server if it does not stop in time.
-func stopServer(t testing.TB, srv *exec.Cmd, exited <-chan error, logPath string) {
-	_ = srv.Process.Signal(syscall.SIGINT)
-	select {
-	case <-exited:
-	case <-time.After(30 * time.Second):
-		_ = srv.Process.Kill()
-		<-exited
-		t.Errorf("postgres did not stop within 30 s of SIGINT (log %s)", logPath)
 	}
 }
 

@@ -45,4 +45,15 @@ func TestStartPostgresAppliesSettingsAndPreload(t *testing.T) {
 	if !strings.Contains(out, "done") {
 		t.Errorf("pgbench -i output: %s", out)
 	}
+	pg.Stop(t)
+	if c, err := pgx.Connect(ctx, pg.URI); err == nil {
+		c.Close(ctx)
+		t.Errorf("server still answers after Stop")
+	}
+	pg.Start(t)
+	c, err := pgx.Connect(ctx, pg.URI)
+	if err != nil {
+		t.Fatalf("after restart on port %d: %v", pg.Port, err)
+	}
+	c.Close(ctx)
 }
