@@ -78,7 +78,9 @@ func serveRouter(t *testing.T) *httpsec.Router {
 	last := start.Add(2 * time.Second)
 	status := func() []jobs.Status {
 		return []jobs.Status{{Name: "db01", Source: "postgres://latscope@db01/app", Interval: "1s",
-			State: jobs.Running, LastInterval: &last, Intervals: 3}}
+			State: jobs.Running, Since: &start, LastInterval: &last, Intervals: 3},
+			{Name: "db02", Source: "mysql://latscope@db02:3306/", Interval: "1s",
+				State: jobs.Reconnecting, Since: &last, LastError: "connection refused", Intervals: 1}}
 	}
 	rt := httpsec.NewRouter(store, httpsec.Config{})
 	api.RegisterServe(rt, api.Data{Archive: a, Jobs: status})
