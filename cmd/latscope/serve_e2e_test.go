@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -51,17 +50,6 @@ func restampedRecords(t *testing.T) []string {
 		out = append(out, strings.Replace(rec, m[0], line, 1))
 	}
 	return out
-}
-
-// freeLoopbackPort is a port nothing listens on, for a moment.
-func freeLoopbackPort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // server is a running `latscope serve` and its stderr.
@@ -190,9 +178,9 @@ func TestServeEndToEnd(t *testing.T) {
 	if err := os.WriteFile(waits, []byte(strings.Join(records[:6], "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	closed := freeLoopbackPort(t)
+	closed := freePort(t)
 	config := filepath.Join(dir, "latscope.yaml")
-	yaml := "data: " + data + "\nlisten: " + freeLoopbackPort(t) + "\njobs:\n" +
+	yaml := "data: " + data + "\nlisten: " + freePort(t) + "\njobs:\n" +
 		"  - name: waits\n    source: " + waits + "\n" +
 		"  - name: down\n    source: nettest:" + closed + "\n    interval: 200ms\n" +
 		"  - name: db\n    source: postgres://latscope@" + closed + "/app\n    password_env: LATSCOPE_E2E_DB_PASSWORD\n"
