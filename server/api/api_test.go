@@ -13,14 +13,16 @@ func TestParseTime(t *testing.T) {
 		"":                     {},
 		"now":                  now,
 		"-1h":                  now.Add(-time.Hour),
+		"-7d":                  now.Add(-7 * 24 * time.Hour),
 		"2026-11-25T03:10:00Z": time.Date(2026, 11, 25, 3, 10, 0, 0, time.UTC),
+		"2026-11-25 03:10":     time.Date(2026, 11, 25, 3, 10, 0, 0, time.UTC),
 	} {
 		got, err := ParseTime(in, now)
 		if err != nil || !got.Equal(want) {
 			t.Errorf("ParseTime(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"yesterday", "-1x", "2026-11-25"} {
+	for _, bad := range []string{"yesterday", "-1x", "2026-13-25"} {
 		if _, err := ParseTime(bad, now); err == nil {
 			t.Errorf("ParseTime(%q) accepted", bad)
 		}

@@ -6,28 +6,17 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/archive"
+	"github.com/latscope/latscope/source"
 )
 
-// ParseTime reads a from/to parameter: RFC 3339, "now", or a negative Go
-// duration relative to now ("-1h", "-90m"); empty is no bound.
+// ParseTime reads a from/to parameter as the CLI's --from and --to take
+// it (source.ParseWhen: RFC 3339, "now", relative like "-1h" or "-7d", a
+// date and time without a zone, read as UTC); empty is no bound.
 func ParseTime(s string, now time.Time) (time.Time, error) {
-	switch {
-	case s == "":
+	if s == "" {
 		return time.Time{}, nil
-	case s == "now":
-		return now, nil
-	case strings.HasPrefix(s, "-"):
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			return time.Time{}, fmt.Errorf("%q: want RFC 3339, now or a relative time such as -1h", s)
-		}
-		return now.Add(d), nil
 	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%q: want RFC 3339 (2026-11-25T03:10:00Z), now or a relative time such as -1h", s)
-	}
-	return t, nil
+	return source.ParseWhen(s, now, time.UTC)
 }
 
 // ParseResolution reads "auto" (or empty), "raw", or the step of one of
