@@ -279,7 +279,7 @@ func TestPatterns(t *testing.T) {
 		pattern, name string
 		want          bool
 	}{
-		{"*example_latency_data.txt", "/work/shared/testdata/pylatencymap/example_latency_data.txt", true},
+		{"*example_latency_data.txt", "/var/lib/traces/example_latency_data.txt", true},
 		{"mysql://*", "mysql://app@db01:3306/", true},
 		{"log file*", "log file sync", true},
 		{"log file*", "a log file sync", false},
