@@ -90,6 +90,10 @@ func compilePattern(pattern string) (*regexp.Regexp, error) {
 	return r, nil
 }
 
+// Selector returns the query's series filter: whether Read returns a
+// series.
+func (q Query) Selector() (func(SeriesInfo) bool, error) { return q.matcher() }
+
 // matcher returns the query's series filter.
 func (q Query) matcher() (func(SeriesInfo) bool, error) {
 	if q.Series == "" {

@@ -154,7 +154,7 @@ func Serve(ctx context.Context, sc ServeConfig) error {
 		return err
 	}
 	rt := httpsec.NewRouter(store, httpsec.Config{TLS: tlsConfig != nil, Logger: logger})
-	api.RegisterServe(rt, api.Data{Archive: arch, Jobs: runner.Status})
+	api.RegisterServe(rt, api.Data{Archive: arch, Jobs: runner.Status, Sinks: Sinks()})
 	h, err := rt.Handler()
 	if err != nil {
 		arch.Close()

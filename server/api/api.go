@@ -16,6 +16,7 @@ import (
 	"github.com/latscope/latscope/server/auth"
 	"github.com/latscope/latscope/server/httpsec"
 	"github.com/latscope/latscope/server/jobs"
+	"github.com/latscope/latscope/sink"
 	"github.com/latscope/latscope/stream"
 	"github.com/latscope/latscope/view/report"
 )
@@ -27,6 +28,11 @@ type Data struct {
 	Tiers []archive.Tier
 	// Jobs returns the jobs' current state.
 	Jobs func() []jobs.Status
+	// Sinks are the formats /api/v1/export writes (driver.Sinks(): those
+	// of latscope convert); MaxExport bounds the windows a report or an
+	// export reads (0: DefaultMaxExport).
+	Sinks     []sink.Format
+	MaxExport int
 }
 
 // RegisterServe adds every route of latscope serve: the auth API of
@@ -44,6 +50,7 @@ func Register(rt *httpsec.Router, d Data) {
 	rt.Handle("GET", "/api/v1/series", auth.Viewer, rt.API(d.listSeries))
 	rt.Handle("GET", "/api/v1/series/{id}/histogram", auth.Viewer, rt.API(d.histogram))
 	rt.Handle("GET", "/api/v1/series/{id}/intervals", auth.Viewer, rt.API(d.intervals))
+	d.registerExport(rt)
 }
 
 func (d Data) listJobs(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -214,21 +221,8 @@ func (d Data) selection(r *http.Request) (selection, error) {
 	if !found {
 		return sel, fmt.Errorf("series %d: %w", id, auth.ErrNotFound)
 	}
-	now := time.Now()
-	q := r.URL.Query()
-	if sel.from, err = ParseTime(q.Get("from"), now); err != nil {
-		return sel, fmt.Errorf("%w: from: %v", auth.ErrInvalid, err)
-	}
-	if sel.to, err = ParseTime(q.Get("to"), now); err != nil {
-		return sel, fmt.Errorf("%w: to: %v", auth.ErrInvalid, err)
-	}
-	if !sel.from.IsZero() && !sel.to.IsZero() && !sel.from.Before(sel.to) {
-		return sel, fmt.Errorf("%w: from is not before to", auth.ErrInvalid)
-	}
-	if sel.resolution, err = ParseResolution(q.Get("resolution"), d.tiers()); err != nil {
-		return sel, fmt.Errorf("%w: resolution: %v", auth.ErrInvalid, err)
-	}
-	return sel, nil
+	sel.from, sel.to, sel.resolution, err = d.window(r.URL.Query())
+	return sel, err
 }
 
 // summarise reads the selected series' windows from the archive and

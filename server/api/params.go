@@ -2,10 +2,12 @@ package api
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/latscope/latscope/archive"
+	"github.com/latscope/latscope/server/auth"
 	"github.com/latscope/latscope/source"
 )
 
@@ -49,4 +51,23 @@ func resolutionName(d time.Duration) string {
 		return "raw"
 	}
 	return d.String()
+}
+
+// window reads a request's from, to and resolution; its errors are
+// auth.ErrInvalid (400).
+func (d Data) window(q url.Values) (from, to time.Time, resolution time.Duration, err error) {
+	now := time.Now()
+	if from, err = ParseTime(q.Get("from"), now); err != nil {
+		return from, to, 0, fmt.Errorf("%w: from: %v", auth.ErrInvalid, err)
+	}
+	if to, err = ParseTime(q.Get("to"), now); err != nil {
+		return from, to, 0, fmt.Errorf("%w: to: %v", auth.ErrInvalid, err)
+	}
+	if !from.IsZero() && !to.IsZero() && !from.Before(to) {
+		return from, to, 0, fmt.Errorf("%w: from is not before to", auth.ErrInvalid)
+	}
+	if resolution, err = ParseResolution(q.Get("resolution"), d.tiers()); err != nil {
+		return from, to, 0, fmt.Errorf("%w: resolution: %v", auth.ErrInvalid, err)
+	}
+	return from, to, resolution, nil
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/latscope/latscope/server/api"
 	"github.com/latscope/latscope/server/httpsec"
 	"github.com/latscope/latscope/server/jobs"
+	"github.com/latscope/latscope/sink"
+	lsrsink "github.com/latscope/latscope/sink/lsr"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -32,6 +34,6 @@ func init() {
 		status := func() []jobs.Status {
 			return []jobs.Status{{Name: "db01", Source: "postgres://latscope@db01/app", State: jobs.Running}}
 		}
-		api.Register(rt, api.Data{Archive: a, Jobs: status})
+		api.Register(rt, api.Data{Archive: a, Jobs: status, Sinks: []sink.Format{lsrsink.Format()}})
 	}
 }
