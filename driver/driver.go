@@ -36,6 +36,7 @@ import (
 	"github.com/latscope/latscope/source/probes"
 	"github.com/latscope/latscope/source/prometheus"
 	"github.com/latscope/latscope/source/pylatencymap"
+	"github.com/latscope/latscope/source/remote"
 	"github.com/latscope/latscope/source/tracehist"
 	"github.com/latscope/latscope/stream"
 )
@@ -68,9 +69,10 @@ func Formats() []source.Format {
 	return formats
 }
 
-// Stores lists the inputs that are paths to databases: the archive.
+// Stores lists the inputs that are paths to databases, or URLs: the
+// archive, and a latscope serve's archive over its API.
 func Stores() []source.Store {
-	return []source.Store{archivesource.Store()}
+	return []source.Store{archivesource.Store(), remote.Store()}
 }
 
 // Sinks lists the formats `latscope convert` writes.

@@ -60,6 +60,20 @@ type Options struct {
 	// to return (empty: all).
 	From, To time.Time
 	Series   string
+	// Server says how a latscope serve SOURCE (http:// or https://) is
+	// read.
+	Server ServerOptions
+}
+
+// ServerOptions are the options of a latscope serve SOURCE.
+type ServerOptions struct {
+	// TokenFile holds the API token on its first line (else the
+	// environment's LATSCOPE_TOKEN); tokens are never printed.
+	TokenFile string
+	// CAFile adds PEM certificates to the system's roots.
+	CAFile string
+	// InsecureSkipVerify accepts any server certificate (warned).
+	InsecureSkipVerify bool
 }
 
 // DBOptions are the live database sources' options. Zero values take each

@@ -40,6 +40,7 @@ type sharedFlags struct {
 	to          string // --to, the alias of --until where convert's --to is not meant
 	series      string
 	db          dbFlags
+	server      serverFlags
 }
 
 func (f *sharedFlags) register(cmd *cobra.Command) {
@@ -59,6 +60,7 @@ func (f *sharedFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.until, "until", "", "keep windows starting before this time (same forms as --from)")
 	fl.StringVar(&f.series, "series", "", "archive SOURCEs: keep series whose event or source matches this glob, e.g. 'log file*'")
 	f.db.register(cmd)
+	f.server.register(cmd)
 }
 
 // registerTo adds --to as the alias of --until, for the commands where
@@ -98,6 +100,7 @@ func (f *sharedFlags) config(env environment, args []string) (driver.Config, err
 	}
 	c.Read.Interval = f.interval
 	c.Read.DB = f.db.options()
+	c.Read.Server = f.server.options()
 	c.Read.Events = f.events
 	c.Read.Follow = f.follow
 	if f.counts != "" {
