@@ -58,7 +58,7 @@ func (f *sharedFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.date, "date", "", "day of time-only timestamps, YYYY-MM-DD (default: the file's modification date)")
 	fl.StringVar(&f.from, "from", "", "keep windows starting at or after this time: RFC 3339, YYYY-MM-DD[ HH:MM[:SS]] (--tz), now, or relative like -24h, -7d")
 	fl.StringVar(&f.until, "until", "", "keep windows starting before this time (same forms as --from)")
-	fl.StringVar(&f.series, "series", "", "archive SOURCEs: keep series whose event or source matches this glob, e.g. 'log file*'")
+	fl.StringVar(&f.series, "series", "", "archive and server SOURCEs: keep series whose event or source matches this glob, e.g. 'log file*'")
 	f.db.register(cmd)
 	f.server.register(cmd)
 }
@@ -461,7 +461,7 @@ func writeFormats(w io.Writer) error {
 			fmt.Fprintf(&b, "    example:     %s\n", f.Example)
 		}
 	}
-	b.WriteString("\nARCHIVES (a path given as SOURCE; --from, --until and --series select from them)\n")
+	b.WriteString("\nARCHIVES (a path, or a server URL, given as SOURCE; --from, --until and --series select from them)\n")
 	for _, st := range driver.Stores() {
 		fmt.Fprintf(&b, "\n  %s\n    %s\n    detected by: %s\n    example:     %s\n", st.Name, st.Description, st.Detection, st.Example)
 	}
