@@ -163,7 +163,7 @@ func TestCLIReadsAServer(t *testing.T) {
 		want string
 	}{
 		{[]string{"report", srv.base, "--token-file", wrong}, 1, srv.base + ": token refused (401 Unauthorized)"},
-		{[]string{"report", srv.base, "--token-file", tokenFile, "--series", "no such event"}, 1, `404 Not Found: no series of the archive matches "no such event"`},
+		{[]string{"report", srv.base, "--token-file", tokenFile, "--series", "no such event"}, 1, `404 Not Found: not found: no series of the archive matches "no such event"`},
 		{[]string{"report", "http://" + freePort(t), "--token-file", tokenFile}, 1, "cannot reach the server"},
 		{[]string{"report", "http://latscope.invalid:7879", "--token-file", tokenFile}, 1, "refusing to send the API token over plain http://"},
 		{[]string{"report", srv.base}, 1, "no API token: give --token-file FILE or set LATSCOPE_TOKEN"},

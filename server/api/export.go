@@ -187,7 +187,7 @@ func (d Data) query(r *http.Request) (archive.Query, error) {
 	}
 	found, err := d.anySeries(r.Context(), selects)
 	if err == nil && !found {
-		err = fmt.Errorf("no series of the archive matches %q: %w", q.Series, auth.ErrNotFound)
+		err = fmt.Errorf("%w: no series of the archive matches %q", auth.ErrNotFound, q.Series)
 	}
 	return q, err
 }
