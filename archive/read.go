@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,6 +47,9 @@ type Query struct {
 	Series string
 	// Resolution is Auto, Raw or the step of a configured tier.
 	Resolution time.Duration
+	// Sources restricts the query to the sources of these names (empty:
+	// every source).
+	Sources []string
 }
 
 // CheckPattern reports a malformed --series glob.
@@ -160,6 +164,9 @@ func (a *Archive) selectSeries(ctx context.Context, q Query) ([]sourceSeries, er
 	}
 	var out []sourceSeries
 	for _, s := range sources {
+		if len(q.Sources) > 0 && !slices.Contains(q.Sources, s.name) {
+			continue
+		}
 		for _, si := range all {
 			if si.Source == s.name && matches(si) {
 				s.series = append(s.series, si)
@@ -170,6 +177,16 @@ func (a *Archive) selectSeries(ctx context.Context, q Query) ([]sourceSeries, er
 		}
 	}
 	return out, nil
+}
+
+// SelectedSources lists, in name order, the sources Read reads for q.
+func (a *Archive) SelectedSources(ctx context.Context, q Query) ([]string, error) {
+	sources, err := a.selectSeries(ctx, q)
+	names := make([]string, len(sources))
+	for i, s := range sources {
+		names[i] = s.name
+	}
+	return names, err
 }
 
 // Read calls emit with the intervals the query selects, source by source

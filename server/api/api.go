@@ -29,8 +29,8 @@ type Data struct {
 	// Jobs returns the jobs' current state.
 	Jobs func() []jobs.Status
 	// Sinks are the formats /api/v1/export writes (driver.Sinks(): those
-	// of latscope convert); MaxExport bounds the windows a report or an
-	// export reads (0: DefaultMaxExport).
+	// of latscope convert); MaxExport bounds the windows a report reads
+	// (0: DefaultMaxExport).
 	Sinks     []sink.Format
 	MaxExport int
 }

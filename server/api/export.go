@@ -19,11 +19,11 @@ import (
 	"github.com/latscope/latscope/view/static"
 )
 
-// DefaultMaxExport is the most windows a report or an export reads: a
-// selection is merged in time order across its sources before it is
-// written, as `latscope convert ARCHIVE` does, so it is held in memory.
-// 100 000 windows are 28 hours of one source at 1 s, or 70 days of its
-// 1-minute tier.
+// DefaultMaxExport is the most windows a report reads: a report is built
+// from the whole selection, as `latscope report ARCHIVE` builds it, so the
+// selection is held in memory. 100 000 windows are 28 hours of one source
+// at 1 s, or 70 days of its 1-minute tier. Exports stream and have no such
+// bound.
 const DefaultMaxExport = 100_000
 
 // exportWriteTimeout bounds the writing of one report or export.
@@ -84,25 +84,24 @@ func reportExtension(format string) string {
 
 // export answers what `latscope convert ARCHIVE --to FORMAT` writes:
 // latscope's recording (format=latscope or lsr, the default) or any
-// convert sink's format.
+// convert sink's format, streamed as the sources are read.
 func (d Data) export(r *http.Request) (httpsec.Download, error) {
 	f, err := d.sinkFormat(r.URL.Query().Get("format"))
 	if err != nil {
 		return httpsec.Download{}, err
 	}
-	rec, diag, err := d.read(r)
+	q, err := d.query(r)
 	if err != nil {
 		return httpsec.Download{}, err
 	}
 	write := func(w io.Writer) error {
+		diag := input.NewDiagnostics(io.Discard, input.DefaultReportLimit)
 		sw, err := f.New(w, sink.Options{Name: "-", Diag: diag})
 		if err != nil {
 			return err
 		}
-		for _, iv := range rec.Intervals() {
-			if err := sw.Write(iv); err != nil {
-				return err
-			}
+		if err := mergeSources(r.Context(), d.Archive, q, valid(diag, sw.Write)); err != nil {
+			return err
 		}
 		return sw.Close()
 	}
@@ -153,18 +152,26 @@ func (d Data) read(r *http.Request) (*stream.Recording, *input.Diagnostics, erro
 	}
 	rec := &stream.Recording{}
 	diag := input.NewDiagnostics(io.Discard, input.DefaultReportLimit)
-	err = d.Archive.Read(r.Context(), q, func(iv stream.Interval) error {
-		if err := iv.Validate(); err != nil {
-			diag.Warn("", "dropped an interval: %v", err)
-			return nil
-		}
+	err = d.Archive.Read(r.Context(), q, valid(diag, func(iv stream.Interval) error {
 		if rec.Len() >= limit {
 			return &httpsec.TooLargeError{Msg: fmt.Sprintf("the selection holds more than %d windows: narrow from and to or series, or ask a coarser resolution", limit)}
 		}
 		rec.Add(iv)
 		return nil
-	})
+	}))
 	return rec, diag, err
+}
+
+// valid drops what the CLI drops from a source (source.RunAll): invalid
+// windows, with a warning.
+func valid(diag *input.Diagnostics, emit func(stream.Interval) error) func(stream.Interval) error {
+	return func(iv stream.Interval) error {
+		if err := iv.Validate(); err != nil {
+			diag.Warn("", "dropped an interval: %v", err)
+			return nil
+		}
+		return emit(iv)
+	}
 }
 
 // query reads series, from, to and resolution. A series pattern that
