@@ -80,8 +80,8 @@ func download(t *testing.T, url, token string) (*http.Response, string) {
 // and reads it as a SOURCE: `latscope report http://127.0.0.1:PORT
 // --token-file F` prints what `latscope report DATADIR` prints, the report
 // and export routes answer what report and convert write, the exported
-// recording holds the archive's intervals, heatmap -o works from the
-// server, and a wrong token, an unknown series, a closed port and plain
+// recording holds the archive's intervals, record, convert and heatmap -o
+// work from the server, and a wrong token, an unknown series, a closed port and plain
 // http to another host fail clearly, without the token in any output.
 func TestCLIReadsAServer(t *testing.T) {
 	dir := t.TempDir()
@@ -144,6 +144,13 @@ func TestCLIReadsAServer(t *testing.T) {
 		t.Errorf("convert %s differs from convert DATADIR: exit %d %s", srv.base, remote.code, remote.stderr)
 	}
 	checkExportedRecording(t, srv.base, token, data)
+	copied := filepath.Join(dir, "copy.lsr")
+	if r := cli(nil, "record", srv.base, "--token-file", tokenFile, "-o", copied); r.code != 0 {
+		t.Fatalf("record from the server: exit %d %s", r.code, r.stderr)
+	}
+	if local, copy := cli(nil, "report", data, "--format", "json"), cli(nil, "report", copied, "--format", "json"); copy.code != 0 || copy.stdout != local.stdout {
+		t.Errorf("the recording copied from the server reports differently from DATADIR: exit %d %s", copy.code, copy.stderr)
+	}
 
 	html := filepath.Join(dir, "waits.html")
 	if r := cli(nil, "heatmap", srv.base, "--token-file", tokenFile, "-o", html); r.code != 0 {
