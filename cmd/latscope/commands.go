@@ -240,7 +240,8 @@ source the terminal view runs first and the file is written when it stops.`,
   latscope heatmap example_latency_data.txt --format json > matrix.json
   sqlplus -S / @ora_latency.sql | latscope heatmap -
   latscope heatmap /var/lib/latscope --from -1h -o last-hour.html   # from the archive
-  latscope heatmap /var/lib/latscope --from '2026-11-25 03:00' --to '2026-11-25 03:30' --series 'log file sync'`,
+  latscope heatmap /var/lib/latscope --from '2026-11-25 03:00' --to '2026-11-25 03:30' --series 'log file sync'
+  latscope heatmap https://latscope.example:7879 --from -1h --token-file ~/.latscope-token -o last-hour.html`,
 		Args: requireSources,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := shared.config(env, args)
@@ -300,7 +301,8 @@ table with a "kind" column (series, bucket, interval). -o FILE writes by extensi
 		Example: `  latscope report DBM11106_ora_6334.trc
   latscope report example_latency_data.txt --format json | jq '.series[0].mean_us'
   latscope report a.trc b.trc --by file --format csv > waits.csv
-  latscope report /var/lib/latscope --from -24h --series 'db file*'   # from the archive`,
+  latscope report /var/lib/latscope --from -24h --series 'db file*'   # from the archive
+  latscope report https://latscope.example:7879 --from -1h --token-file ~/.latscope-token   # from a server`,
 		Args: requireSources,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := shared.config(env, args)

@@ -148,6 +148,10 @@ func testServer(t *testing.T, rec []byte, tls bool) *httptest.Server {
 	h.HandleFunc("/moved/api/v1/export", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "http://elsewhere.example/", http.StatusFound)
 	})
+	h.HandleFunc("/forbidden/api/v1/export", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusForbidden)
+		w.Write([]byte(`{"error":"this needs the viewer role"}`))
+	})
 	h.HandleFunc("/big/api/v1/export", func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusRequestEntityTooLarge)
 		w.Write([]byte(`{"error":"the selection holds more than 100000 windows"}`))
@@ -220,6 +224,7 @@ func TestServerErrors(t *testing.T) {
 		{srv.URL + "/cut", good, srv.URL + "/cut: the export was cut"},
 		{srv.URL + "/moved", good, "302 Found to http://elsewhere.example/: the token is not sent on"},
 		{srv.URL + "/big", good, srv.URL + "/big: 413 Request Entity Too Large: the selection holds more than 100000 windows"},
+		{srv.URL + "/forbidden", good, srv.URL + "/forbidden: 403 Forbidden: this needs the viewer role"},
 		{srv.URL + "/none", good, srv.URL + "/none: 404 Not Found: 404 page not found"},
 	} {
 		_, _, err := read(t, c.spec, source.Options{Server: source.ServerOptions{TokenFile: c.token}})
