@@ -21,6 +21,7 @@ import (
 	"github.com/latscope/latscope/server/auth"
 	"github.com/latscope/latscope/server/config"
 	"github.com/latscope/latscope/server/httpsec"
+	"github.com/latscope/latscope/server/jobctl"
 	"github.com/latscope/latscope/server/jobs"
 	"github.com/latscope/latscope/source"
 )
@@ -31,6 +32,10 @@ import (
 // cap counting every page of the file, readers opening it read-only), and
 // users can be added or reset while the archive is busy or copied elsewhere.
 const AuthDBName = "auth.db"
+
+// JobsDBName keeps the jobs created through the API and the jobs' pauses
+// (server/jobctl), so that they survive a restart.
+const JobsDBName = "jobs.db"
 
 // ServeConfig configures `latscope serve`: a configuration file, or the
 // quick form's sources and flags (which also override the file's values).
@@ -99,7 +104,7 @@ func quickJobs(sources []string, interval time.Duration, schedule string) ([]con
 	}
 	var out []config.Job
 	for _, spec := range sources {
-		j := config.Job{Name: redactSource(spec), Source: spec, Every: interval, Interval: interval.String()}
+		j := config.Job{Name: jobctl.RedactSource(spec), Source: spec, Every: interval, Interval: interval.String()}
 		if isProbe(spec) && !isDatabase(spec) {
 			j.Plan, j.Schedule = plan, schedule
 		}
@@ -148,13 +153,26 @@ func Serve(ctx context.Context, sc ServeConfig) error {
 	if backoff == (jobs.Backoff{}) {
 		backoff = jobs.DefaultBackoff()
 	}
-	runner, err := jobs.NewRunner(defs, arch, backoff, logger)
+	runner, err := jobs.NewRunner(nil, arch, backoff, logger)
+	if err != nil {
+		arch.Close()
+		return err
+	}
+	jobStore, err := jobctl.OpenStore(ctx, filepath.Join(c.Data, JobsDBName))
+	if err != nil {
+		arch.Close()
+		return err
+	}
+	defer jobStore.Close()
+	control, err := jobctl.New(ctx, runner, jobStore, defs, jobctl.Options{
+		Build:       func(cj config.Job) (jobs.Job, error) { return jobDefinition(cj, redactor, logger) },
+		CheckSource: checkAPISource, Audit: store, Logger: logger})
 	if err != nil {
 		arch.Close()
 		return err
 	}
 	rt := httpsec.NewRouter(store, httpsec.Config{TLS: tlsConfig != nil, Logger: logger})
-	api.RegisterServe(rt, api.Data{Archive: arch, Jobs: runner.Status})
+	api.RegisterServe(rt, api.Data{Archive: arch, Jobs: runner.Status, JobControl: control})
 	h, err := rt.Handler()
 	if err != nil {
 		arch.Close()
@@ -165,7 +183,7 @@ func Serve(ctx context.Context, sc ServeConfig) error {
 	if tlsConfig != nil {
 		scheme = "https"
 	}
-	fmt.Fprintf(sc.Stderr, "latscope: serving on %s://%s: %d job(s), data in %s\n", scheme, ln.Addr(), len(defs), c.Data)
+	fmt.Fprintf(sc.Stderr, "latscope: serving on %s://%s: %d job(s), data in %s\n", scheme, ln.Addr(), len(runner.Status()), c.Data)
 	return runServer(ctx, srv, ln, runner, arch, store, logger)
 }
 
@@ -298,14 +316,64 @@ func withUsers(ctx context.Context, data string, f func(*auth.Store) error) erro
 func jobDefinitions(cfg []config.Job, redactor *httpsec.Redactor, logger *slog.Logger) ([]jobs.Job, error) {
 	var out []jobs.Job
 	for _, cj := range cfg {
-		spec, err := withPassword(cj, redactor, logger)
+		j, err := jobDefinition(cj, redactor, logger)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, jobs.Job{Name: cj.Name, Source: redactSource(cj.Source), Interval: cj.Every, Schedule: cj.Plan,
-			Open: jobOpener(cj.Name, spec, cj.Every, logger)})
+		out = append(out, j)
 	}
 	return out, nil
+}
+
+// jobDefinition makes one configured job runnable.
+func jobDefinition(cj config.Job, redactor *httpsec.Redactor, logger *slog.Logger) (jobs.Job, error) {
+	spec, err := withPassword(cj, redactor, logger)
+	if err != nil {
+		return jobs.Job{}, err
+	}
+	return jobs.Job{Name: cj.Name, Source: jobctl.RedactSource(cj.Source), Interval: cj.Every, Schedule: cj.Plan,
+		Open: jobOpener(cj.Name, spec, cj.Every, logger)}, nil
+}
+
+// checkAPISource accepts what a job created through the API may read: a
+// probe or database of a known scheme (scheme:ARG), or an existing file
+// named by its absolute path (the server's working directory is nothing
+// an API client knows). It opens nothing: the job connects when it runs,
+// and shows its error in its state.
+func checkAPISource(spec string) error {
+	if scheme, _, ok := strings.Cut(spec, ":"); ok && isSchemeName(scheme) {
+		var known []string
+		for _, p := range Probes() {
+			if p.Scheme == scheme {
+				return nil
+			}
+			known = append(known, p.Scheme)
+		}
+		return fmt.Errorf("source: unknown scheme %q: want a file's absolute path or one of %s:", scheme, strings.Join(known, ":, "))
+	}
+	if !filepath.IsAbs(spec) {
+		return fmt.Errorf("source %q: want a file's absolute path, or scheme:ARG", spec)
+	}
+	st, err := os.Stat(spec)
+	if err != nil {
+		return fmt.Errorf("source: %w", err)
+	}
+	if st.IsDir() {
+		return fmt.Errorf("source %s is a directory: give a file, or iotest:%s for a storage probe", spec, spec)
+	}
+	return nil
+}
+
+// isSchemeName reports whether s can be a URI scheme (RFC 3986): a
+// letter, then letters, digits, '+', '-' or '.'.
+func isSchemeName(s string) bool {
+	for i, c := range s {
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !letter && (i == 0 || !(c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // withPassword returns the job's SOURCE with the password of
@@ -342,17 +410,6 @@ func withPassword(cj config.Job, redactor *httpsec.Redactor, logger *slog.Logger
 	redactor.Add(pw)
 	u.User = url.UserPassword(u.User.Username(), pw)
 	return u.String(), nil
-}
-
-// redactSource is a SOURCE as shown: a URI's password removed.
-func redactSource(spec string) string {
-	if u, err := url.Parse(spec); err == nil && u.Scheme != "" && u.User != nil {
-		if _, ok := u.User.Password(); ok {
-			u.User = url.User(u.User.Username())
-			return u.String()
-		}
-	}
-	return spec
 }
 
 // isDatabase reports whether a SOURCE is a live database URI.

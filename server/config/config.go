@@ -99,6 +99,10 @@ func Parse(name string, b []byte) (*Config, error) {
 	return &c, nil
 }
 
+// Check validates a job defined elsewhere (through the API) as a job of
+// the file is, and parses its durations.
+func (j *Job) Check() error { return j.check() }
+
 // check validates a job and parses its durations.
 func (j *Job) check() error {
 	if err := CheckJobName(j.Name); err != nil {
