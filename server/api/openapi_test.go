@@ -20,6 +20,7 @@ import (
 
 	"github.com/latscope/latscope/archive"
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/internal/testkit/authtest"
 	"github.com/latscope/latscope/server/api"
 	"github.com/latscope/latscope/server/auth"
 	"github.com/latscope/latscope/server/config"
@@ -53,7 +54,7 @@ func serveRouter(t *testing.T) *httpsec.Router {
 	ctx := context.Background()
 	dir := t.TempDir()
 	store, err := auth.OpenPath(ctx, filepath.Join(dir, "auth.db"),
-		auth.Options{Argon2: auth.Argon2Params{Time: 1, MemoryKiB: 64, Threads: 1, SaltLen: 16, KeyLen: 32}})
+		auth.Options{Argon2: authtest.FastArgon2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,9 @@ func jobControl(t *testing.T, store *auth.Store, dir string) *jobctl.Manager {
 	t.Helper()
 	build := func(cj config.Job) (jobs.Job, error) {
 		return jobs.Job{Name: cj.Name, Source: jobctl.RedactSource(cj.Source), Interval: cj.Every, Schedule: cj.Plan,
-			Open: func(context.Context, source.Link) (source.Source, error) { return nil, errors.New("not run in this test") }}, nil
+			Open: func(context.Context, source.Link) (source.Source, error) {
+				return nil, errors.New("not run in this test")
+			}}, nil
 	}
 	runner, err := jobs.NewRunner(nil, nil, jobs.DefaultBackoff(), nil)
 	if err != nil {

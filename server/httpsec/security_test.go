@@ -175,7 +175,7 @@ func TestExpiredAndRevokedTokensAreRefusedAtOnce(t *testing.T) {
 			t.Fatalf("fresh token refused: %d", status)
 		}
 	}
-	e.clock.add(10 * time.Minute)
+	e.clock.Add(10 * time.Minute)
 	if status, _ := e.withToken(short).do("GET", "/api/v1/me", nil); status != http.StatusUnauthorized {
 		t.Errorf("expired token: %d; want 401", status)
 	}
@@ -256,7 +256,7 @@ func TestSessionCookieAndFixation(t *testing.T) {
 	}
 	// Idle expiry over HTTP.
 	v := e.session("view", viewerPassword)
-	e.clock.add(31 * time.Minute)
+	e.clock.Add(31 * time.Minute)
 	if status, _ := v.do("GET", "/api/v1/me", nil); status != http.StatusUnauthorized {
 		t.Errorf("idle session: %d; want 401", status)
 	}
@@ -378,7 +378,7 @@ func TestLoginRateLimitOverHTTP(t *testing.T) {
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("6th attempt: %d, Retry-After %q; want 429 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
-	e.clock.add(31 * time.Second)
+	e.clock.Add(31 * time.Second)
 	status, body := e.session("root", adminPassword).do("GET", "/api/v1/audit?limit=50", nil)
 	if status != http.StatusOK {
 		t.Fatalf("audit: %d", status)
