@@ -82,8 +82,12 @@ var (
 	ErrJobExists = errors.New("a job of that name exists")
 )
 
-// NewRunner prepares jobs writing to out; nothing runs before Run.
+// NewRunner prepares jobs writing to out; nothing runs before Run. A nil
+// log discards.
 func NewRunner(jobs []Job, out Writer, backoff Backoff, log *slog.Logger) (*Runner, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	r := &Runner{out: out, backoff: backoff, log: log}
 	for _, j := range jobs {
 		if err := r.Add(j); err != nil {
