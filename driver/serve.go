@@ -184,17 +184,17 @@ func Serve(ctx context.Context, sc ServeConfig) error {
 		scheme = "https"
 	}
 	fmt.Fprintf(sc.Stderr, "latscope: serving on %s://%s: %d job(s), data in %s\n", scheme, ln.Addr(), len(runner.Status()), c.Data)
-	return runServer(ctx, srv, ln, runner, arch, store, logger)
+	return runServer(ctx, srv, ln, runner, arch, store, c.Audit.Retention(), logger)
 }
 
 // runServer serves until ctx ends, then stops the server and the jobs
 // and closes the archive.
-func runServer(ctx context.Context, srv *http.Server, ln net.Listener, runner *jobs.Runner, arch *archive.Archive, store *auth.Store, logger *slog.Logger) error {
+func runServer(ctx context.Context, srv *http.Server, ln net.Listener, runner *jobs.Runner, arch *archive.Archive, store *auth.Store, auditKeep time.Duration, logger *slog.Logger) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	var wg sync.WaitGroup
 	wg.Go(func() { runner.Run(ctx) })
-	wg.Go(func() { maintain(ctx, arch, store, logger) })
+	wg.Go(func() { maintain(ctx, arch, store, auditKeep, logger) })
 	var err error
 	select {
 	case <-ctx.Done():
@@ -216,9 +216,9 @@ func runServer(ctx context.Context, srv *http.Server, ln net.Listener, runner *j
 	return err
 }
 
-// maintain downsamples the archive, applies retention and forgets ended
-// sessions every minute.
-func maintain(ctx context.Context, arch *archive.Archive, store *auth.Store, logger *slog.Logger) {
+// maintain downsamples the archive, applies retention, forgets ended
+// sessions and prunes the audit log every minute.
+func maintain(ctx context.Context, arch *archive.Archive, store *auth.Store, auditKeep time.Duration, logger *slog.Logger) {
 	t := time.NewTicker(maintainServeEvery)
 	defer t.Stop()
 	for {
@@ -226,13 +226,22 @@ func maintain(ctx context.Context, arch *archive.Archive, store *auth.Store, log
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			if err := arch.Maintain(ctx, now); err != nil && ctx.Err() == nil {
-				logger.Warn("archive maintenance", "error", err.Error())
-			}
-			if _, err := store.PruneSessions(ctx); err != nil && ctx.Err() == nil {
-				logger.Warn("pruning sessions", "error", err.Error())
-			}
+			maintainOnce(ctx, now, arch, store, auditKeep, logger)
 		}
+	}
+}
+
+// maintainOnce is one round of maintain; the audit log's age counts on the
+// users' store's clock.
+func maintainOnce(ctx context.Context, now time.Time, arch *archive.Archive, store *auth.Store, auditKeep time.Duration, logger *slog.Logger) {
+	if err := arch.Maintain(ctx, now); err != nil && ctx.Err() == nil {
+		logger.Warn("archive maintenance", "error", err.Error())
+	}
+	if _, err := store.PruneSessions(ctx); err != nil && ctx.Err() == nil {
+		logger.Warn("pruning sessions", "error", err.Error())
+	}
+	if _, err := store.PruneAudit(ctx, auditKeep); err != nil && ctx.Err() == nil {
+		logger.Warn("pruning the audit log", "error", err.Error())
 	}
 }
 

@@ -344,6 +344,26 @@ func TestAuditLogPaging(t *testing.T) {
 	}
 }
 
+// Events older than the retention go, younger ones stay, counted on the
+// store's clock.
+func TestPruneAuditByAge(t *testing.T) {
+	s, c := newTestStore(t)
+	ctx := context.Background()
+	by := Actor{User: "ann", Remote: "192.0.2.9"}
+	s.Audit(ctx, by, "job.create", "old", true, "")
+	c.Add(10 * 24 * time.Hour)
+	s.Audit(ctx, by, "job.create", "young", true, "")
+	c.Add(360 * 24 * time.Hour) // old is 370 days old, young 360
+	n, err := s.PruneAudit(ctx, 365*24*time.Hour)
+	if err != nil || n != 1 {
+		t.Fatalf("pruned %d, %v; want 1", n, err)
+	}
+	events, _ := s.AuditLog(ctx, 0, 0)
+	if len(events) != 1 || events[0].Target != "young" {
+		t.Errorf("left %+v, want the young event alone", events)
+	}
+}
+
 func TestParseSecret(t *testing.T) {
 	tok, err := newSecret(TokenPrefix)
 	if err != nil {
