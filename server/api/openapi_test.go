@@ -112,7 +112,8 @@ func jobControl(t *testing.T, store *auth.Store, dir string) *jobctl.Manager {
 	}
 	t.Cleanup(func() { js.Close() })
 	configured, _ := build(config.Job{Name: "cfg", Source: "iotest:/var/tmp", Every: time.Second})
-	m, err := jobctl.New(t.Context(), runner, js, []jobs.Job{configured}, jobctl.Options{Build: build, Audit: store})
+	quick, _ := build(config.Job{Name: "/var/log/app.log", Source: "/var/log/app.log", Every: time.Second}) // named after its SOURCE
+	m, err := jobctl.New(t.Context(), runner, js, []jobs.Job{configured, quick}, jobctl.Options{Build: build, Audit: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,6 +250,10 @@ func TestOpenAPIResponses(t *testing.T) {
 	c.call("POST", "/api/v1/jobs/probe1/resume", "/api/v1/jobs/{name}/resume", nil, http.StatusOK)
 	c.call("POST", "/api/v1/jobs/cfg/pause", "/api/v1/jobs/{name}/pause", nil, http.StatusOK)
 	c.call("POST", "/api/v1/jobs/nojob/pause", "/api/v1/jobs/{name}/pause", nil, http.StatusNotFound)
+	if st := c.call("POST", "/api/v1/jobs/%2Fvar%2Flog%2Fapp.log/resume", "/api/v1/jobs/{name}/resume", nil, http.StatusOK); st["name"] != "/var/log/app.log" {
+		t.Errorf("a job named after a path, escaped: %v", st)
+	}
+	c.call("POST", "/api/v1/jobs/a%00b/pause", "/api/v1/jobs/{name}/pause", nil, http.StatusBadRequest)
 	c.call("DELETE", "/api/v1/jobs/cfg", "/api/v1/jobs/{name}", nil, http.StatusConflict)
 	c.call("DELETE", "/api/v1/jobs/probe1", "/api/v1/jobs/{name}", nil, http.StatusNoContent)
 	c.call("DELETE", "/api/v1/tokens/"+tok["id"].(string), "/api/v1/tokens/{id}", nil, http.StatusNoContent)
