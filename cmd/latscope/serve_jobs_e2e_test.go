@@ -121,11 +121,7 @@ func TestServeJobsThroughTheAPI(t *testing.T) {
 		CSRF string `json:"csrf_token"`
 	}
 	json.Unmarshal([]byte(session.want(http.StatusOK, "POST", "/api/v1/login", `{"user":"admin","password":"`+m[1]+`"}`)), &login)
-	csrf := &apiClient{t: t, base: srv.base, bodies: bodies, cookie: session.cookie}
-	csrfCall := func(method, path, body string) (int, []byte) {
-		return csrf.call(method, path, body, "X-CSRF-Token", login.CSRF)
-	}
-	status, b := csrfCall("POST", "/api/v1/tokens", `{"name":"root","role":"admin"}`)
+	status, b := session.call("POST", "/api/v1/tokens", `{"name":"root","role":"admin"}`, "X-CSRF-Token", login.CSRF)
 	var tok struct{ Token string }
 	if status != http.StatusCreated || json.Unmarshal(b, &tok) != nil {
 		t.Fatalf("admin token: %d %s", status, b)
