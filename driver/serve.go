@@ -368,7 +368,7 @@ func checkAPISource(spec string) error {
 		return fmt.Errorf("source: %w", err)
 	}
 	if st.IsDir() {
-		return fmt.Errorf("source %s is a directory: give a file, or iotest:%s for a storage probe", spec, spec)
+		return fmt.Errorf("source %q is a directory: give a file, or iotest:%s for a storage probe", spec, spec)
 	}
 	return nil
 }

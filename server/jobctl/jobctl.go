@@ -15,9 +15,11 @@ import (
 	"log/slog"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/latscope/latscope/server/auth"
 	"github.com/latscope/latscope/server/config"
@@ -298,8 +300,11 @@ func (m *Manager) check(def *config.Job) error {
 	if URIPassword(def.Source) {
 		return errors.New("the source has a password in it: give the password with password_env (a variable of the server's environment) or password_file instead")
 	}
-	if def.PasswordFile != "" && !filepath.IsAbs(def.PasswordFile) {
+	if def.PasswordFile != "" && (!filepath.IsAbs(def.PasswordFile) || !printable(def.PasswordFile)) {
 		return fmt.Errorf("password_file %q: want an absolute path", def.PasswordFile)
+	}
+	if def.PasswordEnv != "" && !envName(def.PasswordEnv) {
+		return fmt.Errorf("password_env %q: want a variable's name (letters, digits and '_', not starting with a digit)", def.PasswordEnv)
 	}
 	if m.opt.CheckSource != nil {
 		return m.opt.CheckSource(def.Source)
@@ -324,9 +329,37 @@ func (m *Manager) audit(ctx context.Context, by auth.Actor, action string, def c
 		detail = append(detail, "error="+(*err).Error())
 	}
 	ctx = context.WithoutCancel(ctx)
-	if aerr := m.opt.Audit.Audit(ctx, by, action, def.Name, *err == nil, strings.Join(detail, " ")); aerr != nil {
+	if aerr := m.opt.Audit.Audit(ctx, by, action, auditTarget(def.Name), *err == nil, strings.Join(detail, " ")); aerr != nil {
 		m.opt.Logger.Error("audit log write failed", "action", action, "error", aerr.Error())
 	}
+}
+
+// auditTarget is a job's name as the audit log shows it: a name refused
+// for being unprintable or too long is quoted and cut, so that it cannot
+// hide anything in the log.
+func auditTarget(name string) string {
+	if config.CheckJobName(name) == nil {
+		return name
+	}
+	if len(name) > 128 {
+		name = name[:128]
+	}
+	return strconv.QuoteToASCII(name)
+}
+
+func printable(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) })
+}
+
+// envName reports whether s can name an environment variable.
+func envName(s string) bool {
+	for i, c := range s {
+		letter := c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !letter && (i == 0 || c < '0' || c > '9') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // URIPassword reports whether a SOURCE is a URI with a password in it.

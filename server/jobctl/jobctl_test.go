@@ -151,7 +151,8 @@ func TestChangesSurviveRestart(t *testing.T) {
 	}
 	for _, bad := range []config.Job{{Name: "../x", Source: "iotest:/tmp"}, {Name: "Upper", Source: "iotest:/tmp"},
 		{Name: "pw", Source: "postgres://u:s3cret-pw@db/app"}, {Name: "rel", Source: "iotest:/tmp", PasswordFile: "pw.txt"},
-		{Name: "iv", Source: "iotest:/tmp", Interval: "fast"}} {
+		{Name: "iv", Source: "iotest:/tmp", Interval: "fast"}, {Name: "env", Source: "iotest:/tmp", PasswordEnv: "A B"},
+		{Name: "file", Source: "iotest:/tmp", PasswordFile: "/etc/x\n"}} {
 		_, err := s.m.Create(ctx, alice, bad, false)
 		if !errors.Is(err, auth.ErrInvalid) {
 			t.Errorf("create %+v: %v, want ErrInvalid", bad, err)
@@ -250,6 +251,7 @@ func TestChangesAreAudited(t *testing.T) {
 	s.m.Pause(ctx, alice, "cfg")
 	s.m.Resume(ctx, alice, "cfg")
 	s.m.Delete(ctx, alice, "db")
+	s.m.Pause(ctx, alice, "x\x1b[2Jy")
 	events, err := users.AuditLog(ctx, 0, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -265,7 +267,8 @@ func TestChangesAreAudited(t *testing.T) {
 		}
 		got = append(got, e.Action+" "+e.Target+" "+map[bool]string{true: "ok", false: "refused"}[e.OK])
 	}
-	want := []string{"job.create db ok", "job.create leak refused", "job.change db ok", "job.pause cfg ok", "job.resume cfg ok", "job.delete db ok"}
+	want := []string{"job.create db ok", "job.create leak refused", "job.change db ok", "job.pause cfg ok", "job.resume cfg ok", "job.delete db ok",
+		`job.pause "x\x1b[2Jy" refused`}
 	if strings.Join(got, ", ") != strings.Join(want, ", ") {
 		t.Errorf("audit %v, want %v", got, want)
 	}

@@ -199,8 +199,8 @@ func (r *Runner) Resume(name string) error {
 }
 
 // withStopped stops the named job's goroutine, if it runs, then calls
-// change with the job's index under the runner's lock. A job that is
-// running and is neither paused nor replaced is restarted by change.
+// change with the job's index under the runner's lock; change decides what
+// runs next (startLocked).
 func (r *Runner) withStopped(name string, change func(i int)) error {
 	r.change.Lock()
 	defer r.change.Unlock()
