@@ -50,7 +50,8 @@ func TestEveryRouteRefusesStrangers(t *testing.T) {
 	if len(routes) < 15 {
 		t.Fatalf("only %d routes enumerated", len(routes))
 	}
-	for _, want := range []string{"GET /api/v1/jobs", "GET /api/v1/series", "GET /api/v1/series/{id}/histogram", "GET /api/v1/series/{id}/intervals"} {
+	for _, want := range []string{"GET /api/v1/jobs", "GET /api/v1/series", "GET /api/v1/series/{id}/histogram", "GET /api/v1/series/{id}/intervals",
+		"POST /api/v1/jobs", "PUT /api/v1/jobs/{name}", "DELETE /api/v1/jobs/{name}", "POST /api/v1/jobs/{name}/pause", "POST /api/v1/jobs/{name}/resume"} {
 		if !slices.ContainsFunc(routes, func(ri RouteInfo) bool { return ri.Pattern() == want }) {
 			t.Errorf("serve's route %s is not enumerated", want)
 		}
