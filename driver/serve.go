@@ -153,24 +153,12 @@ func Serve(ctx context.Context, sc ServeConfig) error {
 	if backoff == (jobs.Backoff{}) {
 		backoff = jobs.DefaultBackoff()
 	}
-	runner, err := jobs.NewRunner(nil, arch, backoff, logger)
-	if err != nil {
-		arch.Close()
-		return err
-	}
-	jobStore, err := jobctl.OpenStore(ctx, filepath.Join(c.Data, JobsDBName))
+	runner, control, jobStore, err := openJobs(ctx, c.Data, defs, arch, backoff, store, redactor, logger)
 	if err != nil {
 		arch.Close()
 		return err
 	}
 	defer jobStore.Close()
-	control, err := jobctl.New(ctx, runner, jobStore, defs, jobctl.Options{
-		Build:       func(cj config.Job) (jobs.Job, error) { return jobDefinition(cj, redactor, logger) },
-		CheckSource: checkAPISource, Audit: store, Logger: logger})
-	if err != nil {
-		arch.Close()
-		return err
-	}
 	rt := httpsec.NewRouter(store, httpsec.Config{TLS: tlsConfig != nil, Logger: logger})
 	api.RegisterServe(rt, api.Data{Archive: arch, Jobs: runner.Status, JobControl: control})
 	h, err := rt.Handler()
@@ -185,6 +173,29 @@ func Serve(ctx context.Context, sc ServeConfig) error {
 	}
 	fmt.Fprintf(sc.Stderr, "latscope: serving on %s://%s: %d job(s), data in %s\n", scheme, ln.Addr(), len(runner.Status()), c.Data)
 	return runServer(ctx, srv, ln, runner, arch, store, c.Audit.Retention(), logger)
+}
+
+// openJobs makes the runner of the configured jobs and of those created
+// through the API (kept in DATA/jobs.db, returned to be closed), and the
+// manager that changes them.
+func openJobs(ctx context.Context, data string, defs []jobs.Job, out jobs.Writer, backoff jobs.Backoff, audit *auth.Store,
+	redactor *httpsec.Redactor, logger *slog.Logger) (*jobs.Runner, *jobctl.Manager, *jobctl.Store, error) {
+	runner, err := jobs.NewRunner(nil, out, backoff, logger)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	store, err := jobctl.OpenStore(ctx, filepath.Join(data, JobsDBName))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	control, err := jobctl.New(ctx, runner, store, defs, jobctl.Options{
+		Build:       func(cj config.Job) (jobs.Job, error) { return jobDefinition(cj, redactor, logger) },
+		CheckSource: checkAPISource, Audit: audit, Logger: logger})
+	if err != nil {
+		store.Close()
+		return nil, nil, nil, err
+	}
+	return runner, control, store, nil
 }
 
 // runServer serves until ctx ends, then stops the server and the jobs
