@@ -167,9 +167,11 @@ func TestServeJobsThroughTheAPI(t *testing.T) {
 
 	// Refused: a password in the URI (not echoed), an unknown scheme, a
 	// relative path; the configuration's job cannot be deleted.
-	leak := admin.want(http.StatusBadRequest, "POST", "/api/v1/jobs", `{"name":"pg","source":"postgres://latscope:Sekr1t-uri-Passw0rd@127.0.0.1:1/app"}`)
-	if strings.Contains(leak, "Sekr1t") || !strings.Contains(leak, "password_env") {
-		t.Errorf("password in a URI: %s", leak)
+	for _, uri := range []string{"postgres://latscope:Sekr1t-uri-Passw0rd@127.0.0.1:1/app", "postgres://latscope:Sekr1t-uri-Passw0rd@127.0.0.1:badport/app"} {
+		leak := admin.want(http.StatusBadRequest, "POST", "/api/v1/jobs", `{"name":"pg","source":"`+uri+`"}`)
+		if strings.Contains(leak, "Sekr1t") || !strings.Contains(leak, "password_env") {
+			t.Errorf("password in a URI: %s", leak)
+		}
 	}
 	if b := admin.want(http.StatusBadRequest, "POST", "/api/v1/jobs", `{"name":"g","source":"gopher://db01/x"}`); !strings.Contains(b, `unknown scheme \"gopher\"`) {
 		t.Errorf("unknown scheme: %s", b)

@@ -363,22 +363,33 @@ func envName(s string) bool {
 }
 
 // URIPassword reports whether a SOURCE is a URI with a password in it.
-func URIPassword(spec string) bool {
-	u, err := url.Parse(spec)
-	if err != nil || u.Scheme == "" || u.User == nil {
-		return false
-	}
-	_, ok := u.User.Password()
-	return ok
-}
+func URIPassword(spec string) bool { return RedactSource(spec) != spec }
 
-// RedactSource is a SOURCE as shown: a URI's password removed.
+// RedactSource is a SOURCE as shown: a URI's password removed, also from
+// a URI that does not parse (a bad port must not reveal the password).
 func RedactSource(spec string) string {
-	if u, err := url.Parse(spec); err == nil && u.Scheme != "" && u.User != nil {
+	if u, err := url.Parse(spec); err == nil {
 		if _, ok := u.User.Password(); ok {
 			u.User = url.User(u.User.Username())
 			return u.String()
 		}
+		return spec
 	}
-	return spec
+	scheme, rest, ok := strings.Cut(spec, "://")
+	if !ok {
+		return spec
+	}
+	authority := rest
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority = rest[:i]
+	}
+	at := strings.LastIndex(authority, "@")
+	if at < 0 {
+		return spec
+	}
+	user, _, hasPassword := strings.Cut(authority[:at], ":")
+	if !hasPassword {
+		return spec
+	}
+	return scheme + "://" + user + rest[at:]
 }

@@ -302,3 +302,36 @@ func TestBrokenKeptJobStillStarts(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestRedactSource(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://latscope:s3cret@db01:5432/app": "postgres://latscope@db01:5432/app",
+		"postgres://latscope:s3cret@db01:bad/app":  "postgres://latscope@db01:bad/app",
+		"mysql://u:p%zz@h/":                        "mysql://u@h/",
+		"mysql://u:s3cret@h?x=1":                   "mysql://u@h?x=1",
+		"postgres://latscope@db01/app":             "postgres://latscope@db01/app",
+		"postgres://latscope@db01:bad/app":         "postgres://latscope@db01:bad/app",
+		"/var/log/app.log":                         "/var/log/app.log",
+		"nettest:127.0.0.1:7880":                   "nettest:127.0.0.1:7880",
+		"oracle://u:pw@h/svc?x=a@b":                "oracle://u@h/svc?x=a@b",
+	} {
+		if got := RedactSource(in); got != want {
+			t.Errorf("RedactSource(%q) = %q; want %q", in, got, want)
+		}
+		if URIPassword(in) != (in != want) {
+			t.Errorf("URIPassword(%q) = %v", in, URIPassword(in))
+		}
+	}
+}
+
+func FuzzRedactSource(f *testing.F) {
+	for _, s := range []string{"postgres://latscope:s3cret@db01:5432/app", "postgres://u:pw@h:bad/x", "mysql://u:p%zz@h/", "/var/log/a", "a://b:c@d@e/f"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r := RedactSource(s)
+		if RedactSource(r) != r {
+			t.Fatalf("RedactSource(%q) = %q, which still has a password (%q)", s, r, RedactSource(r))
+		}
+	})
+}
