@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -365,9 +366,22 @@ func envName(s string) bool {
 // URIPassword reports whether a SOURCE is a URI with a password in it.
 func URIPassword(spec string) bool { return RedactSource(spec) != spec }
 
+// queryPassword finds a password given as a URI's query parameter, as
+// libpq's and pgx's password=.
+var queryPassword = regexp.MustCompile(`(?i)([?&](?:password|passwd|pwd)=)[^&#]*`)
+
 // RedactSource is a SOURCE as shown: a URI's password removed, also from
-// a URI that does not parse (a bad port must not reveal the password).
+// a URI that does not parse (a bad port must not reveal the password), and
+// a password=... query parameter's value replaced by REDACTED.
 func RedactSource(spec string) string {
+	if strings.Contains(spec, "://") {
+		spec = queryPassword.ReplaceAllString(spec, "${1}REDACTED")
+	}
+	return redactUserinfo(spec)
+}
+
+// redactUserinfo removes the password of a URI's user:password@.
+func redactUserinfo(spec string) string {
 	if u, err := url.Parse(spec); err == nil {
 		if _, ok := u.User.Password(); ok {
 			u.User = url.User(u.User.Username())
