@@ -21,6 +21,7 @@ import (
 	"github.com/latscope/latscope/server/auth"
 	"github.com/latscope/latscope/server/config"
 	"github.com/latscope/latscope/server/httpsec"
+	"github.com/latscope/latscope/server/jobctl"
 	"github.com/latscope/latscope/server/jobs"
 	"github.com/latscope/latscope/source"
 )
@@ -31,6 +32,10 @@ import (
 // cap counting every page of the file, readers opening it read-only), and
 // users can be added or reset while the archive is busy or copied elsewhere.
 const AuthDBName = "auth.db"
+
+// JobsDBName keeps the jobs created through the API and the jobs' pauses
+// (server/jobctl), so that they survive a restart.
+const JobsDBName = "jobs.db"
 
 // ServeConfig configures `latscope serve`: a configuration file, or the
 // quick form's sources and flags (which also override the file's values).
@@ -99,7 +104,7 @@ func quickJobs(sources []string, interval time.Duration, schedule string) ([]con
 	}
 	var out []config.Job
 	for _, spec := range sources {
-		j := config.Job{Name: redactSource(spec), Source: spec, Every: interval, Interval: interval.String()}
+		j := config.Job{Name: jobctl.RedactSource(spec), Source: spec, Every: interval, Interval: interval.String()}
 		if isProbe(spec) && !isDatabase(spec) {
 			j.Plan, j.Schedule = plan, schedule
 		}
@@ -148,13 +153,14 @@ func Serve(ctx context.Context, sc ServeConfig) error {
 	if backoff == (jobs.Backoff{}) {
 		backoff = jobs.DefaultBackoff()
 	}
-	runner, err := jobs.NewRunner(defs, arch, backoff, logger)
+	runner, control, jobStore, err := openJobs(ctx, c.Data, defs, arch, backoff, store, redactor, logger)
 	if err != nil {
 		arch.Close()
 		return err
 	}
+	defer jobStore.Close()
 	rt := httpsec.NewRouter(store, httpsec.Config{TLS: tlsConfig != nil, Logger: logger})
-	api.RegisterServe(rt, api.Data{Archive: arch, Jobs: runner.Status, Sinks: Sinks()})
+	api.RegisterServe(rt, api.Data{Archive: arch, Jobs: runner.Status, Sinks: Sinks(), JobControl: control})
 	h, err := rt.Handler()
 	if err != nil {
 		arch.Close()
@@ -165,18 +171,41 @@ func Serve(ctx context.Context, sc ServeConfig) error {
 	if tlsConfig != nil {
 		scheme = "https"
 	}
-	fmt.Fprintf(sc.Stderr, "latscope: serving on %s://%s: %d job(s), data in %s\n", scheme, ln.Addr(), len(defs), c.Data)
-	return runServer(ctx, srv, ln, runner, arch, store, logger)
+	fmt.Fprintf(sc.Stderr, "latscope: serving on %s://%s: %d job(s), data in %s\n", scheme, ln.Addr(), len(runner.Status()), c.Data)
+	return runServer(ctx, srv, ln, runner, arch, store, c.Audit.Retention(), logger)
+}
+
+// openJobs makes the runner of the configured jobs and of those created
+// through the API (kept in DATA/jobs.db, returned to be closed), and the
+// manager that changes them.
+func openJobs(ctx context.Context, data string, defs []jobs.Job, out jobs.Writer, backoff jobs.Backoff, audit *auth.Store,
+	redactor *httpsec.Redactor, logger *slog.Logger) (*jobs.Runner, *jobctl.Manager, *jobctl.Store, error) {
+	runner, err := jobs.NewRunner(nil, out, backoff, logger)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	store, err := jobctl.OpenStore(ctx, filepath.Join(data, JobsDBName))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	control, err := jobctl.New(ctx, runner, store, defs, jobctl.Options{
+		Build:       func(cj config.Job) (jobs.Job, error) { return jobDefinition(cj, redactor, logger) },
+		CheckSource: checkAPISource, Audit: audit, Logger: logger})
+	if err != nil {
+		store.Close()
+		return nil, nil, nil, err
+	}
+	return runner, control, store, nil
 }
 
 // runServer serves until ctx ends, then stops the server and the jobs
 // and closes the archive.
-func runServer(ctx context.Context, srv *http.Server, ln net.Listener, runner *jobs.Runner, arch *archive.Archive, store *auth.Store, logger *slog.Logger) error {
+func runServer(ctx context.Context, srv *http.Server, ln net.Listener, runner *jobs.Runner, arch *archive.Archive, store *auth.Store, auditKeep time.Duration, logger *slog.Logger) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	var wg sync.WaitGroup
 	wg.Go(func() { runner.Run(ctx) })
-	wg.Go(func() { maintain(ctx, arch, store, logger) })
+	wg.Go(func() { maintain(ctx, arch, store, auditKeep, logger) })
 	var err error
 	select {
 	case <-ctx.Done():
@@ -198,9 +227,9 @@ func runServer(ctx context.Context, srv *http.Server, ln net.Listener, runner *j
 	return err
 }
 
-// maintain downsamples the archive, applies retention and forgets ended
-// sessions every minute.
-func maintain(ctx context.Context, arch *archive.Archive, store *auth.Store, logger *slog.Logger) {
+// maintain downsamples the archive, applies retention, forgets ended
+// sessions and prunes the audit log every minute.
+func maintain(ctx context.Context, arch *archive.Archive, store *auth.Store, auditKeep time.Duration, logger *slog.Logger) {
 	t := time.NewTicker(maintainServeEvery)
 	defer t.Stop()
 	for {
@@ -208,13 +237,22 @@ func maintain(ctx context.Context, arch *archive.Archive, store *auth.Store, log
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			if err := arch.Maintain(ctx, now); err != nil && ctx.Err() == nil {
-				logger.Warn("archive maintenance", "error", err.Error())
-			}
-			if _, err := store.PruneSessions(ctx); err != nil && ctx.Err() == nil {
-				logger.Warn("pruning sessions", "error", err.Error())
-			}
+			maintainOnce(ctx, now, arch, store, auditKeep, logger)
 		}
+	}
+}
+
+// maintainOnce is one round of maintain; the audit log's age counts on the
+// users' store's clock.
+func maintainOnce(ctx context.Context, now time.Time, arch *archive.Archive, store *auth.Store, auditKeep time.Duration, logger *slog.Logger) {
+	if err := arch.Maintain(ctx, now); err != nil && ctx.Err() == nil {
+		logger.Warn("archive maintenance", "error", err.Error())
+	}
+	if _, err := store.PruneSessions(ctx); err != nil && ctx.Err() == nil {
+		logger.Warn("pruning sessions", "error", err.Error())
+	}
+	if _, err := store.PruneAudit(ctx, auditKeep); err != nil && ctx.Err() == nil {
+		logger.Warn("pruning the audit log", "error", err.Error())
 	}
 }
 
@@ -298,14 +336,64 @@ func withUsers(ctx context.Context, data string, f func(*auth.Store) error) erro
 func jobDefinitions(cfg []config.Job, redactor *httpsec.Redactor, logger *slog.Logger) ([]jobs.Job, error) {
 	var out []jobs.Job
 	for _, cj := range cfg {
-		spec, err := withPassword(cj, redactor, logger)
+		j, err := jobDefinition(cj, redactor, logger)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, jobs.Job{Name: cj.Name, Source: redactSource(cj.Source), Interval: cj.Every, Schedule: cj.Plan,
-			Open: jobOpener(cj.Name, spec, cj.Every, logger)})
+		out = append(out, j)
 	}
 	return out, nil
+}
+
+// jobDefinition makes one configured job runnable.
+func jobDefinition(cj config.Job, redactor *httpsec.Redactor, logger *slog.Logger) (jobs.Job, error) {
+	spec, err := withPassword(cj, redactor, logger)
+	if err != nil {
+		return jobs.Job{}, err
+	}
+	return jobs.Job{Name: cj.Name, Source: jobctl.RedactSource(cj.Source), Interval: cj.Every, Schedule: cj.Plan,
+		Open: jobOpener(cj.Name, spec, cj.Every, logger)}, nil
+}
+
+// checkAPISource accepts what a job created through the API may read: a
+// probe or database of a known scheme (scheme:ARG), or an existing file
+// named by its absolute path (the server's working directory is nothing
+// an API client knows). It opens nothing: the job connects when it runs,
+// and shows its error in its state.
+func checkAPISource(spec string) error {
+	if scheme, _, ok := strings.Cut(spec, ":"); ok && isSchemeName(scheme) {
+		var known []string
+		for _, p := range Probes() {
+			if p.Scheme == scheme {
+				return nil
+			}
+			known = append(known, p.Scheme)
+		}
+		return fmt.Errorf("source: unknown scheme %q: want a file's absolute path or one of %s:", scheme, strings.Join(known, ":, "))
+	}
+	if !filepath.IsAbs(spec) {
+		return fmt.Errorf("source %q: want a file's absolute path, or scheme:ARG", spec)
+	}
+	st, err := os.Stat(spec)
+	if err != nil {
+		return fmt.Errorf("source: %w", err)
+	}
+	if st.IsDir() {
+		return fmt.Errorf("source %q is a directory: give a file, or iotest:%s for a storage probe", spec, spec)
+	}
+	return nil
+}
+
+// isSchemeName reports whether s can be a URI scheme (RFC 3986): a
+// letter, then letters, digits, '+', '-' or '.'.
+func isSchemeName(s string) bool {
+	for i, c := range s {
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !letter && (i == 0 || !(c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // withPassword returns the job's SOURCE with the password of
@@ -342,17 +430,6 @@ func withPassword(cj config.Job, redactor *httpsec.Redactor, logger *slog.Logger
 	redactor.Add(pw)
 	u.User = url.UserPassword(u.User.Username(), pw)
 	return u.String(), nil
-}
-
-// redactSource is a SOURCE as shown: a URI's password removed.
-func redactSource(spec string) string {
-	if u, err := url.Parse(spec); err == nil && u.Scheme != "" && u.User != nil {
-		if _, ok := u.User.Password(); ok {
-			u.User = url.User(u.User.Username())
-			return u.String()
-		}
-	}
-	return spec
 }
 
 // isDatabase reports whether a SOURCE is a live database URI.

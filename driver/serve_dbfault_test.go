@@ -11,6 +11,7 @@ import (
 
 	"github.com/latscope/latscope/archive"
 	"github.com/latscope/latscope/internal/testkit/dbtest"
+	"github.com/latscope/latscope/server/jobctl"
 	"github.com/latscope/latscope/server/jobs"
 	"github.com/latscope/latscope/stream"
 )
@@ -59,7 +60,7 @@ func testJobSurvivesOutage(t *testing.T, uri string, stop, start func(testing.TB
 	}
 	defer arch.Close()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	job := jobs.Job{Name: "db", Source: redactSource(uri), Interval: faultWindow,
+	job := jobs.Job{Name: "db", Source: jobctl.RedactSource(uri), Interval: faultWindow,
 		Open: jobOpener("db", uri, faultWindow, logger)}
 	runner, err := jobs.NewRunner([]jobs.Job{job}, arch, jobs.Backoff{Min: 200 * time.Millisecond, Max: time.Second}, logger)
 	if err != nil {

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -74,14 +75,33 @@ func ParseWhen(s string, now time.Time, loc *time.Location) (time.Time, error) {
 // parseRelative reads a signed duration whose leading "Nd" counts days.
 func parseRelative(s string) (time.Duration, error) {
 	sign, rest := s[:1], s[1:]
-	if rest == "" {
+	d, err := ParseAge(rest)
+	if errors.Is(err, errAgeForm) {
 		return 0, fmt.Errorf("relative time %q: want e.g. -24h, -90m, -7d", s)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("relative time %q: %w", s, err)
+	}
+	if sign == "-" {
+		d = -d
+	}
+	return d, nil
+}
+
+var errAgeForm = errors.New("want e.g. 24h, 90m, 7d")
+
+// ParseAge reads a non-negative Go duration with an optional leading day
+// count, as retentions are written: "365d", "7d12h", "90m".
+func ParseAge(s string) (time.Duration, error) {
+	rest := s
+	if rest == "" {
+		return 0, errAgeForm
 	}
 	var days int64
 	if i := strings.IndexByte(rest, 'd'); i > 0 {
 		n, err := strconv.ParseInt(rest[:i], 10, 32)
 		if err != nil || n < 0 {
-			return 0, fmt.Errorf("relative time %q: bad day count", s)
+			return 0, errors.New("bad day count")
 		}
 		days, rest = n, rest[i+1:]
 	}
@@ -89,15 +109,11 @@ func parseRelative(s string) (time.Duration, error) {
 	if rest != "" {
 		var err error
 		if d, err = time.ParseDuration(rest); err != nil || d < 0 {
-			return 0, fmt.Errorf("relative time %q: want e.g. -24h, -90m, -7d", s)
+			return 0, errAgeForm
 		}
 	}
 	if days > int64(math.MaxInt64-d)/int64(24*time.Hour) {
-		return 0, fmt.Errorf("relative time %q: too far", s)
+		return 0, errors.New("too far")
 	}
-	d += time.Duration(days) * 24 * time.Hour
-	if sign == "-" {
-		d = -d
-	}
-	return d, nil
+	return d + time.Duration(days)*24*time.Hour, nil
 }

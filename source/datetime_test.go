@@ -128,3 +128,28 @@ func FuzzParseWhen(f *testing.F) {
 		}
 	})
 }
+
+func TestParseAge(t *testing.T) {
+	for in, want := range map[string]time.Duration{"365d": 365 * 24 * time.Hour, "7d12h": 180 * time.Hour, "90m": 90 * time.Minute, "0d": 0} {
+		if got, err := ParseAge(in); err != nil || got != want {
+			t.Errorf("ParseAge(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "d", "-1d", "1d-1h", "forever", "1y", "99999999999d"} {
+		if _, err := ParseAge(bad); err == nil {
+			t.Errorf("ParseAge(%q) accepted", bad)
+		}
+	}
+}
+
+func FuzzParseAge(f *testing.F) {
+	for _, s := range []string{"365d", "7d12h", "90m", "", "d", "1d-1h", "9223372036854775807ns", "106751d"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := ParseAge(s)
+		if err == nil && d < 0 {
+			t.Fatalf("ParseAge(%q) = %v: negative", s, d)
+		}
+	})
+}

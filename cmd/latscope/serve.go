@@ -15,8 +15,10 @@ func newServeCommand(env environment) *cobra.Command {
 grows, an iotest:/nettest: probe) is read without end and each interval is written to the
 embedded archive in the data directory as it comes. A failing job restarts with backoff
 (1 s doubling to 1 min) and the time it could not observe is archived as a gap. The REST API
-(docs/serve.md) serves the jobs' state, the archive's series and their histograms; every
-route but login and /healthz needs a session or an API token.
+(docs/serve.md) serves the jobs' state, the archive's series and their histograms, and
+changes jobs while the server runs (admins create, change and delete them, kept in the data
+directory; operators pause and resume them); every route but login and /healthz needs a
+session or an API token.
 
 The quick form records the SOURCE arguments (files followed, probes for --schedule, every
 --interval); --config reads jobs and settings from a YAML file (docs/serve.md has a full

@@ -15,6 +15,7 @@ import (
 	"github.com/latscope/latscope/archive"
 	"github.com/latscope/latscope/server/auth"
 	"github.com/latscope/latscope/server/httpsec"
+	"github.com/latscope/latscope/server/jobctl"
 	"github.com/latscope/latscope/server/jobs"
 	"github.com/latscope/latscope/sink"
 	"github.com/latscope/latscope/stream"
@@ -33,6 +34,8 @@ type Data struct {
 	// (0: DefaultMaxExport).
 	Sinks     []sink.Format
 	MaxExport int
+	// JobControl changes the jobs (jobchanges.go).
+	JobControl *jobctl.Manager
 }
 
 // RegisterServe adds every route of latscope serve: the auth API of
@@ -51,6 +54,7 @@ func Register(rt *httpsec.Router, d Data) {
 	rt.Handle("GET", "/api/v1/series/{id}/histogram", auth.Viewer, rt.API(d.histogram))
 	rt.Handle("GET", "/api/v1/series/{id}/intervals", auth.Viewer, rt.API(d.intervals))
 	d.registerExport(rt)
+	registerJobChanges(rt, d.JobControl)
 }
 
 func (d Data) listJobs(w http.ResponseWriter, r *http.Request) (int, any, error) {

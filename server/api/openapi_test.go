@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -20,14 +21,18 @@ import (
 
 	"github.com/latscope/latscope/archive"
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/internal/testkit/authtest"
 	"github.com/latscope/latscope/server/api"
 	"github.com/latscope/latscope/server/auth"
+	"github.com/latscope/latscope/server/config"
 	"github.com/latscope/latscope/server/httpsec"
+	"github.com/latscope/latscope/server/jobctl"
 	"github.com/latscope/latscope/server/jobs"
 	"github.com/latscope/latscope/sink"
 	csvsink "github.com/latscope/latscope/sink/csv"
 	"github.com/latscope/latscope/sink/jsonl"
 	lsrsink "github.com/latscope/latscope/sink/lsr"
+	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -54,7 +59,7 @@ func serveRouter(t *testing.T) *httpsec.Router {
 	ctx := context.Background()
 	dir := t.TempDir()
 	store, err := auth.OpenPath(ctx, filepath.Join(dir, "auth.db"),
-		auth.Options{Argon2: auth.Argon2Params{Time: 1, MemoryKiB: 64, Threads: 1, SaltLen: 16, KeyLen: 32}})
+		auth.Options{Argon2: authtest.FastArgon2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,8 +93,36 @@ func serveRouter(t *testing.T) *httpsec.Router {
 				State: jobs.Reconnecting, Since: &last, LastError: "connection refused", Intervals: 1}}
 	}
 	rt := httpsec.NewRouter(store, httpsec.Config{})
-	api.RegisterServe(rt, api.Data{Archive: a, Jobs: status, Sinks: []sink.Format{lsrsink.Format(), jsonl.Format(), csvsink.Format()}})
+	api.RegisterServe(rt, api.Data{Archive: a, Jobs: status, Sinks: []sink.Format{lsrsink.Format(), jsonl.Format(), csvsink.Format()}, JobControl: jobControl(t, store, dir)})
 	return rt
+}
+
+// jobControl is a job manager over a runner that is not started: changes
+// are checked, kept and audited, and no source opens.
+func jobControl(t *testing.T, store *auth.Store, dir string) *jobctl.Manager {
+	t.Helper()
+	build := func(cj config.Job) (jobs.Job, error) {
+		return jobs.Job{Name: cj.Name, Source: jobctl.RedactSource(cj.Source), Interval: cj.Every, Schedule: cj.Plan,
+			Open: func(context.Context, source.Link) (source.Source, error) {
+				return nil, errors.New("not run in this test")
+			}}, nil
+	}
+	runner, err := jobs.NewRunner(nil, nil, jobs.DefaultBackoff(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := jobctl.OpenStore(t.Context(), filepath.Join(dir, "jobs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { js.Close() })
+	configured, _ := build(config.Job{Name: "cfg", Source: "iotest:/var/tmp", Every: time.Second})
+	quick, _ := build(config.Job{Name: "/var/log/app.log", Source: "/var/log/app.log", Every: time.Second}) // named after its SOURCE
+	m, err := jobctl.New(t.Context(), runner, js, []jobs.Job{configured, quick}, jobctl.Options{Build: build, Audit: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 const rootPassword = "root-Pa55word-XYZ"
@@ -223,6 +256,21 @@ func TestOpenAPIResponses(t *testing.T) {
 	}
 	c.call("GET", "/api/v1/export?series=[", "/api/v1/export", nil, http.StatusBadRequest)
 	c.call("GET", "/api/v1/export?series=nothing", "/api/v1/export", nil, http.StatusNotFound)
+	probe := map[string]any{"name": "probe1", "source": "iotest:/var/tmp", "schedule": "30s every 15m", "paused": true}
+	c.call("POST", "/api/v1/jobs", "/api/v1/jobs", probe, http.StatusCreated)
+	c.call("POST", "/api/v1/jobs", "/api/v1/jobs", probe, http.StatusConflict)
+	c.call("POST", "/api/v1/jobs", "/api/v1/jobs", map[string]string{"name": "pw", "source": "postgres://u:secret@db/app"}, http.StatusBadRequest)
+	c.call("PUT", "/api/v1/jobs/probe1", "/api/v1/jobs/{name}", map[string]string{"source": "iotest:/var/tmp", "interval": "2s"}, http.StatusOK)
+	c.call("PUT", "/api/v1/jobs/cfg", "/api/v1/jobs/{name}", map[string]string{"source": "iotest:/tmp"}, http.StatusConflict)
+	c.call("POST", "/api/v1/jobs/probe1/resume", "/api/v1/jobs/{name}/resume", nil, http.StatusOK)
+	c.call("POST", "/api/v1/jobs/cfg/pause", "/api/v1/jobs/{name}/pause", nil, http.StatusOK)
+	c.call("POST", "/api/v1/jobs/nojob/pause", "/api/v1/jobs/{name}/pause", nil, http.StatusNotFound)
+	if st := c.call("POST", "/api/v1/jobs/%2Fvar%2Flog%2Fapp.log/resume", "/api/v1/jobs/{name}/resume", nil, http.StatusOK); st["name"] != "/var/log/app.log" {
+		t.Errorf("a job named after a path, escaped: %v", st)
+	}
+	c.call("POST", "/api/v1/jobs/a%00b/pause", "/api/v1/jobs/{name}/pause", nil, http.StatusBadRequest)
+	c.call("DELETE", "/api/v1/jobs/cfg", "/api/v1/jobs/{name}", nil, http.StatusConflict)
+	c.call("DELETE", "/api/v1/jobs/probe1", "/api/v1/jobs/{name}", nil, http.StatusNoContent)
 	c.call("DELETE", "/api/v1/tokens/"+tok["id"].(string), "/api/v1/tokens/{id}", nil, http.StatusNoContent)
 	c.call("DELETE", "/api/v1/users/alice", "/api/v1/users/{name}", nil, http.StatusNoContent)
 	c.call("POST", "/api/v1/logout", "/api/v1/logout", nil, http.StatusNoContent)

@@ -40,6 +40,16 @@ func (s *Store) audit(ctx context.Context, by Actor, action, target string, ok b
 	}
 }
 
+// PruneAudit deletes the audit events older than keep, so the log does not
+// grow without end; the server calls it in its maintenance.
+func (s *Store) PruneAudit(ctx context.Context, keep time.Duration) (int64, error) {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM auth_audit WHERE at < ?`, nanos(s.now().Add(-keep)))
+	if err != nil {
+		return 0, fmt.Errorf("prune audit log: %w", err)
+	}
+	return res.RowsAffected()
+}
+
 // MaxAuditPage bounds one read of the audit log.
 const MaxAuditPage = 1000
 

@@ -5,30 +5,21 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/latscope/latscope/internal/testkit/fakeclock"
 )
 
 // fastArgon2 keeps tests quick; the default parameters are checked apart.
+// It is authtest.FastArgon2, which this package's tests cannot import
+// (authtest imports server/auth).
 var fastArgon2 = Argon2Params{Time: 1, MemoryKiB: 64, Threads: 1, SaltLen: 16, KeyLen: 32}
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
-func newTestStore(t *testing.T) (*Store, *clock) {
+func newTestStore(t *testing.T) (*Store, *fakeclock.Clock) {
 	t.Helper()
-	c := &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-	s, err := OpenPath(context.Background(), filepath.Join(t.TempDir(), "auth.db"), Options{Argon2: fastArgon2, Now: c.now})
+	c := fakeclock.New(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	s, err := OpenPath(context.Background(), filepath.Join(t.TempDir(), "auth.db"), Options{Argon2: fastArgon2, Now: c.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,24 +179,24 @@ func TestSessionExpiry(t *testing.T) {
 	// Idle: 29 min between requests keeps it, 30 min ends it.
 	sess := login()
 	for i := 0; i < 3; i++ {
-		c.add(29 * time.Minute)
+		c.Add(29 * time.Minute)
 		if _, err := s.SessionPrincipal(ctx, sess.ID); err != nil {
 			t.Fatalf("session idle 29 min refused: %v", err)
 		}
 	}
-	c.add(30 * time.Minute)
+	c.Add(30 * time.Minute)
 	if _, err := s.SessionPrincipal(ctx, sess.ID); !errors.Is(err, ErrUnauthenticated) {
 		t.Errorf("session idle 30 min accepted: %v", err)
 	}
 	// Absolute: busy for 12 h, then refused.
 	sess = login()
 	for elapsed := time.Duration(0); elapsed < 12*time.Hour-10*time.Minute; elapsed += 10 * time.Minute {
-		c.add(10 * time.Minute)
+		c.Add(10 * time.Minute)
 		if _, err := s.SessionPrincipal(ctx, sess.ID); err != nil {
 			t.Fatalf("busy session refused after %s: %v", elapsed, err)
 		}
 	}
-	c.add(10 * time.Minute)
+	c.Add(10 * time.Minute)
 	if _, err := s.SessionPrincipal(ctx, sess.ID); !errors.Is(err, ErrUnauthenticated) {
 		t.Errorf("session older than 12 h accepted: %v", err)
 	}
@@ -252,7 +243,7 @@ func TestTokens(t *testing.T) {
 		t.Errorf("token role after its owner's demotion = %v", p.Role)
 	}
 	// Expiry.
-	c.add(time.Hour)
+	c.Add(time.Hour)
 	if _, err := s.TokenPrincipal(ctx, tok.Secret); !errors.Is(err, ErrUnauthenticated) {
 		t.Errorf("expired token accepted: %v", err)
 	}
@@ -297,7 +288,7 @@ func TestLoginRateLimit(t *testing.T) {
 	if _, err := s.Login(ctx, "ann", "a long password 1", "192.0.2.2"); !errors.As(err, &rl) {
 		t.Fatalf("6th attempt within the burst, even right and from elsewhere: %v; want a rate limit", err)
 	}
-	c.add(30 * time.Second)
+	c.Add(30 * time.Second)
 	if _, err := s.Login(ctx, "ann", "a long password 1", "192.0.2.2"); err != nil {
 		t.Fatalf("after the refill: %v", err)
 	}
@@ -350,6 +341,26 @@ func TestAuditLogPaging(t *testing.T) {
 	rest, _ := s.AuditLog(ctx, page[1].ID, 10)
 	if len(rest) != 3 || rest[0].ID != 3 {
 		t.Fatalf("second page = %+v", rest)
+	}
+}
+
+// Events older than the retention go, younger ones stay, counted on the
+// store's clock.
+func TestPruneAuditByAge(t *testing.T) {
+	s, c := newTestStore(t)
+	ctx := context.Background()
+	by := Actor{User: "ann", Remote: "192.0.2.9"}
+	s.Audit(ctx, by, "job.create", "old", true, "")
+	c.Add(10 * 24 * time.Hour)
+	s.Audit(ctx, by, "job.create", "young", true, "")
+	c.Add(360 * 24 * time.Hour) // old is 370 days old, young 360
+	n, err := s.PruneAudit(ctx, 365*24*time.Hour)
+	if err != nil || n != 1 {
+		t.Fatalf("pruned %d, %v; want 1", n, err)
+	}
+	events, _ := s.AuditLog(ctx, 0, 0)
+	if len(events) != 1 || events[0].Target != "young" {
+		t.Errorf("left %+v, want the young event alone", events)
 	}
 }
 

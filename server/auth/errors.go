@@ -11,6 +11,7 @@ var (
 	ErrInvalid         = errors.New("invalid request")
 	ErrNotFound        = errors.New("not found")
 	ErrExists          = errors.New("already exists")
+	ErrConflict        = errors.New("conflict")
 	ErrForbidden       = errors.New("not allowed")
 	ErrLastAdmin       = errors.New("the last admin cannot be removed or demoted")
 	ErrBadCredentials  = errors.New("wrong user name or password")

@@ -14,6 +14,7 @@ import (
 	"unicode"
 
 	"github.com/latscope/latscope/server/jobs"
+	"github.com/latscope/latscope/source"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -27,7 +28,21 @@ type Config struct {
 	// Data is the data directory: archive and users.
 	Data string `yaml:"data"`
 	Jobs []Job  `yaml:"jobs"`
+	// Audit is the audit log's retention.
+	Audit Audit `yaml:"audit"`
 }
+
+// Audit configures the audit log.
+type Audit struct {
+	// Keep is how long events are kept ("365d"; empty: DefaultAuditKeep).
+	Keep string `yaml:"keep"`
+	// KeepFor is Keep parsed.
+	KeepFor time.Duration `yaml:"-"`
+}
+
+// DefaultAuditKeep keeps a year of audit events: long enough to answer
+// "who changed this job last spring", short enough to bound the file.
+const DefaultAuditKeep = 365 * 24 * time.Hour
 
 // Job is one collection job.
 type Job struct {
@@ -96,8 +111,37 @@ func Parse(name string, b []byte) (*Config, error) {
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return nil, fmt.Errorf("%s: tls_cert and tls_key go together", name)
 	}
+	if err := c.Audit.check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	return &c, nil
 }
+
+// Retention is how long audit events are kept.
+func (a Audit) Retention() time.Duration {
+	if a.KeepFor > 0 {
+		return a.KeepFor
+	}
+	return DefaultAuditKeep
+}
+
+// check parses the retention, DefaultAuditKeep when not given.
+func (a *Audit) check() error {
+	a.KeepFor = DefaultAuditKeep
+	if a.Keep == "" {
+		return nil
+	}
+	d, err := source.ParseAge(a.Keep)
+	if err != nil || d < time.Hour {
+		return fmt.Errorf("audit: keep %q: want a duration of at least 1h such as 365d or 90d", a.Keep)
+	}
+	a.KeepFor = d
+	return nil
+}
+
+// Check validates a job defined elsewhere (through the API) as a job of
+// the file is, and parses its durations.
+func (j *Job) Check() error { return j.check() }
 
 // check validates a job and parses its durations.
 func (j *Job) check() error {

@@ -52,6 +52,9 @@ func TestDocumentedExampleLoads(t *testing.T) {
 			t.Errorf("job %d = %+v; want %+v", i, j, w)
 		}
 	}
+	if c.Audit.Retention() != 365*24*time.Hour {
+		t.Errorf("audit keep %v, want 365 days", c.Audit.Retention())
+	}
 	if c.Jobs[0].PasswordFile == "" || c.Jobs[1].PasswordEnv != "LATSCOPE_DB02_PASSWORD" {
 		t.Errorf("password sources lost: %+v %+v", c.Jobs[0], c.Jobs[1])
 	}
@@ -68,12 +71,27 @@ func TestErrorsNameFileAndLine(t *testing.T) {
 		{"data: d\njobs:\n  - name: a\n", "f.yaml:3: job 1: \"a\" has no source"},
 		{"jobs:\n  - name: a\n    source: x\n    password_file: f\n    password_env: E\n", "not both"},
 		{"tls_cert: c\n", "tls_cert and tls_key go together"},
+		{"audit:\n  keep: 10m\n", "f.yaml: audit: keep \"10m\": want a duration of at least 1h"},
+		{"audit:\n  keep: forever\n", "f.yaml: audit: keep \"forever\""},
+		{"audit:\n  kept: 1d\n", "f.yaml:2: field kept not found"},
 		{"", "empty configuration"},
 	} {
 		_, err := Parse("f.yaml", []byte(tc.yaml))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v; want it to contain %q", tc.yaml, err, tc.want)
 		}
+	}
+}
+
+func TestAuditKeep(t *testing.T) {
+	for in, want := range map[string]time.Duration{"": DefaultAuditKeep, "keep: 90d": 90 * 24 * time.Hour, "keep: 7d12h": 180 * time.Hour} {
+		c, err := Parse("f.yaml", []byte("data: d\naudit: {"+in+"}\n"))
+		if err != nil || c.Audit.Retention() != want {
+			t.Errorf("audit {%s}: %v, %v; want %v", in, c, err, want)
+		}
+	}
+	if (&Config{}).Audit.Retention() != DefaultAuditKeep {
+		t.Error("no configuration file: want the default retention")
 	}
 }
 

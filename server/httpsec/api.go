@@ -38,6 +38,13 @@ type APIFunc func(w http.ResponseWriter, r *http.Request) (int, any, error)
 // the server answers and fails the same way (errors as {"error": "..."}).
 func (rt *Router) API(f APIFunc) http.HandlerFunc { return rt.api(f) }
 
+// WithBody adapts a call that takes the request's JSON body, decoded into
+// a Req as the auth API's are (application/json, capped, unknown fields
+// refused), into an APIFunc.
+func WithBody[Req any](f func(w http.ResponseWriter, r *http.Request, req Req) (int, any, error)) APIFunc {
+	return withBody(f)
+}
+
 func (rt *Router) api(f APIFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		status, body, err := f(w, r)
@@ -82,7 +89,7 @@ func (rt *Router) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusBadRequest, err.Error())
 	case errors.Is(err, auth.ErrNotFound):
 		writeError(w, http.StatusNotFound, err.Error())
-	case errors.Is(err, auth.ErrExists), errors.Is(err, auth.ErrLastAdmin):
+	case errors.Is(err, auth.ErrExists), errors.Is(err, auth.ErrLastAdmin), errors.Is(err, auth.ErrConflict):
 		writeError(w, http.StatusConflict, err.Error())
 	case errors.Is(err, auth.ErrForbidden):
 		writeError(w, http.StatusForbidden, err.Error())

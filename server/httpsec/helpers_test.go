@@ -15,22 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/internal/testkit/authtest"
+	"github.com/latscope/latscope/internal/testkit/fakeclock"
 	"github.com/latscope/latscope/server/auth"
 )
 
-var fastArgon2 = auth.Argon2Params{Time: 1, MemoryKiB: 64, Threads: 1, SaltLen: 16, KeyLen: 32}
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+var fastArgon2 = authtest.FastArgon2
 
 // syncBuffer collects log output from the server's goroutines.
 type syncBuffer struct {
@@ -57,7 +47,7 @@ type env struct {
 	store    *auth.Store
 	router   *Router
 	srv      *httptest.Server
-	clock    *clock
+	clock    *fakeclock.Clock
 	log      *syncBuffer
 	redactor *Redactor
 	dbPath   string
@@ -74,13 +64,13 @@ const (
 
 func newEnv(t *testing.T, extraRoutes func(*Router)) *env {
 	t.Helper()
-	c := &clock{t: time.Now()}
+	c := fakeclock.New(time.Now())
 	logs := &syncBuffer{}
 	red := &Redactor{}
 	logger := slog.New(red.Handler(slog.NewJSONHandler(logs, nil)))
 	dbPath := filepath.Join(t.TempDir(), "latscope.db")
 	store, err := auth.OpenPath(context.Background(), dbPath,
-		auth.Options{Argon2: fastArgon2, Now: c.now, Logger: logger})
+		auth.Options{Argon2: fastArgon2, Now: c.Now, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,14 +16,13 @@ import (
 )
 
 // extraRoutes adds latscope serve's data routes (ServeRoutes, registered by
-// serve_routes_test.go) and stands for the routes not built yet (job
-// changes, runs, an event stream), so the rules are shown to hold for every
-// route beyond the auth API.
+// serve_routes_test.go) and stands for the routes not built yet (runs, an
+// event stream), so the rules are shown to hold for every route beyond the
+// auth API.
 func extraRoutes(rt *Router) {
 	ok := func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"ok": "yes"})
 	}
-	rt.Handle("POST", "/api/v1/jobs", auth.Admin, ok)
 	rt.Handle("POST", "/api/v1/runs", auth.Operator, ok)
 	rt.Handle("PATCH", "/api/v1/runs/{id}", auth.Operator, ok)
 	rt.Handle("GET", "/api/v1/live", auth.Viewer, ok, WriteTimeout(0))
@@ -51,7 +50,8 @@ func TestEveryRouteRefusesStrangers(t *testing.T) {
 	if len(routes) < 15 {
 		t.Fatalf("only %d routes enumerated", len(routes))
 	}
-	for _, want := range []string{"GET /api/v1/jobs", "GET /api/v1/series", "GET /api/v1/series/{id}/histogram", "GET /api/v1/series/{id}/intervals"} {
+	for _, want := range []string{"GET /api/v1/jobs", "GET /api/v1/series", "GET /api/v1/series/{id}/histogram", "GET /api/v1/series/{id}/intervals",
+		"POST /api/v1/jobs", "PUT /api/v1/jobs/{name}", "DELETE /api/v1/jobs/{name}", "POST /api/v1/jobs/{name}/pause", "POST /api/v1/jobs/{name}/resume"} {
 		if !slices.ContainsFunc(routes, func(ri RouteInfo) bool { return ri.Pattern() == want }) {
 			t.Errorf("serve's route %s is not enumerated", want)
 		}
@@ -176,7 +176,7 @@ func TestExpiredAndRevokedTokensAreRefusedAtOnce(t *testing.T) {
 			t.Fatalf("fresh token refused: %d", status)
 		}
 	}
-	e.clock.add(10 * time.Minute)
+	e.clock.Add(10 * time.Minute)
 	if status, _ := e.withToken(short).do("GET", "/api/v1/me", nil); status != http.StatusUnauthorized {
 		t.Errorf("expired token: %d; want 401", status)
 	}
@@ -257,7 +257,7 @@ func TestSessionCookieAndFixation(t *testing.T) {
 	}
 	// Idle expiry over HTTP.
 	v := e.session("view", viewerPassword)
-	e.clock.add(31 * time.Minute)
+	e.clock.Add(31 * time.Minute)
 	if status, _ := v.do("GET", "/api/v1/me", nil); status != http.StatusUnauthorized {
 		t.Errorf("idle session: %d; want 401", status)
 	}
@@ -379,7 +379,7 @@ func TestLoginRateLimitOverHTTP(t *testing.T) {
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("6th attempt: %d, Retry-After %q; want 429 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
-	e.clock.add(31 * time.Second)
+	e.clock.Add(31 * time.Second)
 	status, body := e.session("root", adminPassword).do("GET", "/api/v1/audit?limit=50", nil)
 	if status != http.StatusOK {
 		t.Fatalf("audit: %d", status)

@@ -256,7 +256,9 @@ func TestReconnectingSourceShowsInState(t *testing.T) {
 	var seen []State
 	var reconnecting Status
 	deadline := time.Now().Add(3 * time.Second)
-	for time.Now().Before(deadline) && (len(seen) < 3) {
+	// The first poll may come after the loss on a busy machine: what
+	// matters is reconnecting, then running again.
+	for time.Now().Before(deadline) && (len(seen) < 2 || seen[len(seen)-2] != Reconnecting || seen[len(seen)-1] != Running) {
 		st := r.Status()[0]
 		if len(seen) == 0 || seen[len(seen)-1] != st.State {
 			seen = append(seen, st.State)
@@ -266,7 +268,7 @@ func TestReconnectingSourceShowsInState(t *testing.T) {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	if len(seen) < 3 || seen[len(seen)-2] != Reconnecting || seen[len(seen)-1] != Running {
+	if len(seen) < 2 || seen[len(seen)-2] != Reconnecting || seen[len(seen)-1] != Running {
 		t.Fatalf("states %v: want ..., reconnecting, running", seen)
 	}
 	if reconnecting.LastError == "" || reconnecting.Since == nil || reconnecting.Restarts != 0 {

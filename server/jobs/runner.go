@@ -24,6 +24,10 @@ type Job struct {
 	Source   string
 	Interval time.Duration
 	Schedule Schedule
+	// Origin says where the job is defined ("config", "api"), for the API.
+	Origin string
+	// Paused jobs are kept but not run until resumed.
+	Paused bool
 	// Open opens the job's source; it is called at every start and
 	// restart, so a source that failed is opened afresh. A live database
 	// source reports its lost and restored connections to link
@@ -54,28 +58,41 @@ func (b Backoff) delay(n int) time.Duration {
 	return min(d, b.Max)
 }
 
-// Runner runs a set of jobs until its context ends.
+// Runner runs a set of jobs until its context ends. Jobs can be added,
+// replaced, removed, paused and resumed while it runs: a job that stops
+// writes its in-flight interval first, as at shutdown.
 type Runner struct {
-	jobs    []*running
 	out     Writer
 	backoff Backoff
 	log     *slog.Logger
+
+	// change serialises Add, Replace, Remove, Pause and Resume, which wait
+	// for a stopping job without holding mu (Status stays answerable).
+	change sync.Mutex
+	mu     sync.Mutex
+	jobs   []*running // in definition order
+	ctx    context.Context
+	ended  bool // Run's context ended: nothing starts any more
+	wg     sync.WaitGroup
 }
 
-// NewRunner prepares jobs writing to out; nothing runs before Run.
+// Errors of job changes.
+var (
+	ErrNoJob     = errors.New("no such job")
+	ErrJobExists = errors.New("a job of that name exists")
+)
+
+// NewRunner prepares jobs writing to out; nothing runs before Run. A nil
+// log discards.
 func NewRunner(jobs []Job, out Writer, backoff Backoff, log *slog.Logger) (*Runner, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	r := &Runner{out: out, backoff: backoff, log: log}
-	seen := map[string]bool{}
 	for _, j := range jobs {
-		if j.Name == "" || j.Open == nil {
-			return nil, fmt.Errorf("job %q: a job needs a name and a source", j.Name)
+		if err := r.Add(j); err != nil {
+			return nil, err
 		}
-		if seen[j.Name] {
-			return nil, fmt.Errorf("job %q is defined twice", j.Name)
-		}
-		seen[j.Name] = true
-		r.jobs = append(r.jobs, &running{job: j, status: Status{Name: j.Name, Source: j.Source,
-			Interval: j.Interval.String(), Schedule: j.Schedule.String(), State: Starting}})
 	}
 	return r, nil
 }
@@ -83,20 +100,155 @@ func NewRunner(jobs []Job, out Writer, backoff Backoff, log *slog.Logger) (*Runn
 // Run runs every job until ctx ends, then returns once each has written
 // its in-flight interval (and the gap of a pending restart).
 func (r *Runner) Run(ctx context.Context) {
-	var wg sync.WaitGroup
+	r.change.Lock()
+	r.mu.Lock()
+	r.ctx = ctx
 	for _, j := range r.jobs {
-		wg.Go(func() { r.runJob(ctx, j) })
+		r.startLocked(j)
 	}
-	wg.Wait()
+	r.mu.Unlock()
+	r.change.Unlock()
+	<-ctx.Done()
+	r.mu.Lock()
+	r.ended = true
+	r.mu.Unlock()
+	r.wg.Wait()
 }
 
 // Status returns every job's state, in definition order.
 func (r *Runner) Status() []Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	out := make([]Status, len(r.jobs))
 	for i, j := range r.jobs {
 		out[i] = j.snapshot()
 	}
 	return out
+}
+
+// Job returns one job's state.
+func (r *Runner) Job(name string) (Status, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if i := r.indexLocked(name); i >= 0 {
+		return r.jobs[i].snapshot(), nil
+	}
+	return Status{}, fmt.Errorf("job %q: %w", name, ErrNoJob)
+}
+
+// Add adds a job, started at once if the runner runs (and the job is
+// not paused).
+func (r *Runner) Add(j Job) error {
+	if j.Name == "" || j.Open == nil {
+		return fmt.Errorf("job %q: a job needs a name and a source", j.Name)
+	}
+	r.change.Lock()
+	defer r.change.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.indexLocked(j.Name) >= 0 {
+		return fmt.Errorf("job %q is defined twice: %w", j.Name, ErrJobExists)
+	}
+	nj := newRunning(j)
+	r.jobs = append(r.jobs, nj)
+	r.startLocked(nj)
+	return nil
+}
+
+// Replace stops the job of j's name (its in-flight interval written) and
+// runs j in its place; the archive's series of the name go on.
+func (r *Runner) Replace(j Job) error {
+	if j.Open == nil {
+		return fmt.Errorf("job %q: a job needs a source", j.Name)
+	}
+	return r.withStopped(j.Name, func(i int) {
+		nj := newRunning(j)
+		r.jobs[i] = nj
+		r.startLocked(nj)
+	})
+}
+
+// Remove stops a job (its in-flight interval written) and forgets it;
+// what it archived stays.
+func (r *Runner) Remove(name string) error {
+	return r.withStopped(name, func(i int) {
+		r.jobs = append(r.jobs[:i], r.jobs[i+1:]...)
+	})
+}
+
+// Pause stops a job (its in-flight interval written) and keeps it,
+// paused, until Resume. Pausing a paused job does nothing.
+func (r *Runner) Pause(name string) error {
+	return r.withStopped(name, func(i int) {
+		j := r.jobs[i]
+		j.job.Paused = true
+		j.set(Paused, nil)
+	})
+}
+
+// Resume runs a paused job again; resuming a running job does nothing.
+func (r *Runner) Resume(name string) error {
+	return r.withStopped(name, func(i int) {
+		j := r.jobs[i]
+		if j.job.Paused {
+			j.job.Paused = false
+			j.set(Starting, nil)
+		}
+		r.startLocked(j)
+	})
+}
+
+// withStopped stops the named job's goroutine, if it runs, then calls
+// change with the job's index under the runner's lock; change decides what
+// runs next (startLocked).
+func (r *Runner) withStopped(name string, change func(i int)) error {
+	r.change.Lock()
+	defer r.change.Unlock()
+	r.mu.Lock()
+	i := r.indexLocked(name)
+	if i < 0 {
+		r.mu.Unlock()
+		return fmt.Errorf("job %q: %w", name, ErrNoJob)
+	}
+	j := r.jobs[i]
+	r.mu.Unlock()
+	j.stop()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	change(r.indexLocked(name))
+	return nil
+}
+
+func (r *Runner) indexLocked(name string) int {
+	for i, j := range r.jobs {
+		if j.job.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// startLocked runs a job in its own goroutine, with a context of its own
+// so that it can be stopped alone, if the runner runs and the job is not
+// paused or already running. The caller holds both locks.
+func (r *Runner) startLocked(j *running) {
+	if j.job.Paused {
+		j.set(Paused, nil)
+		return
+	}
+	if r.ctx == nil || r.ended || j.done != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(r.ctx)
+	done := make(chan struct{})
+	j.cancel, j.done = cancel, done
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer close(done)
+		defer cancel()
+		r.runJob(ctx, j)
+	}()
 }
 
 // errWrite marks a failure to store an interval: the job is stalled

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"context"
 	"log/slog"
 	"sync"
 	"time"
@@ -22,6 +23,7 @@ const (
 	Restarting   State = "restarting" // its source failed; waiting out the backoff
 	Stalled      State = "stalled"    // writing the archive failed (a full disk); retrying
 	Stopped      State = "stopped"    // the server is shutting down
+	Paused       State = "paused"     // paused through the API; resumed the same way
 )
 
 // Status is what the API shows of a job.
@@ -30,7 +32,10 @@ type Status struct {
 	Source   string `json:"source"`
 	Interval string `json:"interval"`
 	Schedule string `json:"schedule,omitempty"`
-	State    State  `json:"state"`
+	// Origin is where the job is defined: "config" (the configuration
+	// file or the command line) or "api".
+	Origin string `json:"origin,omitempty"`
+	State  State  `json:"state"`
 	// Since is when the job entered its state.
 	Since *time.Time `json:"since,omitempty"`
 	// LastError is the error of the last failure (kept after recovery).
@@ -54,6 +59,27 @@ type running struct {
 	// attempt counts the source's openings: a link reports only for the
 	// attempt it was made for.
 	attempt int
+	// cancel stops the job's goroutine, done closes when it has ended;
+	// both nil while it does not run (the runner's lock guards them).
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func newRunning(j Job) *running {
+	return &running{job: j, status: Status{Name: j.Name, Source: j.Source, Interval: j.Interval.String(),
+		Schedule: j.Schedule.String(), Origin: j.Origin, State: Starting}}
+}
+
+// stop ends the job's goroutine, if it runs, once it has written its
+// in-flight interval. The caller holds the runner's change lock, so
+// nothing starts the job meanwhile.
+func (j *running) stop() {
+	if j.done == nil {
+		return
+	}
+	j.cancel()
+	<-j.done
+	j.cancel, j.done = nil, nil
 }
 
 func (j *running) snapshot() Status {
