@@ -22,6 +22,7 @@ import (
 	"github.com/latscope/latscope/server/config"
 	"github.com/latscope/latscope/server/httpsec"
 	"github.com/latscope/latscope/server/jobs"
+	"github.com/latscope/latscope/server/runs"
 	"github.com/latscope/latscope/source"
 )
 
@@ -153,10 +154,16 @@ func Serve(ctx context.Context, sc ServeConfig) error {
 		arch.Close()
 		return err
 	}
+	executor, err := openRuns(ctx, c, store, logger)
+	if err != nil {
+		arch.Close()
+		return err
+	}
 	rt := httpsec.NewRouter(store, httpsec.Config{TLS: tlsConfig != nil, Logger: logger})
-	api.RegisterServe(rt, api.Data{Archive: arch, Jobs: runner.Status})
+	api.RegisterServe(rt, api.Data{Archive: arch, Jobs: runner.Status, Runs: executor})
 	h, err := rt.Handler()
 	if err != nil {
+		executor.Close()
 		arch.Close()
 		return err
 	}
@@ -166,17 +173,24 @@ func Serve(ctx context.Context, sc ServeConfig) error {
 		scheme = "https"
 	}
 	fmt.Fprintf(sc.Stderr, "latscope: serving on %s://%s: %d job(s), data in %s\n", scheme, ln.Addr(), len(defs), c.Data)
-	return runServer(ctx, srv, ln, runner, arch, store, logger)
+	return runServer(ctx, srv, ln, runner, arch, store, executor, logger)
+}
+
+// openRuns opens the on-demand runs' executor with the configuration's
+// limits.
+func openRuns(ctx context.Context, c *config.Config, store *auth.Store, logger *slog.Logger) (*runs.Executor, error) {
+	return runs.Open(ctx, runs.Options{Data: c.Data, MaxConcurrent: c.Runs.MaxConcurrent, IOTestDirs: c.Runs.IOTestDirs,
+		NetTestTargets: c.Runs.NetTestTargets, Keep: c.Runs.KeepFor, Audit: store, Logger: logger})
 }
 
 // runServer serves until ctx ends, then stops the server and the jobs
 // and closes the archive.
-func runServer(ctx context.Context, srv *http.Server, ln net.Listener, runner *jobs.Runner, arch *archive.Archive, store *auth.Store, logger *slog.Logger) error {
+func runServer(ctx context.Context, srv *http.Server, ln net.Listener, runner *jobs.Runner, arch *archive.Archive, store *auth.Store, executor *runs.Executor, logger *slog.Logger) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	var wg sync.WaitGroup
 	wg.Go(func() { runner.Run(ctx) })
-	wg.Go(func() { maintain(ctx, arch, store, logger) })
+	wg.Go(func() { maintain(ctx, arch, store, executor, logger) })
 	var err error
 	select {
 	case <-ctx.Done():
@@ -186,6 +200,9 @@ func runServer(ctx context.Context, srv *http.Server, ln net.Listener, runner *j
 	defer cancel()
 	_ = srv.Shutdown(shutdownCtx)
 	wg.Wait()
+	if rerr := executor.Close(); rerr != nil {
+		logger.Warn("closing runs", "error", rerr.Error())
+	}
 	if merr := arch.Maintain(context.WithoutCancel(ctx), time.Now()); merr != nil {
 		logger.Warn("archive maintenance", "error", merr.Error())
 	}
@@ -198,9 +215,9 @@ func runServer(ctx context.Context, srv *http.Server, ln net.Listener, runner *j
 	return err
 }
 
-// maintain downsamples the archive, applies retention and forgets ended
-// sessions every minute.
-func maintain(ctx context.Context, arch *archive.Archive, store *auth.Store, logger *slog.Logger) {
+// maintain downsamples the archive, applies retention, forgets ended
+// sessions and prunes old runs every minute.
+func maintain(ctx context.Context, arch *archive.Archive, store *auth.Store, executor *runs.Executor, logger *slog.Logger) {
 	t := time.NewTicker(maintainServeEvery)
 	defer t.Stop()
 	for {
@@ -213,6 +230,9 @@ func maintain(ctx context.Context, arch *archive.Archive, store *auth.Store, log
 			}
 			if _, err := store.PruneSessions(ctx); err != nil && ctx.Err() == nil {
 				logger.Warn("pruning sessions", "error", err.Error())
+			}
+			if _, err := executor.Prune(ctx); err != nil && ctx.Err() == nil {
+				logger.Warn("pruning runs", "error", err.Error())
 			}
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/latscope/latscope/server/auth"
 	"github.com/latscope/latscope/server/httpsec"
 	"github.com/latscope/latscope/server/jobs"
+	"github.com/latscope/latscope/server/runs"
 	"github.com/latscope/latscope/stream"
 	"github.com/latscope/latscope/view/report"
 )
@@ -27,6 +28,8 @@ type Data struct {
 	Tiers []archive.Tier
 	// Jobs returns the jobs' current state.
 	Jobs func() []jobs.Status
+	// Runs starts and keeps the on-demand runs.
+	Runs *runs.Executor
 }
 
 // RegisterServe adds every route of latscope serve: the auth API of
@@ -36,6 +39,7 @@ type Data struct {
 func RegisterServe(rt *httpsec.Router, d Data) {
 	rt.RegisterAuthAPI()
 	Register(rt, d)
+	runs.Register(rt, d.Runs)
 }
 
 // Register adds the data routes, each with the least role it needs.

@@ -27,6 +27,8 @@ type Config struct {
 	// Data is the data directory: archive and users.
 	Data string `yaml:"data"`
 	Jobs []Job  `yaml:"jobs"`
+	// Runs limits the on-demand runs started through the API.
+	Runs Runs `yaml:"runs"`
 }
 
 // Job is one collection job.
@@ -92,6 +94,9 @@ func Parse(name string, b []byte) (*Config, error) {
 			return nil, fmt.Errorf("%s:%d: job %q is already defined at line %d", name, j.Line, j.Name, first)
 		}
 		seen[j.Name] = j.Line
+	}
+	if err := c.Runs.check(); err != nil {
+		return nil, fmt.Errorf("%s: runs: %w", name, err)
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return nil, fmt.Errorf("%s: tls_cert and tls_key go together", name)
