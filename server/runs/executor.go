@@ -339,7 +339,7 @@ func describeEnd(r Run) string {
 	if r.ExitCode != nil {
 		s += ", exit code " + strconv.Itoa(*r.ExitCode)
 	}
-	if r.Error != "" && r.State != Succeeded {
+	if r.Error != "" && r.Error != string(r.State) {
 		s += ": " + r.Error
 	}
 	return s

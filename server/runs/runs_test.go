@@ -369,3 +369,40 @@ func TestArgvIsBuiltByTheServer(t *testing.T) {
 		t.Errorf("report argv %q", got)
 	}
 }
+
+// FuzzDecodeParams: any kind and body gives parameters that plan a run,
+// or an error; never a panic, never an argv that starts a value with "-"
+// where a path or target goes.
+func FuzzDecodeParams(f *testing.F) {
+	for _, s := range []struct{ kind, params string }{
+		{"iotest", `{"dir":"/tmp","steps":[1,2],"duration":"1s","size":"32m"}`},
+		{"iotest", `{"dir":"/tmp","rates":[100.5],"concurrency":8,"bs":"16k","write":true}`},
+		{"nettest", `{"target":"127.0.0.1:7878","mode":"stream","size":"64k","rate":10}`},
+		{"nettest", `{"target":"[::1]:7878"}`},
+		{"flame", `{"all":true,"duration":"2s","call_graph":"dwarf"}`},
+		{"report", `{"series":"log file*","from":"-1h","to":"now"}`},
+		{"report", `null`},
+		{"iotest", `{"dir":"/tmp","duration":"1e3h"}`},
+	} {
+		f.Add(s.kind, s.params)
+	}
+	pol := policy{data: "/data", iotestDirs: []string{"/tmp"}, loopbackOnly: true, now: time.Now(),
+		processExists: func(int) bool { return true }}
+	f.Fuzz(func(t *testing.T, kind, raw string) {
+		p, err := decodeParams(kind, json.RawMessage(raw), pol)
+		if err != nil {
+			return
+		}
+		pl := p.plan(pol, "/data/runs/1")
+		if len(pl.steps) == 0 || pl.estimate > MaxDuration+time.Minute {
+			t.Fatalf("%s %s: plan %+v", kind, raw, pl)
+		}
+		for _, s := range pl.steps {
+			for i, a := range s.args {
+				if i > 0 && strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && a != "-o" {
+					t.Fatalf("%s %s: argument %q", kind, raw, a)
+				}
+			}
+		}
+	})
+}
