@@ -6,10 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"time"
 
-	_ "modernc.org/sqlite" // pure-Go SQLite driver "sqlite": the binary stays static
+	"github.com/latscope/latscope/internal/sqlitedb"
 )
 
 // DBName is the runs' database inside the data directory. A file of its
@@ -46,51 +45,15 @@ var schema = []string{
 }
 
 func openStore(ctx context.Context, path string) (*store, error) {
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
-		"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
-	db, err := sql.Open("sqlite", dsn)
+	db, err := sqlitedb.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open runs database %s: %w", path, err)
 	}
-	s := &store{db: db}
-	if err := s.migrate(ctx); err != nil {
+	if err := sqlitedb.Migrate(ctx, db, "runs", schema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("runs database %s: %w", path, err)
 	}
-	return s, nil
-}
-
-func (s *store) migrate(ctx context.Context) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("runs schema: %w", err)
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS runs_schema (version INTEGER NOT NULL)`); err != nil {
-		return fmt.Errorf("runs schema table: %w", err)
-	}
-	var version int
-	err = tx.QueryRowContext(ctx, `SELECT version FROM runs_schema`).Scan(&version)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		if _, err := tx.ExecContext(ctx, `INSERT INTO runs_schema(version) VALUES (0)`); err != nil {
-			return fmt.Errorf("runs schema version: %w", err)
-		}
-	case err != nil:
-		return fmt.Errorf("runs schema version: %w", err)
-	}
-	if version > len(schema) {
-		return fmt.Errorf("runs schema version %d is newer than this latscope knows (%d)", version, len(schema))
-	}
-	for v := version; v < len(schema); v++ {
-		if _, err := tx.ExecContext(ctx, schema[v]); err != nil {
-			return fmt.Errorf("runs schema migration to version %d: %w", v+1, err)
-		}
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE runs_schema SET version = ?`, len(schema)); err != nil {
-		return fmt.Errorf("runs schema version: %w", err)
-	}
-	return tx.Commit()
+	return &store{db: db}, nil
 }
 
 func (s *store) close() error { return s.db.Close() }
