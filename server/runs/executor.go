@@ -197,8 +197,11 @@ func (e *Executor) Start(ctx context.Context, by auth.Actor, kind string, raw js
 		Commands: [][]string{}, Outputs: []Output{}}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.closed {
+	switch {
+	case e.closed:
 		return Run{}, errors.New("runs: the server is stopping")
+	case len(e.queue) >= MaxQueued:
+		return Run{}, fmt.Errorf("%w: %d runs are queued already: wait for them or cancel some", auth.ErrInvalid, len(e.queue))
 	}
 	if r.ID, err = e.store.insert(ctx, r); err != nil {
 		return Run{}, err
@@ -208,10 +211,15 @@ func (e *Executor) Start(ctx context.Context, by auth.Actor, kind string, raw js
 	for _, s := range a.plan.steps {
 		a.run.Commands = append(a.run.Commands, append([]string{"latscope"}, s.args...))
 	}
-	if err := e.store.setCommands(ctx, r.ID, a.run.Commands); err != nil {
-		return Run{}, err
+	err = e.store.setCommands(ctx, r.ID, a.run.Commands)
+	if err == nil {
+		a.log, err = openLog(dir, e.opt.LogCap, func(ev Event) { a.publish(ev) })
 	}
-	if a.log, err = openLog(dir, e.opt.LogCap, func(ev Event) { a.publish(ev) }); err != nil {
+	if err != nil {
+		a.run.State, a.run.Error, a.run.EndedAt = Failed, err.Error(), ptr(pol.now.UTC())
+		if serr := e.store.setEnded(context.WithoutCancel(ctx), a.run); serr != nil {
+			err = errors.Join(err, serr)
+		}
 		return Run{}, err
 	}
 	e.live[r.ID] = a
@@ -391,6 +399,9 @@ func (e *Executor) Get(ctx context.Context, id int64) (Run, error) {
 	e.mu.Unlock()
 	return e.store.get(ctx, id)
 }
+
+// MaxQueued bounds the queue: a start beyond it is refused.
+const MaxQueued = 100
 
 // MaxPage bounds one page of List.
 const MaxPage = 200

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -383,6 +384,9 @@ func allowedDir(dir string, allowed []string) (string, error) {
 	real, err := filepath.EvalSymlinks(filepath.Clean(dir))
 	if err != nil {
 		return "", fmt.Errorf("dir %q: %w", dir, errors.Unwrap(err))
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("dir %q is not a directory: iotest runs measure a scratch file in a directory", dir)
 	}
 	for _, a := range allowed {
 		if rel, err := filepath.Rel(a, real); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {

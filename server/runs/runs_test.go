@@ -98,6 +98,22 @@ func TestQueueBeyondMaxConcurrent(t *testing.T) {
 	}
 	waitState(t, e, a.ID, Cancelled)
 	waitState(t, e, c.ID, Running)
+	// The queue is bounded.
+	for range MaxQueued {
+		start(t, e, "iotest", iotestIn(e))
+	}
+	if _, err := e.Start(context.Background(), operator, "iotest", iotestIn(e)); !errors.Is(err, auth.ErrInvalid) || !strings.Contains(err.Error(), "runs are queued already") {
+		t.Errorf("a start beyond the queue's bound: %v", err)
+	}
+	list, err := e.List(context.Background(), 0, MaxPage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range list {
+		if r.State == Queued {
+			e.Cancel(context.Background(), operator, r.ID)
+		}
+	}
 	// A queued run cancelled never starts.
 	d := start(t, e, "iotest", iotestIn(e))
 	r, err := e.Cancel(context.Background(), operator, d.ID)
@@ -310,6 +326,7 @@ func TestParametersAreValidated(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Mkdir(filepath.Join(allowed, "sub"), 0o755)
+	os.WriteFile(filepath.Join(allowed, "file"), []byte("data"), 0o644)
 	e := openExecutor(t, Options{Binary: fakeLatscope(t, "exit 0"), IOTestDirs: []string{allowed}, NetTestTargets: []string{"db01.example:7878"}})
 	for _, c := range []struct{ kind, params, want string }{
 		{"shell", `{}`, `kind "shell": want one of flame, iotest, nettest, report`},
@@ -318,6 +335,8 @@ func TestParametersAreValidated(t *testing.T) {
 		{"iotest", `{"dir":"` + link + `"}`, "is not in the configured runs.iotest_dirs"},
 		{"iotest", `{"dir":"` + allowed + `/../` + filepath.Base(outside) + `"}`, "is not in the configured runs.iotest_dirs"},
 		{"iotest", `{"dir":"sub"}`, "want an absolute path"},
+		{"iotest", `{"dir":"` + allowed + `/nothing"}`, "no such file or directory"},
+		{"iotest", `{"dir":"` + allowed + `/file"}`, "is not a directory"},
 		{"iotest", `{"dir":"` + allowed + `","duration":"61m"}`, "the run would take 1h1m2s: at most 1h0m0s"},
 		{"iotest", `{"dir":"` + allowed + `","steps":[1,2],"duration":"30m"}`, "at most 1h0m0s"},
 		{"iotest", `{"dir":"` + allowed + `","duration":"-1s"}`, "duration must be positive"},
