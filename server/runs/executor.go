@@ -256,61 +256,59 @@ func (e *Executor) scheduleLocked() {
 func (e *Executor) execute(a *active) {
 	defer e.wg.Done()
 	a.log.say("run %d (%s) started by %s from %s", a.run.ID, a.run.Kind, a.starter.User, a.starter.Remote)
-	exit, errMsg := 0, ""
+	exit, errMsg, completed := 0, "", 0
 	for _, s := range a.plan.steps {
-		a.log.say("$ latscope %s", strings.Join(s.args, " "))
-		code, err := e.runStep(a, s)
+		code, stopped, err := e.runStep(a, s)
 		if err != nil {
 			exit, errMsg = -1, err.Error()
+			break
+		}
+		if stopped {
+			exit = code
 			break
 		}
 		if code != 0 {
 			exit, errMsg = code, "exit status "+strconv.Itoa(code)
 			break
 		}
-		if e.isCancelled(a) {
-			break
-		}
+		completed++
 	}
-	e.finish(a, exit, errMsg)
+	e.finish(a, exit, errMsg, completed == len(a.plan.steps))
 }
 
-// runStep runs one child to its end; a cancelled run starts no more.
-func (e *Executor) runStep(a *active, s step) (int, error) {
+// runStep runs one child to its end and says whether cancel stopped it;
+// a run cancelled meanwhile starts none (its exit code then is -1).
+func (e *Executor) runStep(a *active, s step) (code int, stopped bool, err error) {
 	e.mu.Lock()
 	if a.cancelled {
 		e.mu.Unlock()
-		return 0, nil
+		return -1, true, nil
 	}
+	a.log.say("$ latscope %s", strings.Join(s.args, " "))
 	p, err := startProcess(e.opt.Binary, s, a.dir, a.log, e.opt.Grace)
 	a.proc = p
 	e.mu.Unlock()
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	code := p.wait()
-	e.mu.Lock()
-	a.proc = nil
-	e.mu.Unlock()
-	return code, nil
-}
-
-func (e *Executor) isCancelled(a *active) bool {
+	code = p.wait()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return a.cancelled
+	a.proc = nil
+	return code, p.stopped, nil
 }
 
 // finish stores a run's end, audits it, tells its subscribers and starts
-// the next queued run.
-func (e *Executor) finish(a *active, exit int, errMsg string) {
+// the next queued run. A run that completed every step succeeded even if
+// a cancel came in as it ended.
+func (e *Executor) finish(a *active, exit int, errMsg string, completed bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := e.opt.Now().UTC()
 	r := &a.run
 	r.EndedAt = &now
 	switch {
-	case a.cancelled:
+	case a.cancelled && !completed:
 		r.State = Cancelled
 		if a.stopping {
 			errMsg = ErrServerStopped
@@ -371,7 +369,7 @@ func (e *Executor) Cancel(ctx context.Context, by auth.Actor, id int64) (Run, er
 	snap := e.snapshotLocked(a)
 	e.mu.Unlock()
 	if snap.State == Queued {
-		e.finish(a, 0, "")
+		e.finish(a, 0, "", false)
 		return e.Get(ctx, id)
 	}
 	return snap, nil
@@ -473,7 +471,7 @@ func (e *Executor) Close() error {
 	}
 	e.mu.Unlock()
 	for _, a := range queued {
-		e.finish(a, 0, "")
+		e.finish(a, 0, "", false)
 	}
 	e.wg.Wait()
 	return e.store.close()

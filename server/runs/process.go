@@ -6,17 +6,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"time"
 )
 
 // process is one running child, in its own process group.
 type process struct {
-	cmd      *exec.Cmd
-	out      *os.File
-	grace    time.Duration
-	done     chan struct{}
-	stopOnce sync.Once
+	cmd   *exec.Cmd
+	out   *os.File
+	grace time.Duration
+	done  chan struct{}
+	// stopped is set by stop, called once under the executor's lock.
+	stopped bool
 }
 
 // startProcess starts bin with a step's arguments in the run's directory:
@@ -65,16 +65,15 @@ func (p *process) wait() int {
 // its scratch file, flame its perf.data), then SIGKILL after the grace
 // period if it has not ended.
 func (p *process) stop() {
-	p.stopOnce.Do(func() {
-		signalGroup(p.cmd.Process.Pid, false)
-		go func() {
-			select {
-			case <-p.done:
-			case <-time.After(p.grace):
-				signalGroup(p.cmd.Process.Pid, true)
-			}
-		}()
-	})
+	p.stopped = true
+	signalGroup(p.cmd.Process.Pid, false)
+	go func() {
+		select {
+		case <-p.done:
+		case <-time.After(p.grace):
+			signalGroup(p.cmd.Process.Pid, true)
+		}
+	}()
 }
 
 // childEnv passes on only what latscope and perf need to run.
