@@ -225,6 +225,7 @@ func (e *Executor) Start(ctx context.Context, by auth.Actor, kind string, raw js
 	e.live[r.ID] = a
 	e.queue = append(e.queue, a)
 	e.audit(ctx, by, "run.start", runTarget(r.ID), true, kind+" "+string(params))
+	e.opt.Logger.Info("run queued", "run", r.ID, "kind", kind, "user", by.User, "remote", by.Remote)
 	e.scheduleLocked()
 	return e.snapshotLocked(a), nil
 }
@@ -334,6 +335,7 @@ func (e *Executor) finish(a *active, exit int, errMsg string, completed bool) {
 		e.opt.Logger.Error("run end not stored", "run", r.ID, "err", err)
 	}
 	e.audit(context.Background(), a.starter, "run.finish", runTarget(r.ID), r.State == Succeeded, r.Kind+" "+describeEnd(*r))
+	e.opt.Logger.Info("run ended", "run", r.ID, "kind", r.Kind, "state", r.State, "error", r.Error)
 	a.end(e.snapshotLocked(a))
 	delete(e.live, r.ID)
 	e.queue = slices.DeleteFunc(e.queue, func(q *active) bool { return q == a })

@@ -374,6 +374,28 @@ func TestParametersAreValidated(t *testing.T) {
 	}
 }
 
+func TestDefaultsAllowOnlyTheScratchDirAndLoopback(t *testing.T) {
+	e := openExecutor(t, Options{Binary: fakeLatscope(t, "exit 0")})
+	for _, c := range []struct {
+		kind, params string
+		ok           bool
+	}{
+		{"nettest", `{"target":"127.0.0.1:7878"}`, true},
+		{"nettest", `{"target":"[::1]:7878"}`, true},
+		{"nettest", `{"target":"localhost:7878"}`, true},
+		{"nettest", `{"target":"10.0.0.5:7878"}`, false},
+		{"nettest", `{"target":"example.com:7878"}`, false},
+		{"iotest", `{"dir":"` + e.policy.iotestDirs[0] + `"}`, true},
+		{"iotest", `{"dir":"` + os.TempDir() + `"}`, false},
+		{"iotest", `{"dir":"` + e.policy.data + `"}`, false},
+	} {
+		_, err := e.Start(context.Background(), operator, c.kind, json.RawMessage(c.params))
+		if (err == nil) != c.ok {
+			t.Errorf("%s %s: %v; want allowed %v", c.kind, c.params, err, c.ok)
+		}
+	}
+}
+
 func TestArgvIsBuiltByTheServer(t *testing.T) {
 	e := openExecutor(t, Options{Binary: fakeLatscope(t, "exit 0"), NetTestTargets: []string{"10.0.0.5:7878"}})
 	r := start(t, e, "nettest", json.RawMessage(`{"target":"10.0.0.5:7878","duration":"5s","size":"1k","rate":500}`))
