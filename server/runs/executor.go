@@ -312,7 +312,7 @@ func (e *Executor) finish(a *active, exit int, errMsg string, completed bool) {
 	case a.cancelled && !completed:
 		r.State = Cancelled
 		if a.stopping {
-			errMsg = ErrServerStopped
+			errMsg = ServerStopped
 		} else {
 			errMsg = "cancelled"
 		}

@@ -31,9 +31,9 @@ const (
 // Final reports whether a run in state s has ended.
 func (s State) Final() bool { return s == Succeeded || s == Failed || s == Cancelled }
 
-// ErrServerStopped is the error of runs the server's shutdown (or crash)
+// ServerStopped is the error of runs the server's shutdown (or crash)
 // ended.
-const ErrServerStopped = "server stopped"
+const ServerStopped = "server stopped"
 
 // Run is what the API shows of a run.
 type Run struct {

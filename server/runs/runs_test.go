@@ -284,8 +284,8 @@ func TestShutdownAndRestart(t *testing.T) {
 	e = openExecutor(t, Options{Data: data, Binary: bin})
 	for id, want := range map[int64]State{running.ID: Cancelled, queued.ID: Cancelled, orphan: Failed} {
 		r, err := e.Get(context.Background(), id)
-		if err != nil || r.State != want || r.Error != ErrServerStopped || r.EndedAt == nil {
-			t.Errorf("run %d after restart: %+v %v; want %s, %q", id, r, err, want, ErrServerStopped)
+		if err != nil || r.State != want || r.Error != ServerStopped || r.EndedAt == nil {
+			t.Errorf("run %d after restart: %+v %v; want %s, %q", id, r, err, want, ServerStopped)
 		}
 	}
 	list, _ := e.List(context.Background(), 0, 2)

@@ -104,7 +104,7 @@ func (s *store) failOrphans(ctx context.Context, now time.Time) ([]int64, error)
 		return nil, err
 	}
 	_, err = s.db.ExecContext(ctx, `UPDATE runs SET state = ?, error = ?, ended_at = ? WHERE state IN (?, ?)`,
-		Failed, ErrServerStopped, nanos(now), Queued, Running)
+		Failed, ServerStopped, nanos(now), Queued, Running)
 	return ids, wrap("mark orphaned runs", err)
 }
 
