@@ -23,6 +23,7 @@ import (
 	"github.com/latscope/latscope/server/httpsec"
 	"github.com/latscope/latscope/server/jobctl"
 	"github.com/latscope/latscope/server/jobs"
+	"github.com/latscope/latscope/server/runs"
 	"github.com/latscope/latscope/source"
 )
 
@@ -159,10 +160,16 @@ func Serve(ctx context.Context, sc ServeConfig) error {
 		return err
 	}
 	defer jobStore.Close()
+	executor, err := openRuns(ctx, c, store, logger)
+	if err != nil {
+		arch.Close()
+		return err
+	}
 	rt := httpsec.NewRouter(store, httpsec.Config{TLS: tlsConfig != nil, Logger: logger})
-	api.RegisterServe(rt, api.Data{Archive: arch, Jobs: runner.Status, Sinks: Sinks(), JobControl: control})
+	api.RegisterServe(rt, api.Data{Archive: arch, Jobs: runner.Status, Sinks: Sinks(), JobControl: control, Runs: executor})
 	h, err := rt.Handler()
 	if err != nil {
+		executor.Close()
 		arch.Close()
 		return err
 	}
@@ -172,7 +179,7 @@ func Serve(ctx context.Context, sc ServeConfig) error {
 		scheme = "https"
 	}
 	fmt.Fprintf(sc.Stderr, "latscope: serving on %s://%s: %d job(s), data in %s\n", scheme, ln.Addr(), len(runner.Status()), c.Data)
-	return runServer(ctx, srv, ln, runner, arch, store, c.Audit.Retention(), logger)
+	return runServer(ctx, srv, ln, runner, arch, maintenance{arch: arch, users: store, auditKeep: c.Audit.Retention(), runs: executor, log: logger})
 }
 
 // openJobs makes the runner of the configured jobs and of those created
@@ -198,14 +205,22 @@ func openJobs(ctx context.Context, data string, defs []jobs.Job, out jobs.Writer
 	return runner, control, store, nil
 }
 
+// openRuns opens the on-demand runs' executor with the configuration's
+// limits.
+func openRuns(ctx context.Context, c *config.Config, store *auth.Store, logger *slog.Logger) (*runs.Executor, error) {
+	return runs.Open(ctx, runs.Options{Data: c.Data, MaxConcurrent: c.Runs.MaxConcurrent, IOTestDirs: c.Runs.IOTestDirs,
+		NetTestTargets: c.Runs.NetTestTargets, Keep: c.Runs.KeepFor, Audit: store, Logger: logger})
+}
+
 // runServer serves until ctx ends, then stops the server and the jobs
 // and closes the archive.
-func runServer(ctx context.Context, srv *http.Server, ln net.Listener, runner *jobs.Runner, arch *archive.Archive, store *auth.Store, auditKeep time.Duration, logger *slog.Logger) error {
+func runServer(ctx context.Context, srv *http.Server, ln net.Listener, runner *jobs.Runner, arch *archive.Archive, m maintenance) error {
+	logger, executor := m.log, m.runs
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	var wg sync.WaitGroup
 	wg.Go(func() { runner.Run(ctx) })
-	wg.Go(func() { maintain(ctx, arch, store, auditKeep, logger) })
+	wg.Go(func() { m.loop(ctx) })
 	var err error
 	select {
 	case <-ctx.Done():
@@ -215,6 +230,9 @@ func runServer(ctx context.Context, srv *http.Server, ln net.Listener, runner *j
 	defer cancel()
 	_ = srv.Shutdown(shutdownCtx)
 	wg.Wait()
+	if rerr := executor.Close(); rerr != nil {
+		logger.Warn("closing runs", "error", rerr.Error())
+	}
 	if merr := arch.Maintain(context.WithoutCancel(ctx), time.Now()); merr != nil {
 		logger.Warn("archive maintenance", "error", merr.Error())
 	}
@@ -227,9 +245,19 @@ func runServer(ctx context.Context, srv *http.Server, ln net.Listener, runner *j
 	return err
 }
 
-// maintain downsamples the archive, applies retention, forgets ended
-// sessions and prunes the audit log every minute.
-func maintain(ctx context.Context, arch *archive.Archive, store *auth.Store, auditKeep time.Duration, logger *slog.Logger) {
+// maintenance is what serve keeps tidy every minute: the archive
+// (downsampling, retention), the users' ended sessions and old audit
+// entries, and ended runs.
+type maintenance struct {
+	arch      *archive.Archive
+	users     *auth.Store
+	auditKeep time.Duration
+	runs      *runs.Executor
+	log       *slog.Logger
+}
+
+// loop runs a round every minute until ctx ends.
+func (m maintenance) loop(ctx context.Context) {
 	t := time.NewTicker(maintainServeEvery)
 	defer t.Stop()
 	for {
@@ -237,22 +265,27 @@ func maintain(ctx context.Context, arch *archive.Archive, store *auth.Store, aud
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			maintainOnce(ctx, now, arch, store, auditKeep, logger)
+			m.once(ctx, now)
 		}
 	}
 }
 
-// maintainOnce is one round of maintain; the audit log's age counts on the
-// users' store's clock.
-func maintainOnce(ctx context.Context, now time.Time, arch *archive.Archive, store *auth.Store, auditKeep time.Duration, logger *slog.Logger) {
-	if err := arch.Maintain(ctx, now); err != nil && ctx.Err() == nil {
-		logger.Warn("archive maintenance", "error", err.Error())
+// once is one round; the audit log's age counts on the users' store's
+// clock.
+func (m maintenance) once(ctx context.Context, now time.Time) {
+	warn := func(what string, err error) {
+		if err != nil && ctx.Err() == nil {
+			m.log.Warn(what, "error", err.Error())
+		}
 	}
-	if _, err := store.PruneSessions(ctx); err != nil && ctx.Err() == nil {
-		logger.Warn("pruning sessions", "error", err.Error())
-	}
-	if _, err := store.PruneAudit(ctx, auditKeep); err != nil && ctx.Err() == nil {
-		logger.Warn("pruning the audit log", "error", err.Error())
+	warn("archive maintenance", m.arch.Maintain(ctx, now))
+	_, err := m.users.PruneSessions(ctx)
+	warn("pruning sessions", err)
+	_, err = m.users.PruneAudit(ctx, m.auditKeep)
+	warn("pruning the audit log", err)
+	if m.runs != nil {
+		_, err = m.runs.Prune(ctx)
+		warn("pruning runs", err)
 	}
 }
 

@@ -27,7 +27,7 @@ func TestMaintenancePrunesTheAuditLog(t *testing.T) {
 	clock.Add(7 * 24 * time.Hour)
 	store.Audit(ctx, by, "job.delete", "first", true, "")
 	clock.Add(360 * 24 * time.Hour)
-	maintainOnce(ctx, clock.Now(), arch, store, 365*24*time.Hour, slog.New(slog.DiscardHandler))
+	maintenance{arch: arch, users: store, auditKeep: 365 * 24 * time.Hour, log: slog.New(slog.DiscardHandler)}.once(ctx, clock.Now())
 	events, err := store.AuditLog(ctx, 0, 0)
 	if err != nil {
 		t.Fatal(err)

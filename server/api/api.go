@@ -17,6 +17,7 @@ import (
 	"github.com/latscope/latscope/server/httpsec"
 	"github.com/latscope/latscope/server/jobctl"
 	"github.com/latscope/latscope/server/jobs"
+	"github.com/latscope/latscope/server/runs"
 	"github.com/latscope/latscope/sink"
 	"github.com/latscope/latscope/stream"
 	"github.com/latscope/latscope/view/report"
@@ -36,6 +37,8 @@ type Data struct {
 	MaxExport int
 	// JobControl changes the jobs (jobchanges.go).
 	JobControl *jobctl.Manager
+	// Runs starts and keeps the on-demand runs.
+	Runs *runs.Executor
 }
 
 // RegisterServe adds every route of latscope serve: the auth API of
@@ -45,6 +48,7 @@ type Data struct {
 func RegisterServe(rt *httpsec.Router, d Data) {
 	rt.RegisterAuthAPI()
 	Register(rt, d)
+	runs.Register(rt, d.Runs)
 }
 
 // Register adds the data routes, each with the least role it needs.

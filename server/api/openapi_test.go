@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -28,6 +29,7 @@ import (
 	"github.com/latscope/latscope/server/httpsec"
 	"github.com/latscope/latscope/server/jobctl"
 	"github.com/latscope/latscope/server/jobs"
+	"github.com/latscope/latscope/server/runs"
 	"github.com/latscope/latscope/sink"
 	csvsink "github.com/latscope/latscope/sink/csv"
 	"github.com/latscope/latscope/sink/jsonl"
@@ -93,7 +95,7 @@ func serveRouter(t *testing.T) *httpsec.Router {
 				State: jobs.Reconnecting, Since: &last, LastError: "connection refused", Intervals: 1}}
 	}
 	rt := httpsec.NewRouter(store, httpsec.Config{})
-	api.RegisterServe(rt, api.Data{Archive: a, Jobs: status, Sinks: []sink.Format{lsrsink.Format(), jsonl.Format(), csvsink.Format()}, JobControl: jobControl(t, store, dir)})
+	api.RegisterServe(rt, api.Data{Archive: a, Jobs: status, Sinks: []sink.Format{lsrsink.Format(), jsonl.Format(), csvsink.Format()}, JobControl: jobControl(t, store, dir), Runs: fakeRuns(t, dir)})
 	return rt
 }
 
@@ -123,6 +125,24 @@ func jobControl(t *testing.T, store *auth.Store, dir string) *jobctl.Manager {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// fakeRuns is a runs executor whose "latscope" is a shell script: an
+// iotest sleeps (until cancelled), anything else writes a line and ends.
+// The runs themselves are tested with the real binary in cmd/latscope.
+func fakeRuns(t *testing.T, dir string) *runs.Executor {
+	t.Helper()
+	bin := filepath.Join(dir, "latscope")
+	script := "#!/bin/sh\ncase \"$1\" in iotest) exec sleep 30;; esac\necho \"fake latscope $1\" >&2\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ex, err := runs.Open(context.Background(), runs.Options{Data: filepath.Join(dir, "data"), Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ex.Close() })
+	return ex
 }
 
 const rootPassword = "root-Pa55word-XYZ"
@@ -271,6 +291,7 @@ func TestOpenAPIResponses(t *testing.T) {
 	c.call("POST", "/api/v1/jobs/a%00b/pause", "/api/v1/jobs/{name}/pause", nil, http.StatusBadRequest)
 	c.call("DELETE", "/api/v1/jobs/cfg", "/api/v1/jobs/{name}", nil, http.StatusConflict)
 	c.call("DELETE", "/api/v1/jobs/probe1", "/api/v1/jobs/{name}", nil, http.StatusNoContent)
+	callRuns(t, c)
 	c.call("DELETE", "/api/v1/tokens/"+tok["id"].(string), "/api/v1/tokens/{id}", nil, http.StatusNoContent)
 	c.call("DELETE", "/api/v1/users/alice", "/api/v1/users/{name}", nil, http.StatusNoContent)
 	c.call("POST", "/api/v1/logout", "/api/v1/logout", nil, http.StatusNoContent)
@@ -280,6 +301,34 @@ func TestOpenAPIResponses(t *testing.T) {
 			t.Errorf("route %s was not called: add it above", ri.Pattern())
 		}
 	}
+}
+
+// callRuns starts a report (which ends at once) and an iotest (which runs
+// until cancelled), and calls every runs route.
+func callRuns(t *testing.T, c *apiClient) {
+	t.Helper()
+	c.call("POST", "/api/v1/runs", "/api/v1/runs", map[string]any{"kind": "report", "params": map[string]string{"from": "-1h"}}, http.StatusCreated)
+	c.call("POST", "/api/v1/runs", "/api/v1/runs", map[string]any{"kind": "report", "params": map[string]string{"form": "-1h"}}, http.StatusBadRequest)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		r := c.call("GET", "/api/v1/runs/1", "/api/v1/runs/{id}", nil, http.StatusOK)
+		if r["state"] == "succeeded" || time.Now().After(deadline) {
+			break
+		}
+	}
+	run := c.call("GET", "/api/v1/runs/1", "/api/v1/runs/{id}", nil, http.StatusOK)
+	if run["state"] != "succeeded" {
+		t.Fatalf("report run %v", run)
+	}
+	c.call("GET", "/api/v1/runs/1/log?offset=0", "/api/v1/runs/{id}/log", nil, http.StatusOK)
+	c.call("GET", "/api/v1/runs/1/outputs/log.txt", "/api/v1/runs/{id}/outputs/{name}", nil, http.StatusOK)
+	c.call("GET", "/api/v1/runs/1/outputs/..%2fauth.db", "/api/v1/runs/{id}/outputs/{name}", nil, http.StatusNotFound)
+	data := run["commands"].([]any)[0].([]any)[2].(string) // latscope report DATA ...
+	scratch := filepath.Join(data, "runs", "scratch")
+	c.call("POST", "/api/v1/runs", "/api/v1/runs", map[string]any{"kind": "iotest", "params": map[string]string{"dir": scratch}}, http.StatusCreated)
+	c.call("GET", "/api/v1/runs?limit=1", "/api/v1/runs", nil, http.StatusOK)
+	c.call("POST", "/api/v1/runs/2/cancel", "/api/v1/runs/{id}/cancel", nil, http.StatusOK)
+	c.call("POST", "/api/v1/runs/1/cancel", "/api/v1/runs/{id}/cancel", nil, http.StatusBadRequest)
+	c.call("GET", "/api/v1/runs/99", "/api/v1/runs/{id}", nil, http.StatusNotFound)
 }
 
 // apiClient is a browser session that checks every answer with the
@@ -345,18 +394,19 @@ func (c *apiClient) validate(method, path string, resp *http.Response, data []by
 	if ref == nil || ref.Value == nil {
 		return nil, fmt.Errorf("status %d is not documented", resp.StatusCode)
 	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" && ref.Value.Content.Get(mt) != nil {
-		return nil, nil // a download (report, export) of a documented type
+	mediaType := "application/json"
+	if ct := resp.Header.Get("Content-Type"); ct != "" {
+		mediaType, _, _ = mime.ParseMediaType(ct)
 	}
-	media := ref.Value.Content.Get("application/json")
+	media := ref.Value.Content.Get(mediaType)
 	if media == nil {
 		if len(data) > 0 {
-			return nil, fmt.Errorf("a body where none is documented")
+			return nil, fmt.Errorf("a %s body where none is documented", mediaType)
 		}
 		return nil, nil
 	}
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		return nil, fmt.Errorf("Content-Type %q", ct)
+	if mediaType != "application/json" {
+		return nil, nil // a run's output file: its documented type is the check
 	}
 	var v any
 	if err := json.Unmarshal(data, &v); err != nil {

@@ -3,13 +3,11 @@ package auth
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"time"
 
-	_ "modernc.org/sqlite" // pure-Go SQLite driver "sqlite": the binary stays static
+	"github.com/latscope/latscope/internal/sqlitedb"
 )
 
 // Options tune a Store. The zero value of each field means its default.
@@ -63,9 +61,7 @@ type Store struct {
 // OpenPath opens (creating if needed) the SQLite database at path in WAL
 // mode and returns a Store on it; Close closes the database.
 func OpenPath(ctx context.Context, path string, opt Options) (*Store, error) {
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
-		"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
-	db, err := sql.Open("sqlite", dsn)
+	db, err := sqlitedb.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open auth database %s: %w", path, err)
 	}
@@ -159,36 +155,7 @@ var migrations = []string{
 }
 
 func (s *Store) migrate(ctx context.Context) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("auth schema: %w", err)
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS auth_schema (version INTEGER NOT NULL)`); err != nil {
-		return fmt.Errorf("auth schema table: %w", err)
-	}
-	var version int
-	err = tx.QueryRowContext(ctx, `SELECT version FROM auth_schema`).Scan(&version)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		if _, err := tx.ExecContext(ctx, `INSERT INTO auth_schema(version) VALUES (0)`); err != nil {
-			return fmt.Errorf("auth schema version: %w", err)
-		}
-	case err != nil:
-		return fmt.Errorf("auth schema version: %w", err)
-	}
-	if version > len(migrations) {
-		return fmt.Errorf("auth schema version %d is newer than this latscope knows (%d)", version, len(migrations))
-	}
-	for v := version; v < len(migrations); v++ {
-		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
-			return fmt.Errorf("auth schema migration to version %d: %w", v+1, err)
-		}
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE auth_schema SET version = ?`, len(migrations)); err != nil {
-		return fmt.Errorf("auth schema version: %w", err)
-	}
-	return tx.Commit()
+	return sqlitedb.Migrate(ctx, s.db, "auth", migrations)
 }
 
 func (s *Store) now() time.Time { return s.opt.Now() }

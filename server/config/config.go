@@ -30,6 +30,8 @@ type Config struct {
 	Jobs []Job  `yaml:"jobs"`
 	// Audit is the audit log's retention.
 	Audit Audit `yaml:"audit"`
+	// Runs limits the on-demand runs started through the API.
+	Runs Runs `yaml:"runs"`
 }
 
 // Audit configures the audit log.
@@ -107,6 +109,9 @@ func Parse(name string, b []byte) (*Config, error) {
 			return nil, fmt.Errorf("%s:%d: job %q is already defined at line %d", name, j.Line, j.Name, first)
 		}
 		seen[j.Name] = j.Line
+	}
+	if err := c.Runs.check(); err != nil {
+		return nil, fmt.Errorf("%s: runs: %w", name, err)
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return nil, fmt.Errorf("%s: tls_cert and tls_key go together", name)

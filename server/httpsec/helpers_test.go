@@ -215,9 +215,11 @@ func (c *client) createToken(name, role, expiresIn string) (secret, id string) {
 var ServeRoutes func(t *testing.T, rt *Router)
 
 // concretePath fills a route's wildcards with a value valid for them
-// (series 1 exists in ServeRoutes' archive).
+// (series 1 exists in ServeRoutes' archive, run 1 with its log in its
+// runs).
 func concretePath(pattern string) string {
-	r := strings.NewReplacer("/series/{id}", "/series/1", "{name}", "view", "{id}", "AAAAAAAAAAAA")
+	r := strings.NewReplacer("/series/{id}", "/series/1", "/runs/{id}", "/runs/1", "/outputs/{name}", "/outputs/log.txt",
+		"{name}", "view", "{id}", "AAAAAAAAAAAA")
 	return r.Replace(pattern)
 }
 

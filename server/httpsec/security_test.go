@@ -15,15 +15,14 @@ import (
 	"github.com/latscope/latscope/server/auth"
 )
 
-// extraRoutes adds latscope serve's data routes (ServeRoutes, registered by
-// serve_routes_test.go) and stands for the routes not built yet (runs, an
-// event stream), so the rules are shown to hold for every route beyond the
-// auth API.
+// extraRoutes adds latscope serve's data, job-change and runs routes
+// (ServeRoutes, registered by serve_routes_test.go) and stands for the
+// routes not built yet (an event stream), so the rules are shown to hold
+// for every route beyond the auth API.
 func extraRoutes(rt *Router) {
 	ok := func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"ok": "yes"})
 	}
-	rt.Handle("POST", "/api/v1/runs", auth.Operator, ok)
 	rt.Handle("PATCH", "/api/v1/runs/{id}", auth.Operator, ok)
 	rt.Handle("GET", "/api/v1/live", auth.Viewer, ok, WriteTimeout(0))
 }

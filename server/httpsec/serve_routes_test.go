@@ -8,15 +8,18 @@ import (
 	"github.com/latscope/latscope/archive"
 	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/server/api"
+	"github.com/latscope/latscope/server/auth"
 	"github.com/latscope/latscope/server/httpsec"
 	"github.com/latscope/latscope/server/jobs"
+	"github.com/latscope/latscope/server/runs"
 	"github.com/latscope/latscope/sink"
 	lsrsink "github.com/latscope/latscope/sink/lsr"
 	"github.com/latscope/latscope/stream"
 )
 
 // The security tests of this package enumerate latscope serve's real data
-// routes: an archive holding series 1 and a job list stand behind them.
+// and runs routes: an archive holding series 1, a job list and a finished
+// run 1 stand behind them.
 func init() {
 	httpsec.ServeRoutes = func(t *testing.T, rt *httpsec.Router) {
 		a, err := archive.Open(t.TempDir(), archive.Options{})
@@ -35,5 +38,21 @@ func init() {
 			return []jobs.Status{{Name: "db01", Source: "postgres://latscope@db01/app", State: jobs.Running}}
 		}
 		api.Register(rt, api.Data{Archive: a, Jobs: status, Sinks: []sink.Format{lsrsink.Format()}})
+		ex, err := runs.Open(context.Background(), runs.Options{Data: t.TempDir(), Binary: "/nonexistent/latscope"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ex.Close() })
+		// Run 1: a report whose binary cannot start fails at once,
+		// leaving its log.
+		if _, err := ex.Start(context.Background(), auth.LocalActor(), "report", nil); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if r, err := ex.Get(context.Background(), 1); err == nil && r.State.Final() || time.Now().After(deadline) {
+				break
+			}
+		}
+		runs.Register(rt, ex)
 	}
 }
