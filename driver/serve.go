@@ -22,6 +22,7 @@ import (
 	"github.com/latscope/latscope/server/config"
 	"github.com/latscope/latscope/server/httpsec"
 	"github.com/latscope/latscope/server/jobs"
+	"github.com/latscope/latscope/server/live"
 	"github.com/latscope/latscope/source"
 )
 
@@ -148,19 +149,22 @@ func Serve(ctx context.Context, sc ServeConfig) error {
 	if backoff == (jobs.Backoff{}) {
 		backoff = jobs.DefaultBackoff()
 	}
-	runner, err := jobs.NewRunner(defs, arch, backoff, logger)
+	hub := live.NewHub(arch, live.Options{MaxStreams: c.LiveStreams, Logger: logger})
+	runner, err := jobs.NewRunner(defs, live.Publishing(arch, hub), backoff, logger)
 	if err != nil {
 		arch.Close()
 		return err
 	}
 	rt := httpsec.NewRouter(store, httpsec.Config{TLS: tlsConfig != nil, Logger: logger})
-	api.RegisterServe(rt, api.Data{Archive: arch, Jobs: runner.Status})
+	api.RegisterServe(rt, api.Data{Archive: arch, Jobs: runner.Status, Live: hub})
 	h, err := rt.Handler()
 	if err != nil {
 		arch.Close()
 		return err
 	}
 	srv := httpsec.NewServer(h, httpsec.DefaultTimeouts(), tlsConfig, logger)
+	srv.RegisterOnShutdown(hub.Close) // open streams would hold Shutdown
+	go hub.WatchJobs(ctx, runner.Status, time.Second)
 	scheme := "http"
 	if tlsConfig != nil {
 		scheme = "https"

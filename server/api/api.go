@@ -16,6 +16,7 @@ import (
 	"github.com/latscope/latscope/server/auth"
 	"github.com/latscope/latscope/server/httpsec"
 	"github.com/latscope/latscope/server/jobs"
+	"github.com/latscope/latscope/server/live"
 	"github.com/latscope/latscope/stream"
 	"github.com/latscope/latscope/view/report"
 )
@@ -27,6 +28,8 @@ type Data struct {
 	Tiers []archive.Tier
 	// Jobs returns the jobs' current state.
 	Jobs func() []jobs.Status
+	// Live streams the archived intervals (nil: GET /api/v1/live answers 503).
+	Live *live.Hub
 }
 
 // RegisterServe adds every route of latscope serve: the auth API of
@@ -44,6 +47,7 @@ func Register(rt *httpsec.Router, d Data) {
 	rt.Handle("GET", "/api/v1/series", auth.Viewer, rt.API(d.listSeries))
 	rt.Handle("GET", "/api/v1/series/{id}/histogram", auth.Viewer, rt.API(d.histogram))
 	rt.Handle("GET", "/api/v1/series/{id}/intervals", auth.Viewer, rt.API(d.intervals))
+	live.Register(rt, d.Live)
 }
 
 func (d Data) listJobs(w http.ResponseWriter, r *http.Request) (int, any, error) {

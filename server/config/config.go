@@ -27,6 +27,8 @@ type Config struct {
 	// Data is the data directory: archive and users.
 	Data string `yaml:"data"`
 	Jobs []Job  `yaml:"jobs"`
+	// LiveStreams caps the concurrent GET /api/v1/live streams (0: 100).
+	LiveStreams int `yaml:"live_streams"`
 }
 
 // Job is one collection job.
@@ -92,6 +94,9 @@ func Parse(name string, b []byte) (*Config, error) {
 			return nil, fmt.Errorf("%s:%d: job %q is already defined at line %d", name, j.Line, j.Name, first)
 		}
 		seen[j.Name] = j.Line
+	}
+	if c.LiveStreams < 0 {
+		return nil, fmt.Errorf("%s: live_streams must not be negative", name)
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return nil, fmt.Errorf("%s: tls_cert and tls_key go together", name)

@@ -26,7 +26,6 @@ func extraRoutes(rt *Router) {
 	rt.Handle("POST", "/api/v1/jobs", auth.Admin, ok)
 	rt.Handle("POST", "/api/v1/runs", auth.Operator, ok)
 	rt.Handle("PATCH", "/api/v1/runs/{id}", auth.Operator, ok)
-	rt.Handle("GET", "/api/v1/live", auth.Viewer, ok, WriteTimeout(0))
 }
 
 func TestPublicRoutesAreExactlyTheListedOnes(t *testing.T) {

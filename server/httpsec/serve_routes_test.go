@@ -10,6 +10,7 @@ import (
 	"github.com/latscope/latscope/server/api"
 	"github.com/latscope/latscope/server/httpsec"
 	"github.com/latscope/latscope/server/jobs"
+	"github.com/latscope/latscope/server/live"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -32,6 +33,8 @@ func init() {
 		status := func() []jobs.Status {
 			return []jobs.Status{{Name: "db01", Source: "postgres://latscope@db01/app", State: jobs.Running}}
 		}
-		api.Register(rt, api.Data{Archive: a, Jobs: status})
+		// Streams end after a moment, so that the tests can read them whole.
+		hub := live.NewHub(a, live.Options{MaxAge: 50 * time.Millisecond})
+		api.Register(rt, api.Data{Archive: a, Jobs: status, Live: hub})
 	}
 }
