@@ -123,6 +123,12 @@ func Serve(ctx context.Context, sc ServeConfig) error {
 	if err != nil {
 		return err
 	}
+	return serveJobs(ctx, sc, c, defs, logger)
+}
+
+// serveJobs serves the configuration with its jobs made runnable; the
+// load benchmark gives it synthetic jobs.
+func serveJobs(ctx context.Context, sc ServeConfig, c *config.Config, defs []jobs.Job, logger *slog.Logger) error {
 	// Listen before anything is created, so that a refused or busy
 	// address does not spend the first start's admin password.
 	ln, tlsConfig, err := httpsec.Listen(httpsec.ListenConfig{Addr: c.Listen, TLSCert: c.TLSCert, TLSKey: c.TLSKey, AllowInsecureRemote: c.InsecureListen}, logger)

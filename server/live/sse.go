@@ -83,7 +83,10 @@ func (s *SSEWriter) Retry(d time.Duration) {
 func (s *SSEWriter) field(name string, value []byte) {
 	s.buf.WriteString(name)
 	s.buf.WriteString(": ")
-	s.buf.Write(bytes.ReplaceAll(value, []byte("\r"), nil)) // CR would end the line
+	if bytes.IndexByte(value, '\r') >= 0 {
+		value = bytes.ReplaceAll(value, []byte("\r"), nil) // a CR would end the line
+	}
+	s.buf.Write(value)
 	s.buf.WriteByte('\n')
 }
 
