@@ -126,27 +126,26 @@ func (x *seriesIndex) events(ctx context.Context, iv stream.Interval) ([]*encode
 		return out, nil
 	}
 	out := make([]*encoded, 0, len(iv.Series)+len(iv.Means))
+	// add encodes one series' row, if the series is in the archive (it is
+	// once written; a miss is a series not written, skipped).
+	add := func(k seriesKey, row func() report.Interval) error {
+		info, ok, err := x.lookup(ctx, k)
+		if ok {
+			out = append(out, encode(info, row()))
+		}
+		return err
+	}
 	for _, s := range iv.Series {
-		info, ok, err := x.lookup(ctx, seriesKey{iv.Source, false, s.Key})
-		if err != nil {
+		p := stream.Point{Start: iv.Start, Duration: iv.Duration, Relative: iv.Relative, Hist: s.Hist}
+		if err := add(seriesKey{iv.Source, false, s.Key}, func() report.Interval { return report.HistRow(p, origin) }); err != nil {
 			return out, err
 		}
-		if !ok {
-			continue // not in the archive: not written
-		}
-		p := stream.Point{Start: iv.Start, Duration: iv.Duration, Relative: iv.Relative, Hist: s.Hist}
-		out = append(out, encode(info, report.HistRow(p, origin)))
 	}
 	for _, m := range iv.Means {
-		info, ok, err := x.lookup(ctx, seriesKey{iv.Source, true, m.Key})
-		if err != nil {
+		p := stream.MeanPoint{Start: iv.Start, Duration: iv.Duration, Relative: iv.Relative, Count: m.Count, Sum: m.Sum}
+		if err := add(seriesKey{iv.Source, true, m.Key}, func() report.Interval { return report.MeanRow(p, m.Unit, origin) }); err != nil {
 			return out, err
 		}
-		if !ok {
-			continue // not in the archive: not written
-		}
-		p := stream.MeanPoint{Start: iv.Start, Duration: iv.Duration, Relative: iv.Relative, Count: m.Count, Sum: m.Sum}
-		out = append(out, encode(info, report.MeanRow(p, m.Unit, origin)))
 	}
 	return out, nil
 }

@@ -123,6 +123,8 @@ type subscriber struct {
 
 	mu     sync.Mutex
 	wanted map[int64]bool // the filter's answer per series id
+	// paused: nothing is queued yet (a resume's first replay); h.mu.
+	paused bool
 }
 
 // wants reports whether the stream sends an event.
@@ -146,8 +148,9 @@ var (
 	ErrUnavailable    = errors.New("live streams are not available")
 )
 
-// subscribe adds a stream, or refuses it at the cap or after Close.
-func (h *Hub) subscribe(f Filter) (*subscriber, error) {
+// subscribe adds a stream, or refuses it at the cap or after Close; a
+// paused stream queues nothing until resume.
+func (h *Hub) subscribe(f Filter, paused bool) (*subscriber, error) {
 	if h == nil {
 		return nil, ErrUnavailable
 	}
@@ -159,9 +162,16 @@ func (h *Hub) subscribe(f Filter) (*subscriber, error) {
 	case len(h.streams) >= h.opts.MaxStreams:
 		return nil, fmt.Errorf("%w: %d open, the limit", ErrTooManyStreams, len(h.streams))
 	}
-	s := &subscriber{filter: f, queue: make(chan *batch, h.opts.Buffer), ended: make(chan struct{}), wanted: map[int64]bool{}}
+	s := &subscriber{filter: f, queue: make(chan *batch, h.opts.Buffer), ended: make(chan struct{}), wanted: map[int64]bool{}, paused: paused}
 	h.streams[s] = struct{}{}
 	return s, nil
+}
+
+// resume starts queueing a paused stream's intervals.
+func (h *Hub) resume(s *subscriber) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s.paused = false
 }
 
 // unsubscribe removes a stream whose client left.
@@ -209,7 +219,7 @@ func (h *Hub) send(b *batch) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.streams {
-		if !s.wantsAny(b) {
+		if s.paused || !s.wantsAny(b) {
 			continue
 		}
 		select {
@@ -217,6 +227,7 @@ func (h *Hub) send(b *batch) {
 		default:
 			h.dropped.Add(1)
 			h.endLocked(s, endDropped)
+			h.opts.Logger.Info("live: a stream that did not keep up was dropped", "queued", len(s.queue))
 		}
 	}
 }

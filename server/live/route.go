@@ -39,7 +39,7 @@ func (h *Hub) handler(rt *httpsec.Router) http.HandlerFunc {
 		}
 		var sub *subscriber
 		if err == nil {
-			sub, err = h.subscribe(f)
+			sub, err = h.subscribe(f, !since.IsZero())
 		}
 		if err != nil {
 			rt.API(refusal(err))(w, r)
@@ -181,6 +181,11 @@ func (c *conn) end(reason string, buffer int) {
 // carrying the newest end as id. Replayed events carry no id of their
 // own: sources are read one after the other, not in time order, so a
 // client cut off during the replay gets it again from its previous id.
+//
+// The stream's queue stays paused during the long first pass, which
+// would otherwise overflow it (and drop the client, which would resume
+// from the same id: forever); a second pass then reads what was written
+// meanwhile, short enough for the queue, which is resumed before it.
 func (h *Hub) replay(ctx context.Context, c *conn, since time.Time) error {
 	from := since
 	if cutoff := time.Now().Add(-h.opts.Replay); from.Before(cutoff) {
@@ -190,13 +195,32 @@ func (h *Hub) replay(ctx context.Context, c *conn, since time.Time) error {
 		from = cutoff
 	}
 	c.replayed = map[string]time.Time{}
-	q := archive.Query{From: from.Add(-replayLookback), Series: c.sub.filter.Pattern, Resolution: archive.Raw}
+	began := time.Now()
+	n, err := h.replayPass(ctx, c, from, from)
+	if err != nil {
+		return err
+	}
+	h.resume(c.sub)
+	more, err := h.replayPass(ctx, c, from, later(from, began.Add(-replayLookback)))
+	if err != nil {
+		return err
+	}
+	data, _ := json.Marshal(map[string]any{"events": n + more})
+	c.sse.Event(Event{ID: FormatID(c.lastID), Type: TypeReplayed, Data: data})
+	return c.sse.Flush()
+}
+
+// replayPass sends the windows starting from start on (less the lookback)
+// that end after since and after what was replayed of their source.
+func (h *Hub) replayPass(ctx context.Context, c *conn, since, start time.Time) (n int, err error) {
+	q := archive.Query{From: start.Add(-replayLookback), Series: c.sub.filter.Pattern, Resolution: archive.Raw}
 	if len(c.sub.filter.IDs) > 0 {
 		q.Series = "" // ids select series of any name
 	}
-	n, windows := 0, 0
-	err := h.arch.Read(ctx, q, func(iv stream.Interval) error {
-		if !iv.End().After(from) {
+	windows := 0
+	err = h.arch.Read(ctx, q, func(iv stream.Interval) error {
+		end := iv.End()
+		if done, ok := c.replayed[iv.Source]; !end.After(since) || ok && !end.After(done) {
 			return nil
 		}
 		events, err := h.index.events(ctx, iv)
@@ -209,19 +233,14 @@ func (h *Hub) replay(ctx context.Context, c *conn, since time.Time) error {
 				n++
 			}
 		}
-		c.replayed[iv.Source] = iv.End()
-		c.lastID = later(c.lastID, iv.End())
+		c.replayed[iv.Source] = end
+		c.lastID = later(c.lastID, end)
 		if windows++; windows%64 == 0 {
 			return c.sse.Flush()
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	data, _ := json.Marshal(map[string]any{"events": n})
-	c.sse.Event(Event{ID: FormatID(c.lastID), Type: TypeReplayed, Data: data})
-	return c.sse.Flush()
+	return n, err
 }
 
 func later(a, b time.Time) time.Time {
