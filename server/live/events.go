@@ -171,10 +171,20 @@ type Filter struct {
 	match   func(archive.SeriesInfo) bool
 }
 
+// Bounds of a filter, so that a request cannot make every interval cost
+// a huge regular expression or list.
+const (
+	maxPattern = 1024
+	maxIDs     = 1000
+)
+
 // ParseFilter reads the series= glob and the id= list (repeated or
 // comma-separated) of a request.
 func ParseFilter(pattern string, ids []string) (Filter, error) {
 	f := Filter{Pattern: pattern}
+	if len(pattern) > maxPattern {
+		return f, fmt.Errorf("%w: series: a glob of more than %d bytes", auth.ErrInvalid, maxPattern)
+	}
 	var err error
 	if f.match, err = archive.SeriesMatcher(pattern); err != nil {
 		return f, fmt.Errorf("%w: series: %v", auth.ErrInvalid, err)
@@ -185,7 +195,9 @@ func ParseFilter(pattern string, ids []string) (Filter, error) {
 			if err != nil || id <= 0 {
 				return f, fmt.Errorf("%w: id %q: want positive series ids from /api/v1/series", auth.ErrInvalid, s)
 			}
-			f.IDs = append(f.IDs, id)
+			if f.IDs = append(f.IDs, id); len(f.IDs) > maxIDs {
+				return f, fmt.Errorf("%w: id: more than %d series ids; select them with a glob", auth.ErrInvalid, maxIDs)
+			}
 		}
 	}
 	return f, nil

@@ -301,6 +301,8 @@ func TestStreamRefusals(t *testing.T) {
 		{"?series=%5Bx", "", true, http.StatusBadRequest},
 		{"?id=0", "", true, http.StatusBadRequest},
 		{"?id=x", "", true, http.StatusBadRequest},
+		{"?series=" + strings.Repeat("a", 1025), "", true, http.StatusBadRequest},
+		{"?id=" + strings.Repeat("1,", 1001) + "1", "", true, http.StatusBadRequest},
 		{"", "yesterday", true, http.StatusBadRequest},
 	} {
 		resp := s.get(tc.query, tc.lastID, tc.token)

@@ -111,9 +111,11 @@ func (h *Hub) stream(ctx context.Context, w http.ResponseWriter, sub *subscriber
 				c.send(<-sub.queue)
 			}
 		case <-heartbeat.C:
-			if err := recheck(); err != nil {
+			if err := recheck(); errors.Is(err, auth.ErrUnauthenticated) || errors.Is(err, auth.ErrForbidden) {
 				c.end(endRevoked, 0)
 				return
+			} else if err != nil { // the users' database failed: not the client's doing
+				h.opts.Logger.Warn("live: checking a stream's credential", "error", err.Error())
 			}
 			sse.Comment("heartbeat")
 		case <-expired:
