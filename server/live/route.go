@@ -22,9 +22,9 @@ const Path = "/api/v1/live"
 const replayLookback = time.Minute
 
 // Register adds GET /api/v1/live for viewers, without a write deadline
-// (a stream lasts); a nil hub answers 503.
-// Every heartbeat authenticates the request again, so that a revoked
-// token or an ended session stops its streams within that period.
+// (a stream lasts); a nil hub answers 503. Every heartbeat authenticates
+// the request again, so that a revoked token or an ended session stops
+// its streams within that period.
 func Register(rt *httpsec.Router, h *Hub) {
 	rt.Handle("GET", Path, auth.Viewer, h.handler(rt), httpsec.WriteTimeout(0))
 }
@@ -89,6 +89,13 @@ func (h *Hub) stream(ctx context.Context, w http.ResponseWriter, sub *subscriber
 			return
 		}
 	}
+	h.follow(ctx, c, recheck)
+}
+
+// follow writes the stream's queued intervals and its heartbeats until
+// the client leaves or the hub, a recheck or MaxAge ends the stream.
+func (h *Hub) follow(ctx context.Context, c *conn, recheck func() error) {
+	sub := c.sub
 	heartbeat := time.NewTicker(h.opts.Heartbeat)
 	defer heartbeat.Stop()
 	var expired <-chan time.Time
@@ -111,13 +118,11 @@ func (h *Hub) stream(ctx context.Context, w http.ResponseWriter, sub *subscriber
 				c.send(<-sub.queue)
 			}
 		case <-heartbeat.C:
-			if err := recheck(); errors.Is(err, auth.ErrUnauthenticated) || errors.Is(err, auth.ErrForbidden) {
+			if !h.stillAllowed(recheck) {
 				c.end(endRevoked, 0)
 				return
-			} else if err != nil { // the users' database failed: not the client's doing
-				h.opts.Logger.Warn("live: checking a stream's credential", "error", err.Error())
 			}
-			sse.Comment("heartbeat")
+			c.sse.Comment("heartbeat")
 		case <-expired:
 			c.end(endExpired, 0)
 			return
@@ -127,10 +132,23 @@ func (h *Hub) stream(ctx context.Context, w http.ResponseWriter, sub *subscriber
 		case <-ctx.Done():
 			return
 		}
-		if err := sse.Flush(); err != nil {
+		if err := c.sse.Flush(); err != nil {
 			return
 		}
 	}
+}
+
+// stillAllowed rechecks a stream's credential; only an authentication
+// failure ends the stream, not a failing users' database.
+func (h *Hub) stillAllowed(recheck func() error) bool {
+	err := recheck()
+	if errors.Is(err, auth.ErrUnauthenticated) || errors.Is(err, auth.ErrForbidden) {
+		return false
+	}
+	if err != nil {
+		h.opts.Logger.Warn("live: checking a stream's credential", "error", err.Error())
+	}
+	return true
 }
 
 // send writes the events of a batch the stream selects; the last carries
