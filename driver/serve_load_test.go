@@ -40,7 +40,7 @@ import (
 //	LATSCOPE_LOADBENCH_JOBS     jobs of the real-time run (200)
 //	LATSCOPE_LOADBENCH_CLIENTS  SSE clients of the real-time run (50)
 //	LATSCOPE_LOADBENCH_SECONDS  length of the real-time run (60)
-//	LATSCOPE_LOADBENCH_SIMJOBS  jobs of the simulated day (4)
+//	LATSCOPE_LOADBENCH_SIMJOBS  jobs of the simulated day (20)
 //	LATSCOPE_LOADBENCH_SIMHOURS simulated hours (24)
 //	LATSCOPE_LOADBENCH_DIR      data directory (default: a temp dir)
 //
@@ -396,7 +396,7 @@ func readOneSeries(t *testing.T, base, token string) time.Duration {
 // one series back.
 func TestServeLoadSimulated(t *testing.T) {
 	loadBench(t)
-	nJobs, hours := knob("LATSCOPE_LOADBENCH_SIMJOBS", 4), knob("LATSCOPE_LOADBENCH_SIMHOURS", 24)
+	nJobs, hours := knob("LATSCOPE_LOADBENCH_SIMJOBS", 20), knob("LATSCOPE_LOADBENCH_SIMHOURS", 24)
 	hists := realHistograms(t)
 	data := filepath.Join(benchDir(t), "data")
 	arch, err := archive.Open(data, archive.Options{})
@@ -456,8 +456,7 @@ func TestServeLoadSimulated(t *testing.T) {
 	end := measure(t)
 	cancel()
 	wg.Wait()
-	liveHeapMiB()
-	rss24h := rssMiB(t, "VmRSS")
+	rss24h := rssAt[hours]
 	loadRow(t, "simulated jobs, hours", "%d, %d (%d intervals)", nJobs, hours, nJobs*hours*3600)
 	loadRow(t, "simulated: intervals per second (wall)", "%.0f", float64(nJobs*hours*3600)/end.wall.Sub(began.wall).Seconds())
 	loadRow(t, "simulated: maintenance time", "%s", maintenance.Round(time.Millisecond))
@@ -484,9 +483,11 @@ func TestServeLoadSimulated(t *testing.T) {
 		t.Fatal(err)
 	}
 	loadRow(t, "archive per series-day (packed + 1m tier)", "%.2f MB", float64(archiveBytes(t, data))/(float64(nJobs)*float64(hours)/24)/1e6)
-	// The first hours fill SQLite's page cache (cache_size, 8 MB) and the
-	// allocators' pools; from then on memory must stay flat.
-	if rss24h > rssAt[half]*1.10 {
-		t.Errorf("RSS grew from %.1f MiB at %d h to %.1f MiB at %d h: over 10 %%", rssAt[half], half, rss24h, hours)
+	// The criterion. With few series the archive stays smaller
+	// than SQLite's page cache (cache_size, 8 MB) for hours, and RSS rises
+	// while the cache fills (docs/benchmarks.md); 20 series fill it in
+	// the first hour.
+	if rss24h > rssAt[1]*1.10 {
+		t.Errorf("RSS grew from %.1f MiB at 1 h to %.1f MiB at %d h: over 10 %%", rssAt[1], rss24h, hours)
 	}
 }
