@@ -23,6 +23,7 @@ import (
 	"github.com/latscope/latscope/server/httpsec"
 	"github.com/latscope/latscope/server/jobctl"
 	"github.com/latscope/latscope/server/jobs"
+	"github.com/latscope/latscope/server/live"
 	"github.com/latscope/latscope/server/runs"
 	"github.com/latscope/latscope/source"
 )
@@ -128,6 +129,12 @@ func Serve(ctx context.Context, sc ServeConfig) error {
 	if err != nil {
 		return err
 	}
+	return serveJobs(ctx, sc, c, defs, redactor, logger)
+}
+
+// serveJobs serves the configuration with its jobs made runnable; the
+// load benchmark gives it synthetic jobs.
+func serveJobs(ctx context.Context, sc ServeConfig, c *config.Config, defs []jobs.Job, redactor *httpsec.Redactor, logger *slog.Logger) error {
 	// Listen before anything is created, so that a refused or busy
 	// address does not spend the first start's admin password.
 	ln, tlsConfig, err := httpsec.Listen(httpsec.ListenConfig{Addr: c.Listen, TLSCert: c.TLSCert, TLSKey: c.TLSKey, AllowInsecureRemote: c.InsecureListen}, logger)
@@ -154,7 +161,8 @@ func Serve(ctx context.Context, sc ServeConfig) error {
 	if backoff == (jobs.Backoff{}) {
 		backoff = jobs.DefaultBackoff()
 	}
-	runner, control, jobStore, err := openJobs(ctx, c.Data, defs, arch, backoff, store, redactor, logger)
+	hub := live.NewHub(arch, live.Options{MaxStreams: c.LiveStreams, Logger: logger})
+	runner, control, jobStore, err := openJobs(ctx, c.Data, defs, live.Publishing(arch, hub), backoff, store, redactor, logger)
 	if err != nil {
 		arch.Close()
 		return err
@@ -166,7 +174,7 @@ func Serve(ctx context.Context, sc ServeConfig) error {
 		return err
 	}
 	rt := httpsec.NewRouter(store, httpsec.Config{TLS: tlsConfig != nil, Logger: logger})
-	api.RegisterServe(rt, api.Data{Archive: arch, Jobs: runner.Status, Sinks: Sinks(), JobControl: control, Runs: executor})
+	api.RegisterServe(rt, api.Data{Archive: arch, Jobs: runner.Status, Sinks: Sinks(), JobControl: control, Runs: executor, Live: hub})
 	h, err := rt.Handler()
 	if err != nil {
 		executor.Close()
@@ -174,6 +182,8 @@ func Serve(ctx context.Context, sc ServeConfig) error {
 		return err
 	}
 	srv := httpsec.NewServer(h, httpsec.DefaultTimeouts(), tlsConfig, logger)
+	srv.RegisterOnShutdown(hub.Close) // open streams would hold Shutdown
+	go hub.WatchJobs(ctx, runner.Status, time.Second)
 	scheme := "http"
 	if tlsConfig != nil {
 		scheme = "https"

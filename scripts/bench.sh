@@ -148,3 +148,13 @@ echo; echo "== live database samplers under load: polls/s, events/s, capture, la
 echo; echo "== the MariaDB sampler again with a 10 000-row waits ring (the advice when the report finds ring overruns) =="
 go run ./scripts/dbbench -latscope "$bin" -servers mariadb -mariadb-option=--performance-schema-events-waits-history-long-size=10000 -out "$out/dbbench-ring10000.json" | tee "$out/dbbench-ring10000.txt"
 echo; echo "== flame graphs: latscope collapse and flame vs inferno on the same perf script text =="; go run ./scripts/flamebench -latscope "$bin" -out "$out/flamebench.json" | tee "$out/flamebench.txt"
+echo; echo "== latscope serve under load: 200 jobs at 1 s + 50 SSE clients for 60 s; then a simulated day (docs/benchmarks.md) =="
+# LATSCOPE_LOADBENCH_* knobs (jobs, clients, seconds, simulated jobs and
+# hours, data dir) are described in driver/serve_load_test.go.
+serve_load() {
+	LATSCOPE_LOADBENCH=1 go test -count=1 -timeout 60m -run "^$1\$" -v ./driver |
+		grep -E '^(load:|--- |FAIL|ok)' | tee -a "$out/serve-load.txt"
+}
+: > "$out/serve-load.txt"
+serve_load TestServeLoad
+serve_load TestServeLoadSimulated

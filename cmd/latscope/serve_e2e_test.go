@@ -338,3 +338,26 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Errorf("the admin password is printed %d times, want once", strings.Count(srv.stderr(), adminPassword))
 	}
 }
+
+// viewerToken logs in as the bootstrap admin and creates a viewer token.
+func viewerToken(t *testing.T, srv *server) string {
+	t.Helper()
+	m := regexp.MustCompile(`created the user admin with the password\n\s+(\S+)`).FindStringSubmatch(srv.stderr())
+	if m == nil {
+		t.Fatalf("no bootstrap password on stderr:\n%s", srv.stderr())
+	}
+	session := &apiClient{t: t, base: srv.base, bodies: &strings.Builder{}}
+	status, b := session.call("POST", "/api/v1/login", `{"user":"admin","password":"`+m[1]+`"}`)
+	var me struct {
+		CSRF string `json:"csrf_token"`
+	}
+	if status != http.StatusOK || json.Unmarshal(b, &me) != nil {
+		t.Fatalf("login: %d %s", status, b)
+	}
+	status, b = session.call("POST", "/api/v1/tokens", `{"name":"viewer","role":"viewer"}`, "X-CSRF-Token", me.CSRF)
+	var tok struct{ Token string }
+	if status != http.StatusCreated || json.Unmarshal(b, &tok) != nil || tok.Token == "" {
+		t.Fatalf("token: %d %s", status, b)
+	}
+	return tok.Token
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/latscope/latscope/server/httpsec"
 	"github.com/latscope/latscope/server/jobctl"
 	"github.com/latscope/latscope/server/jobs"
+	"github.com/latscope/latscope/server/live"
 	"github.com/latscope/latscope/server/runs"
 	"github.com/latscope/latscope/sink"
 	"github.com/latscope/latscope/stream"
@@ -39,6 +40,8 @@ type Data struct {
 	JobControl *jobctl.Manager
 	// Runs starts and keeps the on-demand runs.
 	Runs *runs.Executor
+	// Live streams the archived intervals (nil: GET /api/v1/live answers 503).
+	Live *live.Hub
 }
 
 // RegisterServe adds every route of latscope serve: the auth API of
@@ -59,6 +62,7 @@ func Register(rt *httpsec.Router, d Data) {
 	rt.Handle("GET", "/api/v1/series/{id}/intervals", auth.Viewer, rt.API(d.intervals))
 	d.registerExport(rt)
 	registerJobChanges(rt, d.JobControl)
+	live.Register(rt, d.Live)
 }
 
 func (d Data) listJobs(w http.ResponseWriter, r *http.Request) (int, any, error) {

@@ -264,6 +264,8 @@ func TestOpenAPIResponses(t *testing.T) {
 	if !kinds["histogram"] || !kinds["mean"] {
 		t.Errorf("series of kinds %v; want a histogram and a mean series validated", kinds)
 	}
+	c.call("GET", "/api/v1/live?series=%5B", "/api/v1/live", nil, http.StatusBadRequest)
+	c.call("GET", "/api/v1/live", "/api/v1/live", nil, http.StatusServiceUnavailable) // no hub behind this router
 	c.call("GET", "/api/v1/series/99/histogram", "/api/v1/series/{id}/histogram", nil, http.StatusNotFound)
 	c.call("GET", "/api/v1/series/1/intervals?resolution=7m", "/api/v1/series/{id}/intervals", nil, http.StatusBadRequest)
 	for _, format := range []string{"table", "json", "csv", "html"} {

@@ -32,6 +32,8 @@ type Config struct {
 	Audit Audit `yaml:"audit"`
 	// Runs limits the on-demand runs started through the API.
 	Runs Runs `yaml:"runs"`
+	// LiveStreams caps the concurrent GET /api/v1/live streams (0: 100).
+	LiveStreams int `yaml:"live_streams"`
 }
 
 // Audit configures the audit log.
@@ -112,6 +114,9 @@ func Parse(name string, b []byte) (*Config, error) {
 	}
 	if err := c.Runs.check(); err != nil {
 		return nil, fmt.Errorf("%s: runs: %w", name, err)
+	}
+	if c.LiveStreams < 0 {
+		return nil, fmt.Errorf("%s: live_streams must not be negative", name)
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return nil, fmt.Errorf("%s: tls_cert and tls_key go together", name)

@@ -11,6 +11,7 @@ import (
 	"github.com/latscope/latscope/server/auth"
 	"github.com/latscope/latscope/server/httpsec"
 	"github.com/latscope/latscope/server/jobs"
+	"github.com/latscope/latscope/server/live"
 	"github.com/latscope/latscope/server/runs"
 	"github.com/latscope/latscope/sink"
 	lsrsink "github.com/latscope/latscope/sink/lsr"
@@ -37,7 +38,9 @@ func init() {
 		status := func() []jobs.Status {
 			return []jobs.Status{{Name: "db01", Source: "postgres://latscope@db01/app", State: jobs.Running}}
 		}
-		api.Register(rt, api.Data{Archive: a, Jobs: status, Sinks: []sink.Format{lsrsink.Format()}})
+		// Streams end after a moment, so that the tests can read them whole.
+		hub := live.NewHub(a, live.Options{MaxAge: 50 * time.Millisecond})
+		api.Register(rt, api.Data{Archive: a, Jobs: status, Sinks: []sink.Format{lsrsink.Format()}, Live: hub})
 		ex, err := runs.Open(context.Background(), runs.Options{Data: t.TempDir(), Binary: "/nonexistent/latscope"})
 		if err != nil {
 			t.Fatal(err)

@@ -7,7 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
+	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -45,13 +47,19 @@ func summariseMean(s *stream.MeanSeries) Mean {
 		out.MinIntervalMeanUs, out.MaxIntervalMeanUs = ptr(lo/1e3), ptr(hi/1e3)
 	}
 	for _, p := range s.Points {
-		iv := newInterval(p.Start, s.Points[0].Start, p.Duration, p.Relative, p.Gap)
-		if !p.Gap {
-			iv.Count, iv.SumUs = p.Count, us(p.Sum)
-		}
-		out.Intervals = append(out.Intervals, iv)
+		out.Intervals = append(out.Intervals, MeanRow(p, s.Unit, s.Points[0].Start))
 	}
 	return out
+}
+
+// MeanRow is the row of one window of a mean series (sums in unit), its
+// offset counted from origin.
+func MeanRow(p stream.MeanPoint, unit hist.Unit, origin time.Time) Interval {
+	iv := newInterval(p.Start, origin, p.Duration, p.Relative, p.Gap)
+	if !p.Gap {
+		iv.Count, iv.SumUs = p.Count, unit.Nanos(p.Sum)/1e3
+	}
+	return iv
 }
 
 // writeMeansTable writes the means section of the human table.

@@ -130,6 +130,17 @@ func newInterval(start, origin time.Time, d time.Duration, relative, gap bool) I
 	return iv
 }
 
+// HistRow is the row of one window of a histogram series, its offset
+// counted from origin.
+func HistRow(p stream.Point, origin time.Time) Interval {
+	iv := newInterval(p.Start, origin, p.Duration, p.Relative, p.Gap)
+	if p.Hist != nil {
+		iv.Count = p.Hist.Count()
+		iv.SumUs = p.Hist.Unit.Nanos(p.Hist.Sum) / 1e3
+	}
+	return iv
+}
+
 // Build summarises the recording; diag (may be nil) adds skipped-input
 // counts and warnings.
 func Build(rec *stream.Recording, diag *input.Diagnostics) Report {
@@ -168,12 +179,7 @@ func summarise(s *stream.Series) Series {
 		out.Buckets = nativeBuckets(t)
 	}
 	for _, p := range s.Points {
-		iv := newInterval(p.Start, s.Points[0].Start, p.Duration, p.Relative, p.Gap)
-		if p.Hist != nil {
-			iv.Count = p.Hist.Count()
-			iv.SumUs = p.Hist.Unit.Nanos(p.Hist.Sum) / 1e3
-		}
-		out.Intervals = append(out.Intervals, iv)
+		out.Intervals = append(out.Intervals, HistRow(p, s.Points[0].Start))
 	}
 	if out.Intervals == nil {
 		out.Intervals = []Interval{}
