@@ -68,8 +68,17 @@ type Archive struct {
 	// rowsFrom is, per source, a start before which it has no raw rows:
 	// all packed (packFinished).
 	rowsFrom map[int64]int64
-	// packBudget bounds the points a write packs (pack.go; tests lower it).
-	packBudget int
+	// packing is, per source, its finished hour being packed (pack.go).
+	packing map[int64]packCursor
+	// packBudget and packPerWritten bound the points a write packs
+	// (batchWriter.budget; tests lower them).
+	packBudget, packPerWritten int
+	// reads runs the read paths' queries, prepared once.
+	reads *preparedReads
+	// ckpt checkpoints the WAL beside a writer; lock is the writer's hold
+	// on the data directory. Nil when read-only.
+	ckpt *checkpointer
+	lock *os.File
 }
 
 // DBPath returns the database file of an archive path: the file itself,
@@ -113,17 +122,37 @@ func Open(path string, opts Options) (*Archive, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("sqlite", dsn(file))
+	var lock *os.File
+	if !opts.ReadOnly {
+		if lock, err = lockWriter(path, file); err != nil {
+			return nil, err
+		}
+	}
+	a, err := open(path, file, lock, opts)
+	if err != nil && lock != nil {
+		lock.Close()
+	}
+	return a, err
+}
+
+func open(path, file string, lock *os.File, opts Options) (*Archive, error) {
+	db, err := sql.Open("sqlite", dsn(file, opts.ReadOnly))
 	if err != nil {
 		return nil, fmt.Errorf("archive %s: %w", path, err)
 	}
 	// One connection: SQLite serialises writers anyway, and a single
 	// connection keeps its page cache (bounded by cache_size) the only one.
 	db.SetMaxOpenConns(1)
-	a := &Archive{db: db, dir: path, path: file, opts: opts, ids: newIDCache(), packedBelow: map[int64]int64{}, rowsFrom: map[int64]int64{}, packBudget: packBudget}
+	a := &Archive{db: db, dir: path, path: file, opts: opts, ids: newIDCache(), packedBelow: map[int64]int64{}, rowsFrom: map[int64]int64{}, packing: map[int64]packCursor{}, packBudget: packBudget, packPerWritten: packPerWritten, reads: &preparedReads{db: db}, lock: lock}
 	if err := a.init(context.Background()); err != nil {
 		db.Close()
 		return nil, err
+	}
+	if !opts.ReadOnly {
+		if a.ckpt, err = startCheckpointer(file); err != nil {
+			db.Close()
+			return nil, a.errorf("%w", err)
+		}
 	}
 	return a, nil
 }
@@ -157,14 +186,27 @@ func dbFile(path string, readOnly bool) (string, error) {
 // connection needs: WAL (readers never block the writer, a crash loses at
 // most the transaction being written), synchronous NORMAL (WAL's safe
 // setting: no fsync per commit), a busy timeout for concurrent readers and
-// a bounded page cache.
-func dsn(file string) string {
+// a bounded page cache. A reader also maps the file into memory (up to
+// readerMmap): SQLite then reads the blocks' overflow pages from the map
+// instead of with one pread each. A writer, which runs for days, does not:
+// the pages it touched would count in its RSS.
+func dsn(file string, readOnly bool) string {
 	q := url.Values{}
 	for _, p := range []string{"journal_mode(WAL)", "synchronous(NORMAL)", "busy_timeout(10000)", "cache_size(-8000)", "foreign_keys(ON)"} {
 		q.Add("_pragma", p)
 	}
+	if readOnly {
+		q.Add("_pragma", fmt.Sprintf("mmap_size(%d)", readerMmap))
+	} else {
+		q.Add("_pragma", "wal_autocheckpoint(0)") // the checkpointer's job
+	}
 	return "file:" + (&url.URL{Path: file}).EscapedPath() + "?" + q.Encode()
 }
+
+// readerMmap bounds the memory map of a read-only archive (1 GiB of
+// address space; only the pages read are resident, and they are the
+// kernel's file cache).
+const readerMmap = 1 << 30
 
 func checkTiers(tiers []Tier) error {
 	if len(tiers) == 0 || tiers[0].Step != 0 {
@@ -259,6 +301,11 @@ func (a *Archive) IntegrityCheck(ctx context.Context) error {
 // the database and closes it.
 func (a *Archive) Close() error {
 	var err error
+	a.reads.close()
+	if a.ckpt != nil {
+		a.ckpt.stop()
+		a.ckpt = nil
+	}
 	if !a.opts.ReadOnly {
 		ctx := context.Background()
 		err = a.setMeta(ctx, metaClean, "yes")
@@ -268,6 +315,10 @@ func (a *Archive) Close() error {
 	}
 	if cerr := a.db.Close(); err == nil && cerr != nil {
 		err = a.errorf("closing: %w", cerr)
+	}
+	if a.lock != nil {
+		a.lock.Close() // releases the writer's lock
+		a.lock = nil
 	}
 	return err
 }

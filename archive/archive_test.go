@@ -2,6 +2,7 @@ package archive
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -378,4 +379,32 @@ func TestReadWhileWriting(t *testing.T) {
 	if n := len(readAll(t, r, Query{})); n != 300 {
 		t.Fatalf("read %d intervals after the writer finished, want 300", n)
 	}
+}
+
+// TestOneWriterAtATime: a second writer on the same data directory is
+// refused with a message saying who writes it and that reading works; a
+// reader opens meanwhile; the lock goes with Close.
+func TestOneWriterAtATime(t *testing.T) {
+	dir := t.TempDir()
+	a, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(dir, Options{})
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) || !strings.Contains(err.Error(), "latscope report "+dir) {
+		t.Fatalf("second writer: %v", err)
+	}
+	r, err := Open(dir, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("reader beside the writer: %v", err)
+	}
+	r.Close()
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatalf("writer after the first closed: %v", err)
+	}
+	b.Close()
 }

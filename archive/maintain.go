@@ -206,11 +206,14 @@ func mergeValue(si SeriesInfo, data []byte, h **hist.Histogram, m *stream.Series
 func (a *Archive) dropBefore(ctx context.Context, res, cutoff int64) error {
 	return a.inTx(ctx, func(tx *sql.Tx) error {
 		if split := firstBlock(cutoff); split < cutoff {
-			sources, err := int64s(ctx, tx, "SELECT source_id FROM window_blocks WHERE source_id IN (SELECT id FROM sources) AND res = ? AND start = ?", res, split)
+			// An hour being packed has point blocks and no window block yet.
+			sources, err := int64s(ctx, tx, `SELECT source_id FROM window_blocks WHERE source_id IN (SELECT id FROM sources) AND res = ?1 AND start = ?2
+				UNION SELECT source_id FROM series WHERE id IN (SELECT series_id FROM point_blocks WHERE res = ?1 AND start = ?2)`, res, split)
 			if err != nil {
 				return err
 			}
 			clear(a.rowsFrom) // unpacked hours are rows again
+			clear(a.packing)
 			for _, src := range sources {
 				if err := unpack(ctx, tx, src, res, split); err != nil {
 					return err

@@ -73,15 +73,18 @@ func TestMigrateFromV1(t *testing.T) {
 		t.Fatalf("%d blocks before any write", n)
 	}
 
-	// The next write of "db" (in its second hour) packs its first hour;
-	// the real sample's source is packed by its own next write.
+	// The next writes of "db" (in its second hour) pack its first hour, a
+	// series per write (both within one write's budget of points would be
+	// 7 200); the real sample's source is packed by its own next writes.
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	next := synthetic("db", t0.Add(4000*time.Second), 1, 2, realHistograms(t))
-	if err := a.WriteBatch(ctx, next); err != nil {
-		t.Fatal(err)
-	}
-	if n := blockCount(t, a); n != 1 {
-		t.Fatalf("%d blocks after the next write, want the first hour of db", n)
+	next := synthetic("db", t0.Add(4000*time.Second), 2, 2, realHistograms(t))
+	for i, iv := range next {
+		if err := a.Write(ctx, iv); err != nil {
+			t.Fatal(err)
+		}
+		if n := blockCount(t, a); n != i {
+			t.Fatalf("%d window blocks after %d writes, want %d", n, i+1, i)
+		}
 	}
 	want = migrationInput(t)
 	want = slices.Insert(want, 4000, next...) // "db" reads first
@@ -96,7 +99,7 @@ func TestMigrateFromV1(t *testing.T) {
 
 // TestRewriteIntoPackedHour replaces one interval of a packed hour: the
 // hour is unpacked, the interval replaced (a series it lost goes) and the
-// hour packed again.
+// hour packed again by the next writes.
 func TestRewriteIntoPackedHour(t *testing.T) {
 	a, _ := openTemp(t, Options{})
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -114,20 +117,28 @@ func TestRewriteIntoPackedHour(t *testing.T) {
 		t.Fatal(err)
 	}
 	want[1800] = again
-	sameIntervals(t, readAll(t, a, Query{Resolution: Raw}), want)
-	if n := blockCount(t, a); n != 1 {
-		t.Fatalf("%d blocks after the rewrite, want the first hour packed again", n)
+	// The hour is packed again a series per write: it reads the same at
+	// every step, some series packed and others rows.
+	for n := 0; blockCount(t, a) == 0; n++ {
+		sameIntervals(t, readAll(t, a, Query{Resolution: Raw}), want)
+		if n == 3 {
+			t.Fatal("the hour of 3 series was not packed again after 3 writes")
+		}
+		if err := a.Write(ctx, want[len(want)-1]); err != nil {
+			t.Fatal(err)
+		}
 	}
+	sameIntervals(t, readAll(t, a, Query{Resolution: Raw}), want)
 	// A window inside the packed hour reads exactly.
 	sameIntervals(t, readAll(t, a, Query{Resolution: Raw, From: t0.Add(1799 * time.Second), To: t0.Add(1802 * time.Second)}), want[1799:1802])
 }
 
 // TestPackBudget: a write packs at most its budget of points (beyond one
-// hour); the hours left stay rows, read the same, and are packed by the
-// next writes.
+// series-hour); the hours left stay rows, read the same, and are packed by
+// the next writes.
 func TestPackBudget(t *testing.T) {
 	a, _ := openTemp(t, Options{})
-	a.packBudget = 1
+	a.packBudget, a.packPerWritten = 1, 0
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	want := synthetic("db", t0, 4*3600+1, 1, realHistograms(t))
 	if err := a.WriteBatch(ctx, want); err != nil {
