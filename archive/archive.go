@@ -50,6 +50,10 @@ type Options struct {
 	MaxBytes int64
 	// ReadOnly opens an existing archive for queries only.
 	ReadOnly bool
+	// SourceKeep shortens the retention of some sources (by name):
+	// Maintain drops their data of every tier older than this, even when
+	// the tier keeps longer (latscope serve's per-job retention).
+	SourceKeep map[string]time.Duration
 }
 
 // Archive is an open archive. Its methods are safe for concurrent use; one
@@ -115,7 +119,7 @@ func Open(path string, opts Options) (*Archive, error) {
 	if opts.Tiers == nil {
 		opts.Tiers = DefaultTiers()
 	}
-	if err := checkTiers(opts.Tiers); err != nil {
+	if err := CheckTiers(opts.Tiers); err != nil {
 		return nil, fmt.Errorf("archive %s: %w", path, err)
 	}
 	file, err := dbFile(path, opts.ReadOnly)
@@ -208,19 +212,22 @@ func dsn(file string, readOnly bool) string {
 // kernel's file cache).
 const readerMmap = 1 << 30
 
-func checkTiers(tiers []Tier) error {
+// CheckTiers reports tiers an archive refuses (counted from 1): the raw tier (step 0)
+// first, each other step whole seconds and a multiple of the one before,
+// no negative retention.
+func CheckTiers(tiers []Tier) error {
 	if len(tiers) == 0 || tiers[0].Step != 0 {
 		return errors.New("the first tier must be the raw one (step 0)")
 	}
 	for i := 1; i < len(tiers); i++ {
 		prev, t := tiers[i-1].Step, tiers[i].Step
 		if t < time.Second || t%time.Second != 0 || t <= prev || (prev > 0 && t%prev != 0) {
-			return fmt.Errorf("tier %d: step %s must be whole seconds, above and a multiple of the previous tier's %s", i, t, prev)
+			return fmt.Errorf("tier %d: step %s must be whole seconds, above and a multiple of the previous tier's %s", i+1, t, prev)
 		}
 	}
 	for i, t := range tiers {
 		if t.Keep < 0 {
-			return fmt.Errorf("tier %d: negative retention %s", i, t.Keep)
+			return fmt.Errorf("tier %d: negative retention %s", i+1, t.Keep)
 		}
 	}
 	return nil

@@ -140,7 +140,7 @@ func Serve(ctx context.Context, sc ServeConfig) error {
 	if err := bootstrap(ctx, store, sc.Stderr, c); err != nil {
 		return err
 	}
-	arch, err := archive.Open(c.Data, archive.Options{})
+	arch, err := archive.Open(c.Data, archiveOptions(c))
 	if err != nil {
 		return err
 	}
@@ -154,7 +154,7 @@ func Serve(ctx context.Context, sc ServeConfig) error {
 		return err
 	}
 	rt := httpsec.NewRouter(store, httpsec.Config{TLS: tlsConfig != nil, Logger: logger})
-	api.RegisterServe(rt, api.Data{Archive: arch, Jobs: runner.Status})
+	api.RegisterServe(rt, api.Data{Archive: arch, Jobs: runner.Status, Tiers: c.Archive.Parsed})
 	h, err := rt.Handler()
 	if err != nil {
 		arch.Close()
@@ -167,6 +167,21 @@ func Serve(ctx context.Context, sc ServeConfig) error {
 	}
 	fmt.Fprintf(sc.Stderr, "latscope: serving on %s://%s: %d job(s), data in %s\n", scheme, ln.Addr(), len(defs), c.Data)
 	return runServer(ctx, srv, ln, runner, arch, store, logger)
+}
+
+// archiveOptions are the configuration's tiers, size cap and per-job
+// retentions (a job's name is its source in the archive).
+func archiveOptions(c *config.Config) archive.Options {
+	opts := archive.Options{Tiers: c.Archive.Parsed, MaxBytes: c.Archive.MaxBytes}
+	for _, j := range c.Jobs {
+		if j.Keep > 0 {
+			if opts.SourceKeep == nil {
+				opts.SourceKeep = map[string]time.Duration{}
+			}
+			opts.SourceKeep[j.Name] = j.Keep
+		}
+	}
+	return opts
 }
 
 // runServer serves until ctx ends, then stops the server and the jobs
