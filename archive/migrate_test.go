@@ -11,10 +11,12 @@ import (
 	"github.com/latscope/latscope/stream"
 )
 
-// migrationInput is what testdata/v1/latscope.db holds: the real sample
-// and an hour and 6 minutes of 1-second intervals of two series, written
-// by the schema-1 archive (one row per window and per point), in the
-// order Read returns them (by source).
+// migrationInput is what testdata/v1/latscope.db and testdata/v2/latscope.db
+// hold: the real sample and an hour and 6 minutes of 1-second intervals of
+// two series, written by the schema-1 archive (one row per window and per
+// point) and by the schema-2 one (1 024 intervals per transaction: the
+// first hour of "db" packed into WITHOUT ROWID block tables), in the order
+// Read returns them (by source).
 func migrationInput(t testing.TB) []stream.Interval {
 	t.Helper()
 	ivs := realIntervals(t)
@@ -25,9 +27,13 @@ func migrationInput(t testing.TB) []stream.Interval {
 }
 
 // copyV1 copies the schema-1 archive into a fresh data directory.
-func copyV1(t *testing.T) string {
+func copyV1(t *testing.T) string { return copyOld(t, "v1") }
+
+// copyOld copies an archive of an older schema into a fresh data
+// directory.
+func copyOld(t *testing.T, version string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "v1", DBName))
+	data, err := os.ReadFile(filepath.Join("testdata", version, DBName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,6 +97,49 @@ func TestMigrateFromV1(t *testing.T) {
 	sameIntervals(t, readAll(t, a, Query{Resolution: Raw}), want)
 
 	// Writing everything again, packed hours included, doubles nothing.
+	if err := a.WriteBatch(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	sameIntervals(t, readAll(t, a, Query{Resolution: Raw}), want)
+}
+
+// TestMigrateFromV2 opens an archive written by schema 2 (blocks in
+// WITHOUT ROWID tables): read-only it reads as written; opened for writing
+// its blocks move to the rowid tables of schema 3, it reads the same, and
+// writing goes on, rewrites of the packed hour included.
+func TestMigrateFromV2(t *testing.T) {
+	want := migrationInput(t)
+	dir := copyOld(t, "v2")
+	r, err := Open(dir, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := r.schemaVersion(ctx); err != nil || v != 2 {
+		t.Fatalf("testdata/v2 has schema %d, %v", v, err)
+	}
+	sameIntervals(t, readAll(t, r, Query{Resolution: Raw}), want)
+	r.Close()
+
+	a, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if v, err := a.schemaVersion(ctx); err != nil || v != len(migrations) {
+		t.Fatalf("schema version %d after migration, %v", v, err)
+	}
+	if err := a.IntegrityCheck(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := blockCount(t, a); n != 1 {
+		t.Fatalf("%d window blocks after migrating, want db's first hour", n)
+	}
+	var withoutRowid int
+	if err := a.db.QueryRow("SELECT count(*) FROM sqlite_schema WHERE name LIKE '%blocks' AND sql LIKE '%WITHOUT ROWID%'").Scan(&withoutRowid); err != nil || withoutRowid != 0 {
+		t.Fatalf("%d block tables still WITHOUT ROWID, %v", withoutRowid, err)
+	}
+	sameIntervals(t, readAll(t, a, Query{Resolution: Raw}), want)
+	// Writing everything again, the packed hour included, doubles nothing.
 	if err := a.WriteBatch(ctx, want); err != nil {
 		t.Fatal(err)
 	}

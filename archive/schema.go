@@ -53,6 +53,29 @@ CREATE TABLE point_blocks (
 	start INTEGER NOT NULL,
 	data BLOB NOT NULL,             -- the series' points in [start, start + span)
 	PRIMARY KEY (series_id, res, start)) WITHOUT ROWID;`,
+	// 3: the blocks move to rowid tables with their key in a separate
+	// index. In a WITHOUT ROWID table the blob is part of the key: a seek
+	// read whole blocks (every overflow page) to compare keys, and
+	// interior pages held copies of them. Now a seek walks the small
+	// index and reads one block once.
+	`CREATE TABLE window_blocks_3 (
+	source_id INTEGER NOT NULL,
+	res INTEGER NOT NULL,
+	start INTEGER NOT NULL,
+	data BLOB NOT NULL);
+CREATE UNIQUE INDEX window_blocks_key ON window_blocks_3 (source_id, res, start);
+INSERT INTO window_blocks_3 SELECT source_id, res, start, data FROM window_blocks ORDER BY source_id, res, start;
+DROP TABLE window_blocks;
+ALTER TABLE window_blocks_3 RENAME TO window_blocks;
+CREATE TABLE point_blocks_3 (
+	series_id INTEGER NOT NULL,
+	res INTEGER NOT NULL,
+	start INTEGER NOT NULL,
+	data BLOB NOT NULL);
+CREATE UNIQUE INDEX point_blocks_key ON point_blocks_3 (series_id, res, start);
+INSERT INTO point_blocks_3 SELECT series_id, res, start, data FROM point_blocks ORDER BY series_id, res, start;
+DROP TABLE point_blocks;
+ALTER TABLE point_blocks_3 RENAME TO point_blocks;`,
 }
 
 // blockTables are the tables of migration 2, which a read-only archive of
