@@ -47,6 +47,7 @@ func (a *Archive) Maintain(ctx context.Context, now time.Time) error {
 			return a.errorf("keeping within %d bytes: %w", a.opts.MaxBytes, err)
 		}
 	}
+	a.ckpt.wrote()
 	return nil
 }
 

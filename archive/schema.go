@@ -58,24 +58,22 @@ CREATE TABLE point_blocks (
 	// read whole blocks (every overflow page) to compare keys, and
 	// interior pages held copies of them. Now a seek walks the small
 	// index and reads one block once.
-	`CREATE TABLE window_blocks_3 (
-	source_id INTEGER NOT NULL,
+	rowidBlocks("window_blocks", "source_id") + rowidBlocks("point_blocks", "series_id"),
+}
+
+// rowidBlocks is migration 3 of one block table: the same columns in a
+// rowid table, the key a unique index, the rows copied in key order.
+func rowidBlocks(table, id string) string {
+	return fmt.Sprintf(`CREATE TABLE %[1]s_3 (
+	%[2]s INTEGER NOT NULL,
 	res INTEGER NOT NULL,
 	start INTEGER NOT NULL,
 	data BLOB NOT NULL);
-CREATE UNIQUE INDEX window_blocks_key ON window_blocks_3 (source_id, res, start);
-INSERT INTO window_blocks_3 SELECT source_id, res, start, data FROM window_blocks ORDER BY source_id, res, start;
-DROP TABLE window_blocks;
-ALTER TABLE window_blocks_3 RENAME TO window_blocks;
-CREATE TABLE point_blocks_3 (
-	series_id INTEGER NOT NULL,
-	res INTEGER NOT NULL,
-	start INTEGER NOT NULL,
-	data BLOB NOT NULL);
-CREATE UNIQUE INDEX point_blocks_key ON point_blocks_3 (series_id, res, start);
-INSERT INTO point_blocks_3 SELECT series_id, res, start, data FROM point_blocks ORDER BY series_id, res, start;
-DROP TABLE point_blocks;
-ALTER TABLE point_blocks_3 RENAME TO point_blocks;`,
+CREATE UNIQUE INDEX %[1]s_key ON %[1]s_3 (%[2]s, res, start);
+INSERT INTO %[1]s_3 SELECT %[2]s, res, start, data FROM %[1]s ORDER BY %[2]s, res, start;
+DROP TABLE %[1]s;
+ALTER TABLE %[1]s_3 RENAME TO %[1]s;
+`, table, id)
 }
 
 // blockTables are the tables of migration 2, which a read-only archive of

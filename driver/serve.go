@@ -132,16 +132,21 @@ func Serve(ctx context.Context, sc ServeConfig) error {
 	if err := os.MkdirAll(c.Data, 0o700); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
+	// The archive first: its writer's lock refuses a second server on
+	// the data directory before it touches the users (two first starts
+	// would both try to create the admin).
+	arch, err := archive.Open(c.Data, archiveOptions(c))
+	if err != nil {
+		return err
+	}
 	store, err := openUsers(ctx, c.Data, logger)
 	if err != nil {
+		arch.Close()
 		return err
 	}
 	defer store.Close()
 	if err := bootstrap(ctx, store, sc.Stderr, c); err != nil {
-		return err
-	}
-	arch, err := archive.Open(c.Data, archiveOptions(c))
-	if err != nil {
+		arch.Close()
 		return err
 	}
 	backoff := sc.Backoff
