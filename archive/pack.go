@@ -10,13 +10,13 @@ import (
 	"slices"
 )
 
-// Packing keeps one rule: an hour of a source is either open (its windows
-// and points are rows) or packed (one window block and one block per
-// series), never both, so reads can scan rows and blocks in one ordered
-// pass (eachWindow).
+// Packing keeps one rule: a series' points of an hour are either rows or
+// one block, never both, and so are a source's windows of an hour; the
+// window block is written last, so an hour with one is wholly packed.
+// Reads scan rows and blocks in one ordered pass (eachWindow, eachPoint).
 
 // packFinished packs, for every source this transaction wrote, the raw
-// rows before its newest hour, a series-hour at a time (packHours). A live
+// rows before its newest hour, a series-hour at a time (packSource). A live
 // source's hour is packed over the ticks that follow it, and an hour
 // reopened by a rewrite (unpackFor) is packed again.
 func (w *batchWriter) packFinished(ctx context.Context) error {
@@ -122,9 +122,13 @@ func (w *batchWriter) nextHour(ctx context.Context, src, newest int64) (packCurs
 		w.a.rowsFrom[src] = open
 		return packCursor{}, false, nil
 	}
-	w.a.rowsFrom[src] = blockOf(*first)
+	hour := blockOf(*first)
+	delete(w.a.rowsFrom, src) // known again once the hours before open are packed
+	// The hour gets point blocks from now on: a rewrite into it must
+	// unpack it (unpackFor).
+	w.a.packedBelow[src] = max(below, addSat(hour, blockSpan))
 	ids, err := seriesOf(ctx, w.tx, src)
-	return packCursor{hour: blockOf(*first), series: ids}, err == nil, err
+	return packCursor{hour: hour, series: ids}, err == nil, err
 }
 
 // addSat adds without overflowing past the int64 range.
