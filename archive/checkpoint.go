@@ -16,6 +16,7 @@ import (
 type checkpointer struct {
 	db   *sql.DB
 	kick chan struct{}
+	quit chan struct{}
 	done chan struct{}
 }
 
@@ -28,7 +29,7 @@ func startCheckpointer(file string) (*checkpointer, error) {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1)
-	c := &checkpointer{db: db, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	c := &checkpointer{db: db, kick: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
 	go c.run()
 	return c, nil
 }
@@ -43,17 +44,30 @@ func (c *checkpointer) wrote() {
 
 func (c *checkpointer) run() {
 	defer close(c.done)
-	for range c.kick {
+	pause := time.NewTimer(0)
+	defer pause.Stop()
+	for {
+		select {
+		case <-c.quit:
+			return
+		case <-c.kick:
+		}
 		// An error (a full disk) leaves the WAL as it is: the next
 		// checkpoint, or Close's, copies it once it can.
 		_, _ = c.db.ExecContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)")
-		time.Sleep(checkpointEvery)
+		pause.Reset(checkpointEvery)
+		select {
+		case <-c.quit:
+			return
+		case <-pause.C:
+		}
 	}
 }
 
-// stop ends the checkpointer; Close checkpoints what is left.
+// stop ends the checkpointer without waiting out its pause; Close
+// checkpoints what is left.
 func (c *checkpointer) stop() {
-	close(c.kick)
+	close(c.quit)
 	<-c.done
 	c.db.Close()
 }
