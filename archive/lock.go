@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 )
 
-// LockName is the writer's lock file beside the database: a writer holds
+// LockName is the writer's lock file beside the database (the database
+// file's name and ".lock" for an archive given as a file): a writer holds
 // an exclusive flock on it while the archive is open, so that a second
 // writer (another latscope serve, or record --archive) on the same data
 // directory is refused instead of interleaving with the first. Readers do
@@ -23,7 +23,7 @@ var ErrLocked = errors.New("another latscope process is writing this archive")
 // lockWriter takes the writer's lock of the database file, or says who
 // holds it.
 func lockWriter(path, file string) (*os.File, error) {
-	name := filepath.Join(filepath.Dir(file), LockName)
+	name := file + ".lock"
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("archive %s: lock file: %w", path, err)
