@@ -50,6 +50,10 @@ type Options struct {
 	MaxBytes int64
 	// ReadOnly opens an existing archive for queries only.
 	ReadOnly bool
+	// SourceKeep shortens the retention of some sources (by name):
+	// Maintain drops their data of every tier older than this, even when
+	// the tier keeps longer (latscope serve's per-job retention).
+	SourceKeep map[string]time.Duration
 }
 
 // Archive is an open archive. Its methods are safe for concurrent use; one
@@ -68,8 +72,17 @@ type Archive struct {
 	// rowsFrom is, per source, a start before which it has no raw rows:
 	// all packed (packFinished).
 	rowsFrom map[int64]int64
-	// packBudget bounds the points a write packs (pack.go; tests lower it).
-	packBudget int
+	// packing is, per source, its finished hour being packed (pack.go).
+	packing map[int64]packCursor
+	// packBudget and packPerWritten bound the points a write packs
+	// (batchWriter.budget; tests lower them).
+	packBudget, packPerWritten int
+	// reads runs the read paths' queries, prepared once.
+	reads *preparedReads
+	// ckpt checkpoints the WAL beside a writer; lock is the writer's hold
+	// on the data directory. Nil when read-only.
+	ckpt *checkpointer
+	lock *os.File
 }
 
 // DBPath returns the database file of an archive path: the file itself,
@@ -106,24 +119,44 @@ func Open(path string, opts Options) (*Archive, error) {
 	if opts.Tiers == nil {
 		opts.Tiers = DefaultTiers()
 	}
-	if err := checkTiers(opts.Tiers); err != nil {
+	if err := CheckTiers(opts.Tiers); err != nil {
 		return nil, fmt.Errorf("archive %s: %w", path, err)
 	}
 	file, err := dbFile(path, opts.ReadOnly)
 	if err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("sqlite", dsn(file))
+	var lock *os.File
+	if !opts.ReadOnly {
+		if lock, err = lockWriter(path, file); err != nil {
+			return nil, err
+		}
+	}
+	a, err := open(path, file, lock, opts)
+	if err != nil && lock != nil {
+		lock.Close()
+	}
+	return a, err
+}
+
+func open(path, file string, lock *os.File, opts Options) (*Archive, error) {
+	db, err := sql.Open("sqlite", dsn(file, opts.ReadOnly))
 	if err != nil {
 		return nil, fmt.Errorf("archive %s: %w", path, err)
 	}
 	// One connection: SQLite serialises writers anyway, and a single
 	// connection keeps its page cache (bounded by cache_size) the only one.
 	db.SetMaxOpenConns(1)
-	a := &Archive{db: db, dir: path, path: file, opts: opts, ids: newIDCache(), packedBelow: map[int64]int64{}, rowsFrom: map[int64]int64{}, packBudget: packBudget}
+	a := &Archive{db: db, dir: path, path: file, opts: opts, ids: newIDCache(), packedBelow: map[int64]int64{}, rowsFrom: map[int64]int64{}, packing: map[int64]packCursor{}, packBudget: packBudget, packPerWritten: packPerWritten, reads: &preparedReads{db: db}, lock: lock}
 	if err := a.init(context.Background()); err != nil {
 		db.Close()
 		return nil, err
+	}
+	if !opts.ReadOnly {
+		if a.ckpt, err = startCheckpointer(file); err != nil {
+			db.Close()
+			return nil, a.errorf("%w", err)
+		}
 	}
 	return a, nil
 }
@@ -157,28 +190,44 @@ func dbFile(path string, readOnly bool) (string, error) {
 // connection needs: WAL (readers never block the writer, a crash loses at
 // most the transaction being written), synchronous NORMAL (WAL's safe
 // setting: no fsync per commit), a busy timeout for concurrent readers and
-// a bounded page cache.
-func dsn(file string) string {
+// a bounded page cache. A reader also maps the file into memory (up to
+// readerMmap): SQLite then reads the blocks' overflow pages from the map
+// instead of with one pread each. A writer, which runs for days, does not:
+// the pages it touched would count in its RSS.
+func dsn(file string, readOnly bool) string {
 	q := url.Values{}
 	for _, p := range []string{"journal_mode(WAL)", "synchronous(NORMAL)", "busy_timeout(10000)", "cache_size(-8000)", "foreign_keys(ON)"} {
 		q.Add("_pragma", p)
 	}
+	if readOnly {
+		q.Add("_pragma", fmt.Sprintf("mmap_size(%d)", readerMmap))
+	} else {
+		q.Add("_pragma", "wal_autocheckpoint(0)") // the checkpointer's job
+	}
 	return "file:" + (&url.URL{Path: file}).EscapedPath() + "?" + q.Encode()
 }
 
-func checkTiers(tiers []Tier) error {
+// readerMmap bounds the memory map of a read-only archive (1 GiB of
+// address space; only the pages read are resident, and they are the
+// kernel's file cache).
+const readerMmap = 1 << 30
+
+// CheckTiers reports tiers an archive refuses (counted from 1): the raw tier (step 0)
+// first, each other step whole seconds and a multiple of the one before,
+// no negative retention.
+func CheckTiers(tiers []Tier) error {
 	if len(tiers) == 0 || tiers[0].Step != 0 {
 		return errors.New("the first tier must be the raw one (step 0)")
 	}
 	for i := 1; i < len(tiers); i++ {
 		prev, t := tiers[i-1].Step, tiers[i].Step
 		if t < time.Second || t%time.Second != 0 || t <= prev || (prev > 0 && t%prev != 0) {
-			return fmt.Errorf("tier %d: step %s must be whole seconds, above and a multiple of the previous tier's %s", i, t, prev)
+			return fmt.Errorf("tier %d: step %s must be whole seconds, above and a multiple of the previous tier's %s", i+1, t, prev)
 		}
 	}
 	for i, t := range tiers {
 		if t.Keep < 0 {
-			return fmt.Errorf("tier %d: negative retention %s", i, t.Keep)
+			return fmt.Errorf("tier %d: negative retention %s", i+1, t.Keep)
 		}
 	}
 	return nil
@@ -259,6 +308,11 @@ func (a *Archive) IntegrityCheck(ctx context.Context) error {
 // the database and closes it.
 func (a *Archive) Close() error {
 	var err error
+	a.reads.close()
+	if a.ckpt != nil {
+		a.ckpt.stop()
+		a.ckpt = nil
+	}
 	if !a.opts.ReadOnly {
 		ctx := context.Background()
 		err = a.setMeta(ctx, metaClean, "yes")
@@ -268,6 +322,10 @@ func (a *Archive) Close() error {
 	}
 	if cerr := a.db.Close(); err == nil && cerr != nil {
 		err = a.errorf("closing: %w", cerr)
+	}
+	if a.lock != nil {
+		a.lock.Close() // releases the writer's lock
+		a.lock = nil
 	}
 	return err
 }

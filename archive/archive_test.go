@@ -2,6 +2,7 @@ package archive
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -197,6 +198,42 @@ func TestRetentionByAge(t *testing.T) {
 	}
 }
 
+// TestSourceRetention: a source with a shorter retention (a serve job's)
+// loses its older data in every tier, a straddling packed hour included;
+// the other source keeps the tiers' retention.
+func TestSourceRetention(t *testing.T) {
+	a, _ := openTemp(t, Options{Tiers: []Tier{{Keep: 3 * time.Hour}, {Step: time.Minute}}, SourceKeep: map[string]time.Duration{"short": 90 * time.Minute}})
+	hs := realHistograms(t)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, src := range []string{"short", "long"} {
+		if err := a.WriteBatch(ctx, synthetic(src, t0, 4*3600, 2, hs)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := t0.Add(4 * time.Hour)
+	if err := a.Maintain(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		src   string
+		res   time.Duration
+		first time.Time
+	}{
+		{"short", Raw, now.Add(-90 * time.Minute)},
+		{"short", time.Minute, now.Add(-90 * time.Minute)},
+		{"long", Raw, now.Add(-3 * time.Hour)},
+		{"long", time.Minute, t0},
+	} {
+		got := readAll(t, a, Query{Series: c.src, Resolution: c.res})
+		if len(got) == 0 || !got[0].Start.Equal(c.first) || len(got[0].Series) != 2 {
+			t.Fatalf("%s at %v: %d windows from %v, want from %v", c.src, c.res, len(got), got[0].Start, c.first)
+		}
+	}
+	if err := a.IntegrityCheck(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestRetentionBySize(t *testing.T) {
 	a, _ := openTemp(t, Options{MaxBytes: 2 << 20, Tiers: []Tier{{}}})
 	hs := realHistograms(t)
@@ -378,4 +415,32 @@ func TestReadWhileWriting(t *testing.T) {
 	if n := len(readAll(t, r, Query{})); n != 300 {
 		t.Fatalf("read %d intervals after the writer finished, want 300", n)
 	}
+}
+
+// TestOneWriterAtATime: a second writer on the same data directory is
+// refused with a message saying who writes it and that reading works; a
+// reader opens meanwhile; the lock goes with Close.
+func TestOneWriterAtATime(t *testing.T) {
+	dir := t.TempDir()
+	a, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(dir, Options{})
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) || !strings.Contains(err.Error(), "latscope report "+dir) {
+		t.Fatalf("second writer: %v", err)
+	}
+	r, err := Open(dir, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("reader beside the writer: %v", err)
+	}
+	r.Close()
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatalf("writer after the first closed: %v", err)
+	}
+	b.Close()
 }

@@ -3,8 +3,11 @@ package archive
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -32,15 +35,19 @@ func (a *Archive) Maintain(ctx context.Context, now time.Time) error {
 		if t.Keep == 0 {
 			continue
 		}
-		if err := a.dropBefore(ctx, resOf(t.Step), now.Add(-t.Keep).UnixNano()); err != nil {
+		if err := a.dropBefore(ctx, resOf(t.Step), now.Add(-t.Keep).UnixNano(), allSources); err != nil {
 			return a.errorf("dropping data older than %s: %w", t.Keep, err)
 		}
+	}
+	if err := a.dropSources(ctx, now); err != nil {
+		return err
 	}
 	if a.opts.MaxBytes > 0 {
 		if err := a.fitSize(ctx); err != nil {
 			return a.errorf("keeping within %d bytes: %w", a.opts.MaxBytes, err)
 		}
 	}
+	a.ckpt.wrote()
 	return nil
 }
 
@@ -198,19 +205,50 @@ func mergeValue(si SeriesInfo, data []byte, h **hist.Histogram, m *stream.Series
 	return nil
 }
 
+// dropSources applies Options.SourceKeep: each named source's data of
+// every tier older than its retention goes.
+func (a *Archive) dropSources(ctx context.Context, now time.Time) error {
+	for _, name := range slices.Sorted(maps.Keys(a.opts.SourceKeep)) {
+		keep := a.opts.SourceKeep[name]
+		if keep <= 0 {
+			continue
+		}
+		var id int64
+		err := a.db.QueryRowContext(ctx, "SELECT id FROM sources WHERE name = ?", name).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // nothing archived yet
+		}
+		if err != nil {
+			return a.errorf("source %s: %w", name, err)
+		}
+		for _, t := range a.opts.Tiers {
+			if err := a.dropBefore(ctx, resOf(t.Step), now.Add(-keep).UnixNano(), id); err != nil {
+				return a.errorf("dropping %s's data older than %s: %w", name, keep, err)
+			}
+		}
+	}
+	return nil
+}
+
+// allSources asks dropBefore for every source (ids start at 1).
+const allSources = 0
+
 // dropBefore deletes a resolution's windows and points that start before
-// cutoff, source by source and series by series along the primary keys.
-// A block holding both older and newer entries is unpacked first, so that
-// its older rows go with the others; the source's next write packs it
-// again.
-func (a *Archive) dropBefore(ctx context.Context, res, cutoff int64) error {
+// cutoff, of one source or of allSources, source by source and series by
+// series along the primary keys. A block holding both older and newer
+// entries is unpacked first, so that its older rows go with the others;
+// the source's next write packs it again.
+func (a *Archive) dropBefore(ctx context.Context, res, cutoff, source int64) error {
 	return a.inTx(ctx, func(tx *sql.Tx) error {
 		if split := firstBlock(cutoff); split < cutoff {
-			sources, err := int64s(ctx, tx, "SELECT source_id FROM window_blocks WHERE source_id IN (SELECT id FROM sources) AND res = ? AND start = ?", res, split)
+			// An hour being packed has point blocks and no window block yet.
+			sources, err := int64s(ctx, tx, `SELECT source_id FROM window_blocks WHERE source_id IN (SELECT id FROM sources WHERE ?3 IN (0, id)) AND res = ?1 AND start = ?2
+				UNION SELECT source_id FROM series WHERE ?3 IN (0, source_id) AND id IN (SELECT series_id FROM point_blocks WHERE res = ?1 AND start = ?2)`, res, split, source)
 			if err != nil {
 				return err
 			}
 			clear(a.rowsFrom) // unpacked hours are rows again
+			clear(a.packing)
 			for _, src := range sources {
 				if err := unpack(ctx, tx, src, res, split); err != nil {
 					return err
@@ -218,12 +256,12 @@ func (a *Archive) dropBefore(ctx context.Context, res, cutoff int64) error {
 			}
 		}
 		for _, q := range []string{
-			`DELETE FROM windows WHERE source_id IN (SELECT id FROM sources) AND res = ?1 AND start < ?2`,
-			`DELETE FROM points WHERE series_id IN (SELECT id FROM series) AND res = ?1 AND start < ?2`,
-			`DELETE FROM window_blocks WHERE source_id IN (SELECT id FROM sources) AND res = ?1 AND start < ?3`,
-			`DELETE FROM point_blocks WHERE series_id IN (SELECT id FROM series) AND res = ?1 AND start < ?3`,
+			`DELETE FROM windows WHERE source_id IN (SELECT id FROM sources WHERE ?4 IN (0, id)) AND res = ?1 AND start < ?2`,
+			`DELETE FROM points WHERE series_id IN (SELECT id FROM series WHERE ?4 IN (0, source_id)) AND res = ?1 AND start < ?2`,
+			`DELETE FROM window_blocks WHERE source_id IN (SELECT id FROM sources WHERE ?4 IN (0, id)) AND res = ?1 AND start < ?3`,
+			`DELETE FROM point_blocks WHERE series_id IN (SELECT id FROM series WHERE ?4 IN (0, source_id)) AND res = ?1 AND start < ?3`,
 		} {
-			if _, err := tx.ExecContext(ctx, q, res, cutoff, firstBlock(cutoff)); err != nil {
+			if _, err := tx.ExecContext(ctx, q, res, cutoff, firstBlock(cutoff), source); err != nil {
 				return err
 			}
 		}
@@ -260,7 +298,7 @@ func (a *Archive) fitSize(ctx context.Context) error {
 		}
 		cutoff := oldest + int64(time.Hour)
 		for _, t := range a.opts.Tiers {
-			if err := a.dropBefore(ctx, resOf(t.Step), cutoff); err != nil {
+			if err := a.dropBefore(ctx, resOf(t.Step), cutoff, allSources); err != nil {
 				return err
 			}
 		}

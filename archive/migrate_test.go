@@ -11,10 +11,12 @@ import (
 	"github.com/latscope/latscope/stream"
 )
 
-// migrationInput is what testdata/v1/latscope.db holds: the real sample
-// and an hour and 6 minutes of 1-second intervals of two series, written
-// by the schema-1 archive (one row per window and per point), in the
-// order Read returns them (by source).
+// migrationInput is what testdata/v1/latscope.db and testdata/v2/latscope.db
+// hold: the real sample and an hour and 6 minutes of 1-second intervals of
+// two series, written by the schema-1 archive (one row per window and per
+// point) and by the schema-2 one (1 024 intervals per transaction: the
+// first hour of "db" packed into WITHOUT ROWID block tables), in the order
+// Read returns them (by source).
 func migrationInput(t testing.TB) []stream.Interval {
 	t.Helper()
 	ivs := realIntervals(t)
@@ -25,9 +27,13 @@ func migrationInput(t testing.TB) []stream.Interval {
 }
 
 // copyV1 copies the schema-1 archive into a fresh data directory.
-func copyV1(t *testing.T) string {
+func copyV1(t *testing.T) string { return copyOld(t, "v1") }
+
+// copyOld copies an archive of an older schema into a fresh data
+// directory.
+func copyOld(t *testing.T, version string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "v1", DBName))
+	data, err := os.ReadFile(filepath.Join("testdata", version, DBName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,15 +79,18 @@ func TestMigrateFromV1(t *testing.T) {
 		t.Fatalf("%d blocks before any write", n)
 	}
 
-	// The next write of "db" (in its second hour) packs its first hour;
-	// the real sample's source is packed by its own next write.
+	// The next writes of "db" (in its second hour) pack its first hour, a
+	// series per write (both within one write's budget of points would be
+	// 7 200); the real sample's source is packed by its own next writes.
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	next := synthetic("db", t0.Add(4000*time.Second), 1, 2, realHistograms(t))
-	if err := a.WriteBatch(ctx, next); err != nil {
-		t.Fatal(err)
-	}
-	if n := blockCount(t, a); n != 1 {
-		t.Fatalf("%d blocks after the next write, want the first hour of db", n)
+	next := synthetic("db", t0.Add(4000*time.Second), 2, 2, realHistograms(t))
+	for i, iv := range next {
+		if err := a.Write(ctx, iv); err != nil {
+			t.Fatal(err)
+		}
+		if n := blockCount(t, a); n != i {
+			t.Fatalf("%d window blocks after %d writes, want %d", n, i+1, i)
+		}
 	}
 	want = migrationInput(t)
 	want = slices.Insert(want, 4000, next...) // "db" reads first
@@ -94,9 +103,52 @@ func TestMigrateFromV1(t *testing.T) {
 	sameIntervals(t, readAll(t, a, Query{Resolution: Raw}), want)
 }
 
+// TestMigrateFromV2 opens an archive written by schema 2 (blocks in
+// WITHOUT ROWID tables): read-only it reads as written; opened for writing
+// its blocks move to the rowid tables of schema 3, it reads the same, and
+// writing goes on, rewrites of the packed hour included.
+func TestMigrateFromV2(t *testing.T) {
+	want := migrationInput(t)
+	dir := copyOld(t, "v2")
+	r, err := Open(dir, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := r.schemaVersion(ctx); err != nil || v != 2 {
+		t.Fatalf("testdata/v2 has schema %d, %v", v, err)
+	}
+	sameIntervals(t, readAll(t, r, Query{Resolution: Raw}), want)
+	r.Close()
+
+	a, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if v, err := a.schemaVersion(ctx); err != nil || v != len(migrations) {
+		t.Fatalf("schema version %d after migration, %v", v, err)
+	}
+	if err := a.IntegrityCheck(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := blockCount(t, a); n != 1 {
+		t.Fatalf("%d window blocks after migrating, want db's first hour", n)
+	}
+	var withoutRowid int
+	if err := a.db.QueryRow("SELECT count(*) FROM sqlite_schema WHERE name LIKE '%blocks' AND sql LIKE '%WITHOUT ROWID%'").Scan(&withoutRowid); err != nil || withoutRowid != 0 {
+		t.Fatalf("%d block tables still WITHOUT ROWID, %v", withoutRowid, err)
+	}
+	sameIntervals(t, readAll(t, a, Query{Resolution: Raw}), want)
+	// Writing everything again, the packed hour included, doubles nothing.
+	if err := a.WriteBatch(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	sameIntervals(t, readAll(t, a, Query{Resolution: Raw}), want)
+}
+
 // TestRewriteIntoPackedHour replaces one interval of a packed hour: the
 // hour is unpacked, the interval replaced (a series it lost goes) and the
-// hour packed again.
+// hour packed again by the next writes.
 func TestRewriteIntoPackedHour(t *testing.T) {
 	a, _ := openTemp(t, Options{})
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -114,20 +166,36 @@ func TestRewriteIntoPackedHour(t *testing.T) {
 		t.Fatal(err)
 	}
 	want[1800] = again
-	sameIntervals(t, readAll(t, a, Query{Resolution: Raw}), want)
-	if n := blockCount(t, a); n != 1 {
-		t.Fatalf("%d blocks after the rewrite, want the first hour packed again", n)
+	// The hour is packed again a series per write: it reads the same at
+	// every step, some series packed and others rows.
+	for n := 0; blockCount(t, a) == 0; n++ {
+		sameIntervals(t, readAll(t, a, Query{Resolution: Raw}), want)
+		if n == 4 {
+			t.Fatal("the hour of 3 series was not packed again after 4 writes")
+		}
+		if n == 1 {
+			// A rewrite into the partly packed hour unpacks it again.
+			want[1900].Duration = 3 * time.Second
+			if err := a.Write(ctx, want[1900]); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := a.Write(ctx, want[len(want)-1]); err != nil {
+			t.Fatal(err)
+		}
 	}
+	sameIntervals(t, readAll(t, a, Query{Resolution: Raw}), want)
 	// A window inside the packed hour reads exactly.
 	sameIntervals(t, readAll(t, a, Query{Resolution: Raw, From: t0.Add(1799 * time.Second), To: t0.Add(1802 * time.Second)}), want[1799:1802])
 }
 
 // TestPackBudget: a write packs at most its budget of points (beyond one
-// hour); the hours left stay rows, read the same, and are packed by the
-// next writes.
+// series-hour); the hours left stay rows, read the same, and are packed by
+// the next writes.
 func TestPackBudget(t *testing.T) {
 	a, _ := openTemp(t, Options{})
-	a.packBudget = 1
+	a.packBudget, a.packPerWritten = 1, 0
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	want := synthetic("db", t0, 4*3600+1, 1, realHistograms(t))
 	if err := a.WriteBatch(ctx, want); err != nil {

@@ -5,69 +5,131 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 )
 
-// Packing keeps one rule: an hour of a source is either open (its windows
-// and points are rows) or packed (one window block and one block per
-// series), never both, so reads can scan rows and blocks in one ordered
-// pass (eachWindow).
+// Packing keeps one rule: a series' points of an hour are either rows or
+// one block, never both, and so are a source's windows of an hour; the
+// window block is written last, so an hour with one is wholly packed.
+// Reads scan rows and blocks in one ordered pass (eachWindow, eachPoint).
 
 // packFinished packs, for every source this transaction wrote, the raw
-// rows before its newest hour: a live source's hour is packed by the first
-// write of the next hour, in the same transaction, and an hour reopened
-// by a rewrite (unpackFor) is packed again.
+// rows before its newest hour, a series-hour at a time (packSource). A live
+// source's hour is packed over the ticks that follow it, and an hour
+// reopened by a rewrite (unpackFor) is packed again.
 func (w *batchWriter) packFinished(ctx context.Context) error {
-	for src, newest := range w.newest {
-		rowsFrom, known := w.a.rowsFrom[src]
-		if known && w.oldest[src] >= rowsFrom && blockOf(newest) <= rowsFrom {
-			continue // no rows before rowsFrom, and no new hour begun
+	for _, src := range slices.Sorted(maps.Keys(w.newest)) {
+		if w.packed >= w.budget() {
+			return nil
 		}
-		// Two queries: SQLite answers a lone min() or max() from the
-		// primary key's ends, but scans the range for both at once.
-		var first, last *int64
-		for _, q := range []struct {
-			agg string
-			v   **int64
-		}{{"min", &first}, {"max", &last}} {
-			if err := w.tx.QueryRowContext(ctx, "SELECT "+q.agg+"(start) FROM windows WHERE source_id = ? AND res = 0", src).Scan(q.v); err != nil {
-				return err
-			}
-		}
-		if first == nil {
-			continue
-		}
-		// newest is in a row; packedBelow covers a rewrite below the blocks.
-		open := max(blockOf(max(newest, *last)), w.a.packedBelow[src])
-		w.a.rowsFrom[src] = open
-		if *first >= open {
-			continue
-		}
-		hours, err := openHours(ctx, w.tx, src, open)
-		if err != nil {
+		if err := w.packSource(ctx, src, w.newest[src]); err != nil {
 			return err
-		}
-		for i, h := range hours {
-			if w.packed >= w.a.packBudget {
-				w.a.rowsFrom[src] = h // the rest waits for the next writes
-				break
-			}
-			n, err := pack(ctx, w.tx, src, 0, h)
-			if err != nil {
-				return fmt.Errorf("packing the hour at %d: %w", h, err)
-			}
-			w.packed += n
-			w.a.packedBelow[src] = max(w.a.packedBelow[src], addSat(hours[i], blockSpan))
 		}
 	}
 	return nil
 }
 
-// packBudget is the default bound on the points one transaction packs
-// (Archive.packBudget), beyond its first hour: the first write after migrating a week of 200 series at 1 s would
-// otherwise pack 120 million points in one transaction. About 3 s here
-// (docs/benchmarks.md); the hours left are packed by the next writes.
-const packBudget = 1 << 20
+// budget is the number of points this transaction may pack: the archive's
+// packBudget plus packPerWritten per point written, so that a tick of
+// 200 series packs one or two series-hours (docs/archive.md: the finished
+// hour of 200 series is packed over the next minutes, some 10 ms per tick,
+// instead of in one tick of 2 s), and a batch import packs as fast as it
+// writes.
+func (w *batchWriter) budget() int {
+	return w.a.packBudget + w.a.packPerWritten*w.written
+}
+
+// packBudget is the default number of points a transaction packs beyond
+// its share of what it writes (Archive.packBudget). A series-hour is
+// packed whole, so a transaction packs at least one: at 1 s, one
+// series-hour per tick, about 10 ms of CPU here (docs/benchmarks.md).
+const packBudget = 2048
+
+// packPerWritten is the default Archive.packPerWritten.
+const packPerWritten = 2
+
+// packCursor is a source's finished hour being packed: the series whose
+// points are still rows there, in id order. The window block is written
+// last, once every series' block is, so that an hour with a window block
+// is wholly packed; before that, each series of the hour is either rows
+// or one block, which reads the same.
+type packCursor struct {
+	hour   int64
+	series []int64
+}
+
+// packSource packs a source's finished hours within the budget.
+func (w *batchWriter) packSource(ctx context.Context, src, newest int64) error {
+	for w.packed < w.budget() {
+		cur, ok := w.a.packing[src]
+		if !ok {
+			var err error
+			if cur, ok, err = w.nextHour(ctx, src, newest); err != nil || !ok {
+				return err
+			}
+		}
+		for len(cur.series) > 0 && w.packed < w.budget() {
+			n, err := packSeries(ctx, w.tx, cur.series[0], 0, cur.hour)
+			if err != nil {
+				return fmt.Errorf("packing the hour at %d: %w", cur.hour, err)
+			}
+			w.packed += n
+			cur.series = cur.series[1:]
+		}
+		w.a.packing[src] = cur
+		if len(cur.series) > 0 {
+			return nil // the rest waits for the next writes
+		}
+		if err := packWindows(ctx, w.tx, src, 0, cur.hour); err != nil {
+			return fmt.Errorf("packing the hour at %d: %w", cur.hour, err)
+		}
+		delete(w.a.packing, src)
+		w.a.packedBelow[src] = max(w.a.packedBelow[src], addSat(cur.hour, blockSpan))
+	}
+	return nil
+}
+
+// nextHour returns the cursor of a source's oldest hour of raw rows
+// before its open hour, if any.
+func (w *batchWriter) nextHour(ctx context.Context, src, newest int64) (packCursor, bool, error) {
+	rowsFrom, known := w.a.rowsFrom[src]
+	if known && w.oldest[src] >= rowsFrom && blockOf(newest) <= rowsFrom {
+		return packCursor{}, false, nil // no rows before rowsFrom, and no new hour begun
+	}
+	// Two queries: SQLite answers a lone min() or max() from the primary
+	// key's ends, but scans the range for both at once.
+	var first, last *int64
+	for _, q := range []struct {
+		agg string
+		v   **int64
+	}{{"min", &first}, {"max", &last}} {
+		if err := w.tx.QueryRowContext(ctx, "SELECT "+q.agg+"(start) FROM windows WHERE source_id = ? AND res = 0", src).Scan(q.v); err != nil {
+			return packCursor{}, false, err
+		}
+	}
+	if first == nil {
+		return packCursor{}, false, nil
+	}
+	// newest is in a row; packedBelow covers a rewrite below the blocks.
+	below, err := w.packedBelow(ctx, src)
+	if err != nil {
+		return packCursor{}, false, err
+	}
+	open := max(blockOf(max(newest, *last)), below)
+	if *first >= open {
+		w.a.rowsFrom[src] = open
+		return packCursor{}, false, nil
+	}
+	hour := blockOf(*first)
+	delete(w.a.rowsFrom, src) // known again once the hours before open are packed
+	// The hour gets point blocks from now on: a rewrite into it must
+	// unpack it (unpackFor).
+	w.a.packedBelow[src] = max(below, addSat(hour, blockSpan))
+	ids, err := seriesOf(ctx, w.tx, src)
+	return packCursor{hour: hour, series: ids}, err == nil, err
+}
 
 // addSat adds without overflowing past the int64 range.
 func addSat(a, b int64) int64 {
@@ -77,58 +139,42 @@ func addSat(a, b int64) int64 {
 	return a + b
 }
 
-// openHours lists the blocks of a source's raw rows before until.
-func openHours(ctx context.Context, tx *sql.Tx, src, until int64) ([]int64, error) {
-	var hours []int64
-	err := eachRow(ctx, tx, func(rows *sql.Rows) error {
-		var start int64
-		if err := rows.Scan(&start); err != nil {
-			return err
-		}
-		if h := blockOf(start); len(hours) == 0 || hours[len(hours)-1] != h {
-			hours = append(hours, h)
-		}
-		return nil
-	}, "SELECT start FROM windows WHERE source_id = ? AND res = 0 AND start < ? ORDER BY start", src, until)
-	return hours, err
-}
-
-// pack turns a source's rows of one block into its window block and one
-// block per series.
-func pack(ctx context.Context, tx *sql.Tx, src, res, block int64) (points int, err error) {
+// packSeries turns a series' rows of one block into its point block.
+func packSeries(ctx context.Context, tx *sql.Tx, id, res, block int64) (points int, err error) {
 	end := addSat(block, blockSpan)
-	var data, payload []byte
+	var rows int
+	err = tx.QueryRowContext(ctx, "SELECT count(*) FROM (SELECT 1 FROM points WHERE series_id = ? AND res = ? AND start >= ? AND start < ? LIMIT 1)", id, res, block, end).Scan(&rows)
+	if err != nil || rows == 0 {
+		return 0, err // no rows: packed already, or no events that hour
+	}
+	var data []byte
 	prev := block
-	err = eachWindow(ctx, tx, src, res, block, end, noLimit, func(w window) error {
-		payload = encodeWindow(payload[:0], w)
-		data, prev = appendEntry(data, prev, w.start, payload), w.start
+	err = eachPoint(ctx, tx, id, res, block, end, func(start int64, value []byte) error {
+		data, prev = appendEntry(data, prev, start, value), start
+		points++
 		return nil
 	})
 	if err != nil {
 		return 0, err
 	}
-	if err := putBlock(ctx, tx, "window_blocks", "source_id", "windows", src, res, block, end, data); err != nil {
-		return 0, err
-	}
-	ids, err := seriesOf(ctx, tx, src)
+	return points, putBlock(ctx, tx, "point_blocks", "series_id", "points", id, res, block, end, data)
+}
+
+// packWindows turns a source's window rows of one block into its window
+// block.
+func packWindows(ctx context.Context, tx *sql.Tx, src, res, block int64) error {
+	end := addSat(block, blockSpan)
+	var data, payload []byte
+	prev := block
+	err := eachWindow(ctx, tx, src, res, block, end, noLimit, func(w window) error {
+		payload = encodeWindow(payload[:0], w)
+		data, prev = appendEntry(data, prev, w.start, payload), w.start
+		return nil
+	})
 	if err != nil {
-		return 0, err
+		return err
 	}
-	for _, id := range ids {
-		data, prev = data[:0], block
-		err := eachPoint(ctx, tx, id, res, block, end, func(start int64, value []byte) error {
-			data, prev = appendEntry(data, prev, start, value), start
-			points++
-			return nil
-		})
-		if err != nil {
-			return 0, err
-		}
-		if err := putBlock(ctx, tx, "point_blocks", "series_id", "points", id, res, block, end, data); err != nil {
-			return 0, err
-		}
-	}
-	return points, nil
+	return putBlock(ctx, tx, "window_blocks", "source_id", "windows", src, res, block, end, data)
 }
 
 // putBlock replaces a block (none when data is empty) and deletes the
@@ -164,34 +210,44 @@ func int64s(ctx context.Context, q querier, query string, args ...any) ([]int64,
 
 // unpackFor reopens the packed hour an interval written again falls in,
 // so that the usual replace-a-row path applies to it; the hour is packed
-// again at the end of the transaction.
+// again by the following writes.
 func (w *batchWriter) unpackFor(ctx context.Context, src, start int64) error {
-	below, ok := w.a.packedBelow[src]
-	if !ok {
-		var last *int64
-		if err := w.tx.QueryRowContext(ctx, "SELECT max(start) FROM window_blocks WHERE source_id = ? AND res = 0", src).Scan(&last); err != nil {
-			return err
-		}
-		below = math.MinInt64
-		if last != nil {
-			below = addSat(*last, blockSpan)
-		}
-		w.a.packedBelow[src] = below
+	below, err := w.packedBelow(ctx, src)
+	if err != nil || start >= below {
+		return err
 	}
-	if start >= below {
-		return nil
-	}
+	delete(w.a.packing, src) // its hour may be this one; the next write looks again
 	return unpack(ctx, w.tx, src, 0, blockOf(start))
 }
 
-// unpack turns a source's blocks at block back into rows.
+// packedBelow returns a start from which on a source has no raw blocks,
+// window or point blocks (an hour being packed has point blocks first).
+func (w *batchWriter) packedBelow(ctx context.Context, src int64) (int64, error) {
+	if below, ok := w.a.packedBelow[src]; ok {
+		return below, nil
+	}
+	var last *int64
+	err := w.tx.QueryRowContext(ctx, `SELECT max(m) FROM (
+		SELECT max(start) AS m FROM window_blocks WHERE source_id = ?1 AND res = 0
+		UNION ALL SELECT max(start) FROM point_blocks WHERE series_id IN (SELECT id FROM series WHERE source_id = ?1) AND res = 0)`, src).Scan(&last)
+	if err != nil {
+		return 0, err
+	}
+	below := int64(math.MinInt64)
+	if last != nil {
+		below = addSat(*last, blockSpan)
+	}
+	w.a.packedBelow[src] = below
+	return below, nil
+}
+
+// unpack turns a source's blocks at block back into rows: its window
+// block and its series' point blocks, all there or some (an hour being
+// packed).
 func unpack(ctx context.Context, tx *sql.Tx, src, res, block int64) error {
 	var data []byte
 	err := tx.QueryRowContext(ctx, "SELECT data FROM window_blocks WHERE source_id = ? AND res = ? AND start = ?", src, res, block).Scan(&data)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
 	zone := ""

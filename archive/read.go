@@ -239,7 +239,7 @@ func (a *Archive) resolution(ctx context.Context, source int64, q Query) (int64,
 	earliest := int64(math.MaxInt64)
 	for i, t := range a.opts.Tiers {
 		firsts[i] = math.MaxInt64
-		err := eachWindow(ctx, a.db, source, resOf(t.Step), math.MinInt64, math.MaxInt64, 1, func(w window) error {
+		err := eachWindow(ctx, a.reads, source, resOf(t.Step), math.MinInt64, math.MaxInt64, 1, func(w window) error {
 			firsts[i] = w.start
 			return nil
 		})
@@ -262,7 +262,7 @@ func (a *Archive) resolution(ctx context.Context, source int64, q Query) (int64,
 		}
 		chosen = resOf(t.Step)
 		n := 0
-		err := eachWindow(ctx, a.db, source, chosen, from, to, AutoMaxWindows+1, func(window) error {
+		err := eachWindow(ctx, a.reads, source, chosen, from, to, AutoMaxWindows+1, func(window) error {
 			n++
 			return nil
 		})
@@ -312,12 +312,13 @@ func (a *Archive) readSource(ctx context.Context, s sourceSeries, res int64, q Q
 	span := chunkSpan(res)
 	points := make([][]encodedPoint, len(s.series))
 	var windows []window
+	dec := &intervalDecoder{}
 	for from < to {
 		// A chunk is one span: the one holding from, or else the one
 		// holding the next window (data may be sparse).
 		windows = windows[:0]
 		end := min(to, spanEnd(from, span))
-		err := eachWindow(ctx, a.db, s.id, res, from, end, noLimit, func(w window) error {
+		err := eachWindow(ctx, a.reads, s.id, res, from, end, noLimit, func(w window) error {
 			windows = append(windows, w)
 			return nil
 		})
@@ -335,7 +336,7 @@ func (a *Archive) readSource(ctx context.Context, s sourceSeries, res int64, q Q
 		next := windows[0].start
 		for i, si := range s.series {
 			points[i] = points[i][:0]
-			err := eachPoint(ctx, a.db, si.ID, res, next, end, func(start int64, data []byte) error {
+			err := eachPoint(ctx, a.reads, si.ID, res, next, end, func(start int64, data []byte) error {
 				points[i] = append(points[i], encodedPoint{start, data})
 				return nil
 			})
@@ -343,7 +344,7 @@ func (a *Archive) readSource(ctx context.Context, s sourceSeries, res int64, q Q
 				return a.errorf("reading %s %s: %w", s.name, si.Key, err)
 			}
 		}
-		if err := emitChunk(s, windows, points, emit); err != nil {
+		if err := dec.emitChunk(s, windows, points, emit); err != nil {
 			return a.errorf("reading %s: %w", s.name, err)
 		}
 		from = end
@@ -361,7 +362,7 @@ func spanEnd(t, span int64) int64 {
 
 // nextWindow returns the start of a source's first window in [from, to).
 func (a *Archive) nextWindow(ctx context.Context, s sourceSeries, res, from, to int64) (start int64, ok bool, err error) {
-	err = eachWindow(ctx, a.db, s.id, res, from, to, 1, func(w window) error {
+	err = eachWindow(ctx, a.reads, s.id, res, from, to, 1, func(w window) error {
 		start, ok = w.start, true
 		return nil
 	})
@@ -377,10 +378,44 @@ type encodedPoint struct {
 	data  []byte
 }
 
+// intervalDecoder turns stored windows and points into intervals, taking
+// their histograms and series slices from shared arrays rather than
+// allocating three objects per point (recording.HistogramDecoder).
+type intervalDecoder struct {
+	hists  recording.HistogramDecoder
+	series []stream.SeriesHist
+	// perInterval is the most histogram series an interval can have: the
+	// source's selected ones.
+	perInterval int
+}
+
+// seriesSlab is how many series entries intervalDecoder allocates at once.
+const seriesSlab = 1024
+
+// seriesFor returns an empty series slice with room for n entries, capped
+// so that an append beyond them reallocates.
+func (d *intervalDecoder) seriesFor(n int) []stream.SeriesHist {
+	if n == 0 || n > seriesSlab/4 {
+		return make([]stream.SeriesHist, 0, n)
+	}
+	if len(d.series) < n {
+		d.series = make([]stream.SeriesHist, seriesSlab)
+	}
+	out := d.series[:0:n]
+	d.series = d.series[n:]
+	return out
+}
+
 // emitChunk walks the windows in time order with one cursor per series
 // and emits each window with the points of its start. A point without its
 // window was not observed and is not shown.
-func emitChunk(s sourceSeries, windows []window, points [][]encodedPoint, emit func(stream.Interval) error) error {
+func (d *intervalDecoder) emitChunk(s sourceSeries, windows []window, points [][]encodedPoint, emit func(stream.Interval) error) error {
+	d.perInterval = 0
+	for _, si := range s.series {
+		if !si.Mean {
+			d.perInterval++
+		}
+	}
 	next := make([]int, len(points))
 	var zone *time.Location // shared while the zone stays the same
 	var zoneName string
@@ -396,7 +431,7 @@ func emitChunk(s sourceSeries, windows []window, points [][]encodedPoint, emit f
 				i++
 			}
 			if i < len(ps) && ps[i].start == w.start {
-				if err := addPoint(&iv, s.series[k], ps[i].data); err != nil {
+				if err := d.addPoint(&iv, s.series[k], ps[i].data); err != nil {
 					return err
 				}
 				i++
@@ -419,7 +454,7 @@ func location(name string, offset int) *time.Location {
 }
 
 // addPoint decodes a point into its interval.
-func addPoint(iv *stream.Interval, si SeriesInfo, data []byte) error {
+func (d *intervalDecoder) addPoint(iv *stream.Interval, si SeriesInfo, data []byte) error {
 	if si.Mean {
 		m, err := recording.DecodeMean(data, si.Key)
 		if err != nil {
@@ -428,9 +463,12 @@ func addPoint(iv *stream.Interval, si SeriesInfo, data []byte) error {
 		iv.Means = append(iv.Means, m)
 		return nil
 	}
-	h, err := recording.DecodeHistogram(data)
+	h, err := d.hists.Decode(data)
 	if err != nil {
 		return fmt.Errorf("at %s: %w", iv.Start.Format(time.RFC3339Nano), err)
+	}
+	if iv.Series == nil {
+		iv.Series = d.seriesFor(d.perInterval)
 	}
 	iv.Series = append(iv.Series, stream.SeriesHist{Key: si.Key, Hist: h})
 	return nil

@@ -53,6 +53,27 @@ CREATE TABLE point_blocks (
 	start INTEGER NOT NULL,
 	data BLOB NOT NULL,             -- the series' points in [start, start + span)
 	PRIMARY KEY (series_id, res, start)) WITHOUT ROWID;`,
+	// 3: the blocks move to rowid tables with their key in a separate
+	// index. In a WITHOUT ROWID table the blob is part of the key: a seek
+	// read whole blocks (every overflow page) to compare keys, and
+	// interior pages held copies of them. Now a seek walks the small
+	// index and reads one block once.
+	rowidBlocks("window_blocks", "source_id") + rowidBlocks("point_blocks", "series_id"),
+}
+
+// rowidBlocks is migration 3 of one block table: the same columns in a
+// rowid table, the key a unique index, the rows copied in key order.
+func rowidBlocks(table, id string) string {
+	return fmt.Sprintf(`CREATE TABLE %[1]s_3 (
+	%[2]s INTEGER NOT NULL,
+	res INTEGER NOT NULL,
+	start INTEGER NOT NULL,
+	data BLOB NOT NULL);
+CREATE UNIQUE INDEX %[1]s_key ON %[1]s_3 (%[2]s, res, start);
+INSERT INTO %[1]s_3 SELECT %[2]s, res, start, data FROM %[1]s ORDER BY %[2]s, res, start;
+DROP TABLE %[1]s;
+ALTER TABLE %[1]s_3 RENAME TO %[1]s;
+`, table, id)
 }
 
 // blockTables are the tables of migration 2, which a read-only archive of

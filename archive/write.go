@@ -77,8 +77,10 @@ func (a *Archive) WriteBatch(ctx context.Context, ivs []stream.Interval) error {
 	if err != nil {
 		clear(a.packedBelow) // they may describe the rolled-back transaction
 		clear(a.rowsFrom)
+		clear(a.packing)
 		return a.errorf("writing %s: %w", a.path, err)
 	}
+	a.ckpt.wrote()
 	for k, v := range added.sources {
 		a.ids.sources[k] = v
 	}
@@ -119,9 +121,10 @@ type batchWriter struct {
 	buf           []byte
 	// newest is the latest start written per source: the hours before its
 	// own are finished and get packed at the end of the transaction.
-	newest map[int64]int64
-	oldest map[int64]int64
-	packed int // points packed in this transaction (Archive.packBudget)
+	newest  map[int64]int64
+	oldest  map[int64]int64
+	packed  int // points packed in this transaction (budget)
+	written int // points written in this transaction
 }
 
 func (w *batchWriter) close() {
@@ -166,6 +169,7 @@ func (w *batchWriter) write(ctx context.Context, iv stream.Interval) error {
 			return err
 		}
 	}
+	w.written += len(iv.Series) + len(iv.Means)
 	for _, s := range iv.Series {
 		w.buf = recording.AppendHistogram(w.buf[:0], s.Hist)
 		if err := w.putPoint(ctx, seriesRef{src, kindHist, s.Key}, 0, start); err != nil {

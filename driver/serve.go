@@ -145,16 +145,21 @@ func serveJobs(ctx context.Context, sc ServeConfig, c *config.Config, defs []job
 	if err := os.MkdirAll(c.Data, 0o700); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
+	// The archive first: its writer's lock refuses a second server on
+	// the data directory before it touches the users (two first starts
+	// would both try to create the admin).
+	arch, err := archive.Open(c.Data, archiveOptions(c))
+	if err != nil {
+		return err
+	}
 	store, err := openUsers(ctx, c.Data, logger)
 	if err != nil {
+		arch.Close()
 		return err
 	}
 	defer store.Close()
 	if err := bootstrap(ctx, store, sc.Stderr, c); err != nil {
-		return err
-	}
-	arch, err := archive.Open(c.Data, archive.Options{})
-	if err != nil {
+		arch.Close()
 		return err
 	}
 	backoff := sc.Backoff
@@ -174,7 +179,7 @@ func serveJobs(ctx context.Context, sc ServeConfig, c *config.Config, defs []job
 		return err
 	}
 	rt := httpsec.NewRouter(store, httpsec.Config{TLS: tlsConfig != nil, Logger: logger})
-	api.RegisterServe(rt, api.Data{Archive: arch, Jobs: runner.Status, Sinks: Sinks(), JobControl: control, Runs: executor, Live: hub})
+	api.RegisterServe(rt, api.Data{Archive: arch, Jobs: runner.Status, Sinks: Sinks(), JobControl: control, Runs: executor, Live: hub, Tiers: c.Archive.Parsed})
 	h, err := rt.Handler()
 	if err != nil {
 		executor.Close()
@@ -220,6 +225,21 @@ func openJobs(ctx context.Context, data string, defs []jobs.Job, out jobs.Writer
 func openRuns(ctx context.Context, c *config.Config, store *auth.Store, logger *slog.Logger) (*runs.Executor, error) {
 	return runs.Open(ctx, runs.Options{Data: c.Data, MaxConcurrent: c.Runs.MaxConcurrent, IOTestDirs: c.Runs.IOTestDirs,
 		NetTestTargets: c.Runs.NetTestTargets, Keep: c.Runs.KeepFor, Audit: store, Logger: logger})
+}
+
+// archiveOptions are the configuration's tiers, size cap and per-job
+// retentions (a job's name is its source in the archive).
+func archiveOptions(c *config.Config) archive.Options {
+	opts := archive.Options{Tiers: c.Archive.Parsed, MaxBytes: c.Archive.MaxBytes}
+	for _, j := range c.Jobs {
+		if j.Keep > 0 {
+			if opts.SourceKeep == nil {
+				opts.SourceKeep = map[string]time.Duration{}
+			}
+			opts.SourceKeep[j.Name] = j.Keep
+		}
+	}
+	return opts
 }
 
 // runServer serves until ctx ends, then stops the server and the jobs

@@ -141,8 +141,9 @@ func decodeGrid(d *decoder) grid {
 	return grid{unit: hist.Unit(unit), scale: int(scale), zeroPow: int(zeroPow)}
 }
 
-// decodeHist reads one histogram whose series has grid def.
-func decodeHist(d *decoder, def grid) *hist.Histogram {
+// decodeHist reads one histogram whose series has grid def; its memory
+// comes from alloc (nil: its own).
+func decodeHist(d *decoder, def grid, alloc *slab) *hist.Histogram {
 	flags := d.byte("histogram flags")
 	if d.err == nil && flags&^hKnown != 0 {
 		d.fail("unknown histogram flags %#02x", flags&^hKnown)
@@ -151,15 +152,16 @@ func decodeHist(d *decoder, def grid) *hist.Histogram {
 	if flags&hGrid != 0 {
 		g = decodeGrid(d)
 	}
-	h := &hist.Histogram{Unit: g.unit, Scale: g.scale, ZeroPow: g.zeroPow,
-		SumExact: flags&hSumExact != 0, TopOpen: flags&hTopOpen != 0}
+	h := alloc.histogram() // zero: set field by field, sparing the GC's write barriers on a struct copy
+	h.Unit, h.Scale, h.ZeroPow = g.unit, g.scale, g.zeroPow
+	h.SumExact, h.TopOpen = flags&hSumExact != 0, flags&hTopOpen != 0
 	h.Offset = int(d.bounded("bucket offset", -maxIndex, maxIndex))
 	n := int(d.ubounded("bucket count", maxBuckets))
 	if flags&hFloat != 0 {
-		h.ZeroCount, h.Counts = decodeFloatCounts(d, n)
+		h.ZeroCount, h.Counts = decodeFloatCounts(d, n, alloc)
 	} else {
 		h.ZeroCount = float64(d.uvarint("zero count"))
-		h.Counts = decodeCountTokens(d, n)
+		h.Counts = decodeCountTokens(d, n, alloc)
 	}
 	h.Sum = d.float("sum")
 	if d.err != nil {
@@ -168,7 +170,7 @@ func decodeHist(d *decoder, def grid) *hist.Histogram {
 	return h
 }
 
-func decodeFloatCounts(d *decoder, n int) (zero float64, counts []float64) {
+func decodeFloatCounts(d *decoder, n int, alloc *slab) (zero float64, counts []float64) {
 	zero = d.float("zero count")
 	if d.err != nil || n == 0 {
 		return zero, nil
@@ -177,20 +179,31 @@ func decodeFloatCounts(d *decoder, n int) (zero float64, counts []float64) {
 		d.fail("%d float counts need %d bytes, %d left", n, n*8, len(d.b))
 		return 0, nil
 	}
-	counts = make([]float64, n)
+	counts = alloc.floats(n)
 	for i := range counts {
 		counts[i] = d.float("bucket count")
 	}
 	return zero, counts
 }
 
-func decodeCountTokens(d *decoder, n int) []float64 {
+func decodeCountTokens(d *decoder, n int, alloc *slab) []float64 {
 	if d.err != nil || n == 0 {
 		return nil
 	}
-	counts := make([]float64, n)
-	for i := 0; i < n && d.err == nil; {
-		t := d.uvarint("bucket count")
+	counts := alloc.floats(n)
+	b := d.b // a local slice and one-byte tokens inline: the hot loop of reading an archive
+	for i := 0; i < n; {
+		var t uint64
+		if len(b) > 0 && b[0] < 0x80 {
+			t, b = uint64(b[0]), b[1:]
+		} else {
+			v, k := binary.Uvarint(b)
+			if k <= 0 {
+				d.fail("bucket count: bad or truncated varint")
+				return counts
+			}
+			t, b = v, b[k:]
+		}
 		if t&1 == 0 {
 			counts[i] = float64(t >> 1)
 			i++
@@ -199,10 +212,11 @@ func decodeCountTokens(d *decoder, n int) []float64 {
 		run := t>>1 + 1
 		if run > uint64(n-i) {
 			d.fail("run of %d empty buckets overruns the %d buckets left", run, n-i)
-			break
+			return counts
 		}
 		i += int(run)
 	}
+	d.b = b
 	return counts
 }
 

@@ -234,11 +234,11 @@ func decodeCustom(d *decoder, s *readerSeries, main *hist.Histogram) *hist.Histo
 	n := len(s.edges) - 1
 	if flags&cFloat != 0 {
 		var counts []float64
-		h.ZeroCount, counts = decodeFloatCounts(d, n)
+		h.ZeroCount, counts = decodeFloatCounts(d, n, nil)
 		copy(h.Counts, counts)
 	} else {
 		h.ZeroCount = float64(d.uvarint("zero count"))
-		copy(h.Counts, decodeCountTokens(d, n))
+		copy(h.Counts, decodeCountTokens(d, n, nil))
 	}
 	h.Sum, h.SumExact, h.TopOpen = main.Sum, main.SumExact, main.TopOpen
 	return h

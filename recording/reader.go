@@ -350,7 +350,7 @@ func (r *Reader) decodeSeries(d *decoder) []stream.SeriesHist {
 			break
 		}
 		def := r.series[id]
-		h := decodeHist(d, def.grid)
+		h := decodeHist(d, def.grid, nil)
 		if d.err != nil {
 			break
 		}

@@ -36,8 +36,12 @@ func CheckHistogram(h *hist.Histogram) error { return checkHist(h) }
 
 // DecodeHistogram reads a histogram written by AppendHistogram.
 func DecodeHistogram(b []byte) (*hist.Histogram, error) {
+	return decodeHistogram(b, nil)
+}
+
+func decodeHistogram(b []byte, alloc *slab) (*hist.Histogram, error) {
 	d := decoder{b: b}
-	h := decodeHist(&d, grid{})
+	h := decodeHist(&d, grid{}, alloc)
 	if d.err == nil {
 		if err := checkGrid(gridOf(h)); err != nil {
 			return nil, fmt.Errorf("histogram value: %w", err)

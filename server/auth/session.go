@@ -159,15 +159,23 @@ func (s *Store) SessionPrincipal(ctx context.Context, id string) (Principal, err
 		return Principal{}, ErrUnauthenticated
 	}
 	if now.Sub(fromNanos(lastSeen)) >= touchEvery {
-		if _, err := s.db.ExecContext(ctx, `UPDATE auth_sessions SET last_seen_at = ? WHERE hash = ?`, nanos(now), hash); err != nil {
-			return Principal{}, fmt.Errorf("touch session: %w", err)
-		}
+		s.touch(ctx, "session", `UPDATE auth_sessions SET last_seen_at = ? WHERE hash = ?`, nanos(now), hash)
 	}
 	role, err := ParseRole(roleName)
 	if err != nil {
 		return Principal{}, fmt.Errorf("session of %s: %w", user, err)
 	}
 	return Principal{User: user, Role: role, Via: "session", csrf: csrf, session: hash}, nil
+}
+
+// touch records that a session or token was used. It is bookkeeping, not
+// a check: when it cannot be written (a full disk, where the API must
+// still show the stalled jobs), the request goes on and the failure is
+// logged.
+func (s *Store) touch(ctx context.Context, what, query string, args ...any) {
+	if _, err := s.db.ExecContext(ctx, query, args...); err != nil {
+		s.opt.Logger.Warn("recording the last use of a "+what, "error", err.Error())
+	}
 }
 
 // EndSession deletes a presented session id, if it is one; logout and login

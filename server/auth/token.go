@@ -112,9 +112,7 @@ func (s *Store) TokenPrincipal(ctx context.Context, secret string) (Principal, e
 		return Principal{}, fmt.Errorf("token %s: %w", id, err)
 	}
 	if now.Sub(fromNanos(lastUsed)) >= touchEvery {
-		if _, err := s.db.ExecContext(ctx, `UPDATE auth_tokens SET last_used_at = ? WHERE id = ?`, nanos(now), id); err != nil {
-			return Principal{}, fmt.Errorf("touch token: %w", err)
-		}
+		s.touch(ctx, "token", `UPDATE auth_tokens SET last_used_at = ? WHERE id = ?`, nanos(now), id)
 	}
 	return Principal{User: user, Role: minRole(tr, ur), Via: "token", TokenID: id}, nil
 }

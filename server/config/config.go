@@ -13,6 +13,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/latscope/latscope/archive"
+	"github.com/latscope/latscope/internal/bytesize"
 	"github.com/latscope/latscope/server/jobs"
 	"github.com/latscope/latscope/source"
 	"go.yaml.in/yaml/v3"
@@ -34,6 +36,33 @@ type Config struct {
 	Runs Runs `yaml:"runs"`
 	// LiveStreams caps the concurrent GET /api/v1/live streams (0: 100).
 	LiveStreams int `yaml:"live_streams"`
+	// Archive sets the archive's tiers and size cap (absent: the
+	// defaults, archive.DefaultTiers and no cap).
+	Archive Archive `yaml:"archive"`
+}
+
+// Archive is the archive's settings.
+type Archive struct {
+	// Tiers are the resolutions, raw first, and how long each is kept.
+	Tiers []Tier `yaml:"tiers"`
+	// MaxSize caps the archive's used size ("20GB", powers of 1024):
+	// the oldest data goes first. Empty: no cap.
+	MaxSize string `yaml:"max_size"`
+
+	// Parsed is Tiers parsed (nil: the defaults); MaxBytes is MaxSize.
+	Parsed   []archive.Tier `yaml:"-"`
+	MaxBytes int64          `yaml:"-"`
+}
+
+// Tier is one resolution of the archive.
+type Tier struct {
+	// Resolution is "raw" (the first tier: intervals as the sources
+	// emit them) or a whole number of seconds ("1m", "1h"), each a
+	// multiple of the one before.
+	Resolution string `yaml:"resolution"`
+	// Keep is how long the tier's data is kept ("7d", "36h"; empty:
+	// forever).
+	Keep string `yaml:"keep"`
 }
 
 // Audit configures the audit log.
@@ -61,12 +90,16 @@ type Job struct {
 	// a database job's password, so that it is not in this file.
 	PasswordFile string `yaml:"password_file"`
 	PasswordEnv  string `yaml:"password_env"`
+	// Retention drops the job's data of every tier older than this
+	// ("3d"), even when the tier keeps longer (empty: the tiers' own).
+	Retention string `yaml:"retention"`
 
 	// Line is where the job is defined, for errors.
 	Line int `yaml:"-"`
-	// Every and Plan are Interval and Schedule parsed.
+	// Every, Plan and Keep are Interval, Schedule and Retention parsed.
 	Every time.Duration `yaml:"-"`
 	Plan  jobs.Schedule `yaml:"-"`
+	Keep  time.Duration `yaml:"-"`
 }
 
 // DefaultInterval is a job's interval when it gives none.
@@ -124,6 +157,9 @@ func Parse(name string, b []byte) (*Config, error) {
 	if err := c.Audit.check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	if err := c.Archive.check(); err != nil {
+		return nil, fmt.Errorf("%s:%d: archive: %w", name, keyLine(&doc, "archive"), err)
+	}
 	return &c, nil
 }
 
@@ -153,6 +189,68 @@ func (a *Audit) check() error {
 // the file is, and parses its durations.
 func (j *Job) Check() error { return j.check() }
 
+// check parses the tiers and the size cap and checks them as the archive
+// will.
+func (a *Archive) check() error {
+	if a.MaxSize != "" {
+		n, err := bytesize.Parse(a.MaxSize)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("max_size %q: want a size such as 20GB", a.MaxSize)
+		}
+		a.MaxBytes = n
+	}
+	if len(a.Tiers) == 0 {
+		return nil
+	}
+	for i, t := range a.Tiers {
+		var tier archive.Tier
+		switch {
+		case i == 0 && t.Resolution != "raw":
+			return fmt.Errorf("tier 1: resolution %q: the first tier is raw (resolution: raw)", t.Resolution)
+		case i > 0:
+			d, err := time.ParseDuration(t.Resolution)
+			if err != nil {
+				return fmt.Errorf("tier %d: resolution %q: want raw for the first tier, then a duration such as 1m", i+1, t.Resolution)
+			}
+			tier.Step = d
+		}
+		keep, err := ParseKeep(t.Keep)
+		if err != nil {
+			return fmt.Errorf("tier %d: %w", i+1, err)
+		}
+		tier.Keep = keep
+		a.Parsed = append(a.Parsed, tier)
+	}
+	return archive.CheckTiers(a.Parsed)
+}
+
+// ParseKeep reads a retention: days ("7d"), a Go duration ("36h") or both
+// ("1d12h"); empty is 0, kept forever.
+func ParseKeep(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	d, err := source.ParseAge(s)
+	if err != nil || d <= 0 || d > 100*365*24*time.Hour {
+		return 0, fmt.Errorf("keep %q: want a duration such as 7d, 36h or 1d12h", s)
+	}
+	return d, nil
+}
+
+// keyLine returns the line of a top-level key (0 when absent).
+func keyLine(doc *yaml.Node, key string) int {
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return 0
+	}
+	m := doc.Content[0].Content
+	for i := 0; i+1 < len(m); i += 2 {
+		if m[i].Value == key {
+			return m[i].Line
+		}
+	}
+	return 0
+}
+
 // check validates a job and parses its durations.
 func (j *Job) check() error {
 	if err := CheckJobName(j.Name); err != nil {
@@ -177,6 +275,9 @@ func (j *Job) check() error {
 		return fmt.Errorf("%q: %w", j.Name, err)
 	}
 	j.Plan = plan
+	if j.Keep, err = ParseKeep(j.Retention); err != nil {
+		return fmt.Errorf("%q: retention: %w", j.Name, err)
+	}
 	return nil
 }
 

@@ -2,10 +2,12 @@ package config
 
 import (
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/archive"
 	"github.com/latscope/latscope/server/jobs"
 )
 
@@ -58,6 +60,26 @@ func TestDocumentedExampleLoads(t *testing.T) {
 	if c.Jobs[0].PasswordFile == "" || c.Jobs[1].PasswordEnv != "LATSCOPE_DB02_PASSWORD" {
 		t.Errorf("password sources lost: %+v %+v", c.Jobs[0], c.Jobs[1])
 	}
+	day := 24 * time.Hour
+	if want := []archive.Tier{{Keep: 7 * day}, {Step: time.Minute, Keep: 90 * day}}; !reflect.DeepEqual(c.Archive.Parsed, want) || c.Archive.MaxBytes != 20<<30 {
+		t.Errorf("archive settings %+v", c.Archive)
+	}
+	if c.Jobs[3].Keep != 3*day || c.Jobs[0].Keep != 0 {
+		t.Errorf("retentions %s %s", c.Jobs[3].Keep, c.Jobs[0].Keep)
+	}
+}
+
+func TestParseKeep(t *testing.T) {
+	for in, want := range map[string]time.Duration{"": 0, "7d": 7 * 24 * time.Hour, "36h": 36 * time.Hour, "1d12h": 36 * time.Hour, "90m": 90 * time.Minute} {
+		if got, err := ParseKeep(in); err != nil || got != want {
+			t.Errorf("ParseKeep(%q) = %s, %v; want %s", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"d", "7", "-1d", "7days", "0d", "1d-1h", "x12h"} {
+		if _, err := ParseKeep(in); err == nil {
+			t.Errorf("ParseKeep(%q) accepted", in)
+		}
+	}
 }
 
 func TestErrorsNameFileAndLine(t *testing.T) {
@@ -74,6 +96,11 @@ func TestErrorsNameFileAndLine(t *testing.T) {
 		{"audit:\n  keep: 10m\n", "f.yaml: audit: keep \"10m\": want a duration of at least 1h"},
 		{"audit:\n  keep: forever\n", "f.yaml: audit: keep \"forever\""},
 		{"audit:\n  kept: 1d\n", "f.yaml:2: field kept not found"},
+		{"data: d\njobs:\n  - name: a\n    source: x\n    retention: soon\n", "f.yaml:3: job 1: \"a\": retention: keep \"soon\""},
+		{"data: d\narchive:\n  tiers:\n    - resolution: 1s\n", "f.yaml:2: archive: tier 1: resolution \"1s\": the first tier is raw"},
+		{"data: d\narchive:\n  tiers:\n    - resolution: raw\n    - resolution: 90s\n    - resolution: 2m\n", "f.yaml:2: archive: tier 3: step 2m0s must be"},
+		{"data: d\narchive:\n  max_size: lots\n", "f.yaml:2: archive: max_size \"lots\""},
+		{"data: d\narchive:\n  tiers:\n    - resolution: raw\n      keep: 1w\n", "f.yaml:2: archive: tier 1: keep \"1w\""},
 		{"", "empty configuration"},
 	} {
 		_, err := Parse("f.yaml", []byte(tc.yaml))
@@ -99,6 +126,7 @@ func FuzzParse(f *testing.F) {
 	f.Add(docExample(f))
 	f.Add([]byte("data: d\njobs:\n  - name: a\n    source: iotest:/tmp\n    schedule: 1s every 2s\n"))
 	f.Add([]byte("jobs: 3\n"))
+	f.Add([]byte("archive:\n  tiers:\n    - resolution: raw\n      keep: 1d12h\n    - resolution: 1m\n  max_size: 1.5G\n"))
 	f.Add([]byte("- a\n- b\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := Parse("f.yaml", b)
