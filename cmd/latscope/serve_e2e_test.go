@@ -339,7 +339,8 @@ func TestServeEndToEnd(t *testing.T) {
 	}
 }
 
-// viewerToken logs in as the bootstrap admin and creates a viewer token.
+// viewerToken logs in as the bootstrap admin and creates a viewer token;
+// it stays valid across restarts (auth.db).
 func viewerToken(t *testing.T, srv *server) string {
 	t.Helper()
 	m := regexp.MustCompile(`created the user admin with the password\n\s+(\S+)`).FindStringSubmatch(srv.stderr())
