@@ -1,3 +1,8 @@
+// Package live streams latscope serve's intervals as they are archived,
+// as Server-Sent Events: a hub that the jobs' writer publishes every
+// archived interval to, fanned out to a bounded number of streams, each
+// with a fixed-size queue; a stream that cannot keep up is told so and
+// ended, and resumes from the archive with Last-Event-ID.
 package live
 
 import (
@@ -10,6 +15,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/archive"
+	"github.com/latscope/latscope/server/httpsec"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -102,7 +108,7 @@ type batch struct {
 // it is about so that each stream can filter it.
 type encoded struct {
 	series archive.SeriesInfo
-	event  Event
+	event  httpsec.SSEEvent
 }
 
 // Reasons a stream ends other than its client leaving.
