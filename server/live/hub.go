@@ -148,7 +148,8 @@ func (s *subscriber) wants(e *encoded) bool {
 	return w
 }
 
-// Errors of subscribe, answered 503.
+// Errors of subscribe, answered 503 (subscribe wraps them in
+// httpsec.Unavailable).
 var (
 	ErrTooManyStreams = errors.New("too many live streams")
 	ErrUnavailable    = errors.New("live streams are not available")
@@ -158,15 +159,15 @@ var (
 // paused stream queues nothing until resume.
 func (h *Hub) subscribe(f Filter, paused bool) (*subscriber, error) {
 	if h == nil {
-		return nil, ErrUnavailable
+		return nil, httpsec.Unavailable(ErrUnavailable)
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch {
 	case h.closed:
-		return nil, fmt.Errorf("%w: the server is stopping", ErrUnavailable)
+		return nil, httpsec.Unavailable(fmt.Errorf("%w: the server is stopping", ErrUnavailable))
 	case len(h.streams) >= h.opts.MaxStreams:
-		return nil, fmt.Errorf("%w: %d open, the limit", ErrTooManyStreams, len(h.streams))
+		return nil, httpsec.Unavailable(fmt.Errorf("%w: %d open, the limit", ErrTooManyStreams, len(h.streams)))
 	}
 	s := &subscriber{filter: f, queue: make(chan *batch, h.opts.Buffer), ended: make(chan struct{}), wanted: map[int64]bool{}, paused: paused}
 	h.streams[s] = struct{}{}

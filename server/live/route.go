@@ -3,7 +3,6 @@ package live
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -42,24 +41,12 @@ func (h *Hub) handler(rt *httpsec.Router) http.HandlerFunc {
 			sub, err = h.subscribe(f, !since.IsZero())
 		}
 		if err != nil {
-			rt.API(refusal(err))(w, r)
+			rt.Fail(w, r, err)
 			return
 		}
 		defer h.unsubscribe(sub)
 		stillAllowed := func() bool { return rt.StillAllowed(r, auth.Viewer) }
 		h.stream(r.Context(), w, sub, since, stillAllowed)
-	}
-}
-
-// refusal answers a stream that cannot start: 503 with Retry-After at
-// the cap or without a hub, else the error's own status.
-func refusal(err error) httpsec.APIFunc {
-	return func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		if errors.Is(err, ErrTooManyStreams) || errors.Is(err, ErrUnavailable) {
-			w.Header().Set("Retry-After", "5")
-			return http.StatusServiceUnavailable, map[string]string{"error": err.Error()}, nil
-		}
-		return 0, nil, err
 	}
 }
 

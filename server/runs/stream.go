@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/latscope/latscope/server/auth"
 	"github.com/latscope/latscope/server/httpsec"
@@ -42,19 +43,18 @@ var ErrTooManyStreams = errors.New("too many run event streams")
 
 // streams counts the open event streams and ends them at shutdown.
 type streams struct {
-	max, open atomic.Int64
-	done      chan struct{}
-	once      sync.Once
+	max  int64
+	open atomic.Int64
+	done chan struct{}
+	once sync.Once
 }
 
 func newStreams(max int) *streams {
-	s := &streams{done: make(chan struct{})}
-	s.max.Store(int64(max))
-	return s
+	return &streams{max: int64(max), done: make(chan struct{})}
 }
 
 func (s *streams) acquire() bool {
-	if s.open.Add(1) > s.max.Load() {
+	if s.open.Add(1) > s.max {
 		s.open.Add(-1)
 		return false
 	}
@@ -65,7 +65,7 @@ func (s *streams) release() { s.open.Add(-1) }
 
 // EndStreams ends every event stream of runs with a "shutdown" event
 // (for http.Server.RegisterOnShutdown: open streams would hold Shutdown);
-// new ones still start and end with the feeds' final states.
+// streams opened later end at once.
 func (e *Executor) EndStreams() { e.streams.once.Do(func() { close(e.streams.done) }) }
 
 // logEvent is the data of a "log" event: Text was written to the run's
@@ -88,16 +88,16 @@ func (h handlers) events(rt *httpsec.Router) http.HandlerFunc {
 			from, err = resumeOffset(r)
 		}
 		if err == nil && !h.e.streams.acquire() {
-			err = ErrTooManyStreams
+			err = httpsec.Unavailable(fmt.Errorf("%w: %d open, the limit", ErrTooManyStreams, h.e.streams.max))
 		}
 		if err != nil {
-			rt.API(refusal(err))(w, r)
+			rt.Fail(w, r, err)
 			return
 		}
 		defer h.e.streams.release()
 		feed, stop, err := h.e.Subscribe(r.Context(), id)
 		if err != nil {
-			rt.API(refusal(err))(w, r)
+			rt.Fail(w, r, err)
 			return
 		}
 		defer stop()
@@ -125,24 +125,11 @@ func resumeOffset(r *http.Request) (int64, error) {
 	return n, nil
 }
 
-// refusal answers a stream that cannot start: 503 with Retry-After at
-// the cap, else the error's own status.
-func refusal(err error) httpsec.APIFunc {
-	return func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		if errors.Is(err, ErrTooManyStreams) {
-			w.Header().Set("Retry-After", "5")
-			return http.StatusServiceUnavailable, map[string]string{"error": err.Error()}, nil
-		}
-		return 0, nil, err
-	}
-}
-
 // runStream is one event stream being written.
 type runStream struct {
 	sse     *httpsec.SSEWriter
 	logPath string
-	// next is the log offset the client has everything before: log events
-	// overlapping it are cut, and a gap after it is read from the file.
+	// next is the log offset the client has everything before.
 	next int64
 }
 
@@ -179,66 +166,75 @@ func (s *runStream) follow(ctx context.Context, feed <-chan Event, heartbeat tim
 	}
 }
 
-// send writes one of the feed's events. The first state is followed by
-// the stored log up to then; the final state comes after all of the log.
+// send writes one of the feed's events. Log text is read from the stored
+// log (where the feed's is written first), from what the client has up
+// to the event's end: events the feed dropped, or written before the
+// stream began, come with it, and nothing is sent twice. The first
+// state is followed by the log so far; the final one comes after all of
+// it.
 func (s *runStream) send(ev Event) error {
 	switch ev.Type {
 	case EventState:
-		if ev.Run.State.Final() {
-			if err := s.catchUp(-1); err != nil {
+		final := ev.Run.State.Final()
+		if final {
+			if err := s.catchUp(-1, true); err != nil {
 				return err
 			}
-			s.event(string(EventState), "", ev.Run)
-			return nil
 		}
 		s.event(string(EventState), "", ev.Run)
-		return s.catchUp(-1)
+		if !final {
+			return s.catchUp(-1, false)
+		}
 	case EventProgress:
 		s.event(string(EventProgress), "", ev.Progress)
 	case EventLog:
-		if ev.Offset > s.next {
-			// Events were lost (the feed's buffer was full) or the stream
-			// began before them: the file has the gap.
-			if err := s.catchUp(ev.Offset); err != nil {
-				return err
-			}
-		}
-		s.log(ev.Offset, ev.Text)
+		return s.catchUp(ev.Offset+int64(len(ev.Text)), false)
 	}
 	return nil
 }
 
-// log writes what of the text at offset the client does not have yet.
-func (s *runStream) log(offset int64, text string) {
-	end := offset + int64(len(text))
-	if end <= s.next {
-		return
-	}
-	if offset < s.next {
-		text, offset = text[s.next-offset:], s.next
-	}
-	s.event(string(EventLog), strconv.FormatInt(end, 10), logEvent{Offset: offset, Text: text})
-	s.next = end
-}
-
-// catchUp sends the stored log from the client's offset up to until
-// (-1: its end) in bounded pieces.
-func (s *runStream) catchUp(until int64) error {
+// catchUp sends the stored log from the client's offset up to until (-1:
+// its end) in bounded pieces. A rune cut at the end (between two writes
+// of a child) waits for the rest of its bytes, unless the log is
+// complete.
+func (s *runStream) catchUp(until int64, complete bool) error {
 	for until < 0 || s.next < until {
 		n := int64(logChunk)
 		if until >= 0 {
 			n = min(n, until-s.next)
 		}
 		text, err := readFrom(s.logPath, s.next, int(n))
-		if err != nil || text == "" {
+		if err != nil {
 			return err
 		}
-		s.log(s.next, text)
-		if err := s.sse.Flush(); err != nil {
+		last := int64(len(text)) < n || until >= 0 && s.next+n >= until
+		if !last || !complete {
+			text = text[:wholeRunes(text)]
+		}
+		if text == "" {
+			return nil
+		}
+		end := s.next + int64(len(text))
+		s.event(string(EventLog), strconv.FormatInt(end, 10), logEvent{Offset: s.next, Text: text})
+		s.next = end
+		if err := s.sse.Flush(); err != nil || last {
 			return err
 		}
 	}
 	return nil
+}
+
+// wholeRunes is the length of text without a rune cut at its end.
+func wholeRunes(text string) int {
+	for i := len(text) - 1; i >= 0 && i >= len(text)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(text[i]) {
+			if !utf8.FullRuneInString(text[i:]) {
+				return i
+			}
+			break
+		}
+	}
+	return len(text)
 }
 
 func (s *runStream) event(typ, id string, v any) {

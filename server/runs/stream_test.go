@@ -289,11 +289,13 @@ func TestEventsEndWhenTheTokenIsRevoked(t *testing.T) {
 	}
 }
 
-// A stream whose feed lost events (its buffer was full) reads the gap
-// from the stored log: the client sees every byte once.
-func TestEventsFillAGapFromTheStoredLog(t *testing.T) {
+// A stream reads the log from the stored file up to each log event's
+// end: what the feed dropped (its buffer was full) comes with the next
+// event, nothing is sent twice, and a rune split between two writes is
+// sent whole.
+func TestEventsReadTheLogFromTheStoredFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), LogName)
-	if err := os.WriteFile(path, []byte("0123456789abcdef"), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte("0123456789abcdefé!"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	rec := httptest.NewRecorder()
@@ -301,12 +303,14 @@ func TestEventsFillAGapFromTheStoredLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &runStream{sse: sse, logPath: path, next: 2}
+	s := &runStream{sse: sse, logPath: path, next: 2} // resumed from offset 2
 	for _, ev := range []Event{
-		{Type: EventLog, Offset: 0, Text: "0123"},     // partly had: 23 sent
-		{Type: EventLog, Offset: 10, Text: "abcdef"},  // 456789 from the file first
-		{Type: EventLog, Offset: 12, Text: "cd"},      // had
-		{Type: EventState, Run: &Run{State: Running}}, // the rest of the file: none
+		{Type: EventLog, Offset: 0, Text: "0123"},
+		{Type: EventLog, Offset: 10, Text: "abcdef"}, // 4-9 were dropped
+		{Type: EventLog, Offset: 12, Text: "cd"},     // had
+		{Type: EventLog, Offset: 16, Text: "\xc3"},   // half of é
+		{Type: EventLog, Offset: 17, Text: "\xa9"},
+		{Type: EventState, Run: &Run{State: Succeeded}}, // then the rest
 	} {
 		if err := s.send(ev); err != nil {
 			t.Fatal(err)
@@ -319,16 +323,21 @@ func TestEventsFillAGapFromTheStoredLog(t *testing.T) {
 event: log
 data: {"offset":2,"text":"23"}
 
-id: 10
-event: log
-data: {"offset":4,"text":"456789"}
-
 id: 16
 event: log
-data: {"offset":10,"text":"abcdef"}
+data: {"offset":4,"text":"456789abcdef"}
 
+id: 18
+event: log
+data: {"offset":16,"text":"é"}
+
+id: 19
+event: log
+data: {"offset":18,"text":"!"}
+
+event: state
 `
-	if got := rec.Body.String(); !strings.HasPrefix(got, want) || !strings.Contains(got, "event: state") {
+	if got := rec.Body.String(); !strings.HasPrefix(got, want) {
 		t.Errorf("stream:\n%s\nwant it to start with\n%s", got, want)
 	}
 }
