@@ -120,24 +120,12 @@ func (o Options) withDefaults() (Options, error) {
 		}
 		o.Binary = bin
 	}
-	if o.MaxConcurrent <= 0 {
-		o.MaxConcurrent = DefaultMaxConcurrent
-	}
-	if o.Keep <= 0 {
-		o.Keep = DefaultKeep
-	}
-	if o.Grace <= 0 {
-		o.Grace = DefaultGrace
-	}
-	if o.LogCap <= 0 {
-		o.LogCap = DefaultLogCap
-	}
-	if o.MaxStreams <= 0 {
-		o.MaxStreams = DefaultMaxStreams
-	}
-	if o.StreamHeartbeat <= 0 {
-		o.StreamHeartbeat = DefaultStreamHeartbeat
-	}
+	orDefault(&o.MaxConcurrent, DefaultMaxConcurrent)
+	orDefault(&o.Keep, DefaultKeep)
+	orDefault(&o.Grace, DefaultGrace)
+	orDefault(&o.LogCap, DefaultLogCap)
+	orDefault(&o.MaxStreams, DefaultMaxStreams)
+	orDefault(&o.StreamHeartbeat, DefaultStreamHeartbeat)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -145,6 +133,13 @@ func (o Options) withDefaults() (Options, error) {
 		o.Now = time.Now
 	}
 	return o, nil
+}
+
+// orDefault gives an option left at zero (or negative) its default.
+func orDefault[T int | int64 | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
 }
 
 // newPolicy resolves the allowed directories (created if the default)
