@@ -188,6 +188,7 @@ func serveJobs(ctx context.Context, sc ServeConfig, c *config.Config, defs []job
 	}
 	srv := httpsec.NewServer(h, httpsec.DefaultTimeouts(), tlsConfig, logger)
 	srv.RegisterOnShutdown(hub.Close) // open streams would hold Shutdown
+	srv.RegisterOnShutdown(executor.EndStreams)
 	go hub.WatchJobs(ctx, runner.Status, time.Second)
 	scheme := "http"
 	if tlsConfig != nil {

@@ -448,3 +448,48 @@ func TestServeRunsFlame(t *testing.T) {
 		t.Errorf("last progress line %q", r.Progress.Line)
 	}
 }
+
+// A viewer follows a real report run's events from its start: its state,
+// its log, its final state, then the stream closes; a reconnection with
+// Last-Event-ID gets the log from that offset, nothing twice.
+func TestServeRunEvents(t *testing.T) {
+	e := startRunsServe(t, func(string) string { return "" })
+	rep := e.op.startRun("report", map[string]any{"from": "-1h", "series": "*"})
+	url := e.srv.base + "/api/v1/runs/" + strconv.FormatInt(rep.ID, 10) + "/events"
+	follow := func(lastID string) (types []string, log string, final runJSON) {
+		t.Helper()
+		var b strings.Builder
+		offset, _ := strconv.Atoi(lastID)
+		for ev := range openSSE(t, url, e.viewer.token, lastID).events {
+			types = append(types, ev.typ)
+			switch ev.typ {
+			case "state":
+				decodeJSON(t, []byte(ev.data), &final)
+			case "log":
+				var piece struct {
+					Offset int
+					Text   string
+				}
+				decodeJSON(t, []byte(ev.data), &piece)
+				if piece.Offset != offset+b.Len() || ev.id != strconv.Itoa(piece.Offset+len(piece.Text)) {
+					t.Errorf("log event id %s at offset %d after %d bytes from %d", ev.id, piece.Offset, b.Len(), offset)
+				}
+				b.WriteString(piece.Text)
+			}
+		}
+		return types, b.String(), final
+	}
+	types, log, final := follow("")
+	if types[0] != "state" || types[len(types)-1] != "state" || final.State != "succeeded" {
+		t.Fatalf("events %v, final %+v: want the state first and the final state last", types, final)
+	}
+	var stored struct{ Text string }
+	e.viewer.get("/api/v1/runs/"+strconv.FormatInt(rep.ID, 10)+"/log", &stored)
+	if log != stored.Text || !strings.Contains(log, "$ latscope report") {
+		t.Errorf("streamed log differs from the stored one:\n%s\n---\n%s", log, stored.Text)
+	}
+	_, rest, _ := follow("10")
+	if rest != log[10:] {
+		t.Errorf("log resumed from offset 10:\n%s\nwant\n%s", rest, log[10:])
+	}
+}

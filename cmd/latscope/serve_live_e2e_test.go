@@ -82,7 +82,13 @@ type sse struct{ id, typ, data string }
 
 func openLive(t *testing.T, base, token, lastID string) *liveStream {
 	t.Helper()
-	req, _ := http.NewRequest("GET", base+"/api/v1/live", nil)
+	return openSSE(t, base+"/api/v1/live", token, lastID)
+}
+
+// openSSE opens an event stream (the live intervals, a run's events).
+func openSSE(t *testing.T, url, token, lastID string) *liveStream {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
 	req.Header.Set("Authorization", "Bearer "+token)
 	if lastID != "" {
 		req.Header.Set("Last-Event-ID", lastID)
@@ -92,7 +98,7 @@ func openLive(t *testing.T, base, token, lastID string) *liveStream {
 		t.Fatal(err)
 	}
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
-		t.Fatalf("GET /api/v1/live: %s %s", resp.Status, resp.Header.Get("Content-Type"))
+		t.Fatalf("GET %s: %s %s", url, resp.Status, resp.Header.Get("Content-Type"))
 	}
 	t.Cleanup(func() { resp.Body.Close() })
 	s := &liveStream{body: resp.Body, events: make(chan sse, 64)}

@@ -322,6 +322,9 @@ func callRuns(t *testing.T, c *apiClient) {
 		t.Fatalf("report run %v", run)
 	}
 	c.call("GET", "/api/v1/runs/1/log?offset=0", "/api/v1/runs/{id}/log", nil, http.StatusOK)
+	c.call("GET", "/api/v1/runs/1/events", "/api/v1/runs/{id}/events", nil, http.StatusOK) // ended: its log and final state
+	c.call("GET", "/api/v1/runs/1/events?offset=-1", "/api/v1/runs/{id}/events", nil, http.StatusBadRequest)
+	c.call("GET", "/api/v1/runs/99/events", "/api/v1/runs/{id}/events", nil, http.StatusNotFound)
 	c.call("GET", "/api/v1/runs/1/outputs/log.txt", "/api/v1/runs/{id}/outputs/{name}", nil, http.StatusOK)
 	c.call("GET", "/api/v1/runs/1/outputs/..%2fauth.db", "/api/v1/runs/{id}/outputs/{name}", nil, http.StatusNotFound)
 	data := run["commands"].([]any)[0].([]any)[2].(string) // latscope report DATA ...

@@ -70,12 +70,20 @@ func withBody[Req any](f func(w http.ResponseWriter, r *http.Request, req Req) (
 	}
 }
 
+// Fail answers an error as the API does, for handlers that are not
+// APIFuncs (a stream that cannot start).
+func (rt *Router) Fail(w http.ResponseWriter, r *http.Request, err error) { rt.fail(w, r, err) }
+
 // fail answers with the status an error from server/auth or the request
 // body deserves; unexpected errors are logged and answered vaguely.
 func (rt *Router) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var tooLarge *http.MaxBytesError
 	var limited *auth.RateLimitError
+	var unavailable unavailableError
 	switch {
+	case errors.As(err, &unavailable):
+		w.Header().Set("Retry-After", retryAfterUnavailable)
+		writeError(w, http.StatusServiceUnavailable, err.Error())
 	case errors.As(err, &tooLarge):
 		writeError(w, http.StatusRequestEntityTooLarge, "request body over "+strconv.FormatInt(tooLarge.Limit, 10)+" bytes")
 	case errors.As(err, &limited):

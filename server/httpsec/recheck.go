@@ -1,6 +1,7 @@
 package httpsec
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/latscope/latscope/server/auth"
@@ -18,4 +19,18 @@ func (rt *Router) Recheck(r *http.Request, min auth.Role) error {
 		return auth.ErrForbidden
 	}
 	return nil
+}
+
+// StillAllowed is a stream's heartbeat check: false when Recheck refuses
+// the credential. A failing users' database is logged but does not end
+// the stream, as it says nothing of the credential.
+func (rt *Router) StillAllowed(r *http.Request, min auth.Role) bool {
+	err := rt.Recheck(r, min)
+	if errors.Is(err, auth.ErrUnauthenticated) || errors.Is(err, auth.ErrForbidden) {
+		return false
+	}
+	if err != nil {
+		rt.cfg.Logger.Warn("checking a stream's credential", "path", r.URL.Path, "error", err.Error())
+	}
+	return true
 }

@@ -26,6 +26,18 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, errorBody{Error: msg})
 }
 
+// retryAfterUnavailable is the Retry-After of a 503: a stream slot or a
+// restarted server is usually there within seconds.
+const retryAfterUnavailable = "5"
+
+// Unavailable marks err as a refusal for now (a cap on streams, a server
+// that is stopping): the API answers it 503 with Retry-After.
+func Unavailable(err error) error { return unavailableError{err} }
+
+type unavailableError struct{ error }
+
+func (e unavailableError) Unwrap() error { return e.error }
+
 // errMediaType refuses bodies that are not JSON: an HTML form of another
 // site cannot send application/json without a CORS preflight.
 var errMediaType = errors.New("the body must be application/json")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/latscope/latscope/archive"
 	"github.com/latscope/latscope/server/auth"
+	"github.com/latscope/latscope/server/httpsec"
 	"github.com/latscope/latscope/stream"
 	"github.com/latscope/latscope/view/report"
 )
@@ -159,7 +160,7 @@ func gapRow(info archive.SeriesInfo, iv stream.Interval) report.Interval {
 
 func encode(info archive.SeriesInfo, row report.Interval) *encoded {
 	data, _ := json.Marshal(intervalRow{Series: info.ID, Interval: row}) // plain values: cannot fail
-	return &encoded{series: info, event: Event{Type: TypeInterval, Data: data}}
+	return &encoded{series: info, event: httpsec.SSEEvent{Type: TypeInterval, Data: data}}
 }
 
 // Filter selects a stream's series: those matching Pattern (a --series

@@ -1,3 +1,8 @@
+// Package live streams latscope serve's intervals as they are archived,
+// as Server-Sent Events: a hub that the jobs' writer publishes every
+// archived interval to, fanned out to a bounded number of streams, each
+// with a fixed-size queue; a stream that cannot keep up is told so and
+// ended, and resumes from the archive with Last-Event-ID.
 package live
 
 import (
@@ -10,6 +15,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/archive"
+	"github.com/latscope/latscope/server/httpsec"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -102,7 +108,7 @@ type batch struct {
 // it is about so that each stream can filter it.
 type encoded struct {
 	series archive.SeriesInfo
-	event  Event
+	event  httpsec.SSEEvent
 }
 
 // Reasons a stream ends other than its client leaving.
@@ -142,7 +148,8 @@ func (s *subscriber) wants(e *encoded) bool {
 	return w
 }
 
-// Errors of subscribe, answered 503.
+// Errors of subscribe, answered 503 (subscribe wraps them in
+// httpsec.Unavailable).
 var (
 	ErrTooManyStreams = errors.New("too many live streams")
 	ErrUnavailable    = errors.New("live streams are not available")
@@ -152,15 +159,15 @@ var (
 // paused stream queues nothing until resume.
 func (h *Hub) subscribe(f Filter, paused bool) (*subscriber, error) {
 	if h == nil {
-		return nil, ErrUnavailable
+		return nil, httpsec.Unavailable(ErrUnavailable)
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch {
 	case h.closed:
-		return nil, fmt.Errorf("%w: the server is stopping", ErrUnavailable)
+		return nil, httpsec.Unavailable(fmt.Errorf("%w: the server is stopping", ErrUnavailable))
 	case len(h.streams) >= h.opts.MaxStreams:
-		return nil, fmt.Errorf("%w: %d open, the limit", ErrTooManyStreams, len(h.streams))
+		return nil, httpsec.Unavailable(fmt.Errorf("%w: %d open, the limit", ErrTooManyStreams, len(h.streams)))
 	}
 	s := &subscriber{filter: f, queue: make(chan *batch, h.opts.Buffer), ended: make(chan struct{}), wanted: map[int64]bool{}, paused: paused}
 	h.streams[s] = struct{}{}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/archive"
+	"github.com/latscope/latscope/server/httpsec"
 	"github.com/latscope/latscope/server/jobs"
 	"github.com/latscope/latscope/stream"
 )
@@ -47,7 +48,7 @@ func (h *Hub) WatchJobs(ctx context.Context, status func() []jobs.Status, every 
 			}
 			last[s.Name] = s.State
 			data, _ := json.Marshal(s)
-			h.send(&batch{source: s.Name, events: []*encoded{{series: archive.SeriesInfo{Source: s.Name}, event: Event{Type: TypeJob, Data: data}}}})
+			h.send(&batch{source: s.Name, events: []*encoded{{series: archive.SeriesInfo{Source: s.Name}, event: httpsec.SSEEvent{Type: TypeJob, Data: data}}}})
 		}
 	}
 }

@@ -3,7 +3,6 @@ package live
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -42,30 +41,18 @@ func (h *Hub) handler(rt *httpsec.Router) http.HandlerFunc {
 			sub, err = h.subscribe(f, !since.IsZero())
 		}
 		if err != nil {
-			rt.API(refusal(err))(w, r)
+			rt.Fail(w, r, err)
 			return
 		}
 		defer h.unsubscribe(sub)
-		recheck := func() error { return rt.Recheck(r, auth.Viewer) }
-		h.stream(r.Context(), w, sub, since, recheck)
-	}
-}
-
-// refusal answers a stream that cannot start: 503 with Retry-After at
-// the cap or without a hub, else the error's own status.
-func refusal(err error) httpsec.APIFunc {
-	return func(w http.ResponseWriter, r *http.Request) (int, any, error) {
-		if errors.Is(err, ErrTooManyStreams) || errors.Is(err, ErrUnavailable) {
-			w.Header().Set("Retry-After", "5")
-			return http.StatusServiceUnavailable, map[string]string{"error": err.Error()}, nil
-		}
-		return 0, nil, err
+		stillAllowed := func() bool { return rt.StillAllowed(r, auth.Viewer) }
+		h.stream(r.Context(), w, sub, since, stillAllowed)
 	}
 }
 
 // conn is one stream being written.
 type conn struct {
-	sse *SSEWriter
+	sse *httpsec.SSEWriter
 	sub *subscriber
 	// lastID is the newest id sent: ids only grow, so a client resumes
 	// after everything it was sent.
@@ -75,8 +62,8 @@ type conn struct {
 	replayed map[string]time.Time
 }
 
-func (h *Hub) stream(ctx context.Context, w http.ResponseWriter, sub *subscriber, since time.Time, recheck func() error) {
-	sse, err := NewSSEWriter(w, h.opts.WriteStall)
+func (h *Hub) stream(ctx context.Context, w http.ResponseWriter, sub *subscriber, since time.Time, stillAllowed func() bool) {
+	sse, err := httpsec.NewSSEWriter(w, h.opts.WriteStall)
 	if err != nil {
 		return
 	}
@@ -89,12 +76,12 @@ func (h *Hub) stream(ctx context.Context, w http.ResponseWriter, sub *subscriber
 			return
 		}
 	}
-	h.follow(ctx, c, recheck)
+	h.follow(ctx, c, stillAllowed)
 }
 
 // follow writes the stream's queued intervals and its heartbeats until
 // the client leaves or the hub, a recheck or MaxAge ends the stream.
-func (h *Hub) follow(ctx context.Context, c *conn, recheck func() error) {
+func (h *Hub) follow(ctx context.Context, c *conn, stillAllowed func() bool) {
 	sub := c.sub
 	heartbeat := time.NewTicker(h.opts.Heartbeat)
 	defer heartbeat.Stop()
@@ -118,7 +105,7 @@ func (h *Hub) follow(ctx context.Context, c *conn, recheck func() error) {
 				c.send(<-sub.queue)
 			}
 		case <-heartbeat.C:
-			if !h.stillAllowed(recheck) {
+			if !stillAllowed() {
 				c.end(endRevoked, 0)
 				return
 			}
@@ -136,19 +123,6 @@ func (h *Hub) follow(ctx context.Context, c *conn, recheck func() error) {
 			return
 		}
 	}
-}
-
-// stillAllowed rechecks a stream's credential; only an authentication
-// failure ends the stream, not a failing users' database.
-func (h *Hub) stillAllowed(recheck func() error) bool {
-	err := recheck()
-	if errors.Is(err, auth.ErrUnauthenticated) || errors.Is(err, auth.ErrForbidden) {
-		return false
-	}
-	if err != nil {
-		h.opts.Logger.Warn("live: checking a stream's credential", "error", err.Error())
-	}
-	return true
 }
 
 // send writes the events of a batch the stream selects; the last carries
@@ -192,8 +166,8 @@ func (c *conn) end(reason string, buffer int) {
 		typ, msg = TypeReconnect, map[string]any{"reason": "the stream reached its maximum age; reconnect with Last-Event-ID"}
 	}
 	data, _ := json.Marshal(msg)
-	c.sse.Event(Event{Type: typ, Data: data})
-	_ = c.sse.flushWithin(time.Second)
+	c.sse.Event(httpsec.SSEEvent{Type: typ, Data: data})
+	_ = c.sse.FlushWithin(time.Second)
 }
 
 // replay sends, from the archive, the windows ending after since (at
@@ -211,7 +185,7 @@ func (h *Hub) replay(ctx context.Context, c *conn, since time.Time) error {
 	if cutoff := time.Now().Add(-h.opts.Replay); from.Before(cutoff) {
 		data, _ := json.Marshal(map[string]any{"from": since, "to": cutoff,
 			"reason": "older than the replay limit; read it from /api/v1/series/{id}/intervals"})
-		c.sse.Event(Event{Type: TypeLost, Data: data})
+		c.sse.Event(httpsec.SSEEvent{Type: TypeLost, Data: data})
 		from = cutoff
 	}
 	c.replayed = map[string]time.Time{}
@@ -226,7 +200,7 @@ func (h *Hub) replay(ctx context.Context, c *conn, since time.Time) error {
 		return err
 	}
 	data, _ := json.Marshal(map[string]any{"events": n + more})
-	c.sse.Event(Event{ID: FormatID(c.lastID), Type: TypeReplayed, Data: data})
+	c.sse.Event(httpsec.SSEEvent{ID: FormatID(c.lastID), Type: TypeReplayed, Data: data})
 	return c.sse.Flush()
 }
 

@@ -49,6 +49,12 @@ type Options struct {
 	Grace time.Duration
 	// LogCap bounds each run's log (1 MiB); the rest is dropped, said so.
 	LogCap int64
+	// MaxStreams caps the concurrent event streams of runs (100); more
+	// are answered 503.
+	MaxStreams int
+	// StreamHeartbeat is the period of the streams' heartbeats, which
+	// recheck their credential (15 s).
+	StreamHeartbeat time.Duration
 	// Audit records runs started, cancelled and finished (auth.Store).
 	Audit  Auditor
 	Logger *slog.Logger
@@ -71,6 +77,8 @@ type Executor struct {
 	live   map[int64]*active // queued and running runs
 	closed bool
 	wg     sync.WaitGroup
+
+	streams *streams
 }
 
 // Open opens DATA/runs.db, marks the runs a crashed server left behind as
@@ -91,7 +99,7 @@ func Open(ctx context.Context, opt Options) (*Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Executor{opt: opt, policy: pol, store: st, live: map[int64]*active{}}
+	e := &Executor{opt: opt, policy: pol, store: st, live: map[int64]*active{}, streams: newStreams(opt.MaxStreams)}
 	ids, err := st.failOrphans(ctx, opt.Now())
 	if err != nil {
 		st.close()
@@ -112,18 +120,12 @@ func (o Options) withDefaults() (Options, error) {
 		}
 		o.Binary = bin
 	}
-	if o.MaxConcurrent <= 0 {
-		o.MaxConcurrent = DefaultMaxConcurrent
-	}
-	if o.Keep <= 0 {
-		o.Keep = DefaultKeep
-	}
-	if o.Grace <= 0 {
-		o.Grace = DefaultGrace
-	}
-	if o.LogCap <= 0 {
-		o.LogCap = DefaultLogCap
-	}
+	orDefault(&o.MaxConcurrent, DefaultMaxConcurrent)
+	orDefault(&o.Keep, DefaultKeep)
+	orDefault(&o.Grace, DefaultGrace)
+	orDefault(&o.LogCap, DefaultLogCap)
+	orDefault(&o.MaxStreams, DefaultMaxStreams)
+	orDefault(&o.StreamHeartbeat, DefaultStreamHeartbeat)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -131,6 +133,13 @@ func (o Options) withDefaults() (Options, error) {
 		o.Now = time.Now
 	}
 	return o, nil
+}
+
+// orDefault gives an option left at zero (or negative) its default.
+func orDefault[T int | int64 | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
 }
 
 // newPolicy resolves the allowed directories (created if the default)

@@ -23,6 +23,7 @@ func Register(rt *httpsec.Router, e *Executor) {
 	rt.Handle("GET", "/api/v1/runs/{id}", auth.Viewer, rt.API(h.get))
 	rt.Handle("POST", "/api/v1/runs/{id}/cancel", auth.Operator, rt.API(h.cancel))
 	rt.Handle("GET", "/api/v1/runs/{id}/log", auth.Viewer, rt.API(h.log))
+	rt.Handle("GET", "/api/v1/runs/{id}/events", auth.Viewer, h.events(rt), httpsec.WriteTimeout(0))
 	rt.Handle("GET", "/api/v1/runs/{id}/outputs/{name}", auth.Viewer, h.output)
 }
 

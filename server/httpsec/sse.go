@@ -1,9 +1,4 @@
-// Package live streams latscope serve's intervals as they are archived,
-// as Server-Sent Events: a hub that the jobs' writer publishes every
-// archived interval to, fanned out to a bounded number of streams, each
-// with a fixed-size queue; a stream that cannot keep up is told so and
-// ended, and resumes from the archive with Last-Event-ID.
-package live
+package httpsec
 
 import (
 	"bytes"
@@ -12,8 +7,8 @@ import (
 	"time"
 )
 
-// Event is one Server-Sent Event.
-type Event struct {
+// SSEEvent is one Server-Sent Event.
+type SSEEvent struct {
 	// ID, when set, becomes the client's last event id (sent back as
 	// Last-Event-ID when it reconnects); empty leaves it unchanged.
 	ID string
@@ -26,7 +21,7 @@ type Event struct {
 // SSEWriter writes Server-Sent Events to a response. Events are buffered
 // until Flush, which bounds the write with a deadline: a client that stops
 // reading fails the flush instead of holding the handler forever. It knows
-// nothing of intervals, so any stream (run progress) can use it.
+// nothing of what is streamed: live intervals and run progress use it.
 type SSEWriter struct {
 	w     http.ResponseWriter
 	rc    *http.ResponseController
@@ -54,7 +49,7 @@ func NewSSEWriter(w http.ResponseWriter, stall time.Duration) (*SSEWriter, error
 }
 
 // Event buffers one event.
-func (s *SSEWriter) Event(ev Event) {
+func (s *SSEWriter) Event(ev SSEEvent) {
 	if ev.ID != "" {
 		s.field("id", []byte(ev.ID))
 	}
@@ -92,10 +87,12 @@ func (s *SSEWriter) field(name string, value []byte) {
 
 // Flush writes the buffered events within the stall deadline.
 func (s *SSEWriter) Flush() error {
-	return s.flushWithin(s.stall)
+	return s.FlushWithin(s.stall)
 }
 
-func (s *SSEWriter) flushWithin(d time.Duration) error {
+// FlushWithin writes the buffered events within d (0: no bound): a
+// stream's last words use a short one, as its client may be gone.
+func (s *SSEWriter) FlushWithin(d time.Duration) error {
 	if d > 0 {
 		// Errors mean the connection cannot take deadlines (a test
 		// recorder); writes are then unbounded.
