@@ -1,7 +1,8 @@
 // Package sqlitedb opens latscope serve's small SQLite databases (users in
-// auth.db, runs in runs.db) one way, and brings their versioned schemas up
-// to date. The archive keeps its own: it checks integrity on open, caps its
-// size and is read by other processes read-only.
+// auth.db, runs in runs.db, jobs in jobs.db) one way, and brings their
+// versioned schemas up to date. The archive keeps its own: it checks
+// integrity on open, caps its size and is read by other processes
+// read-only.
 package sqlitedb
 
 import (
