@@ -24,6 +24,20 @@ func Open(path string) (*sql.DB, error) {
 	return sql.Open("sqlite", dsn)
 }
 
+// OpenMigrated opens the database NAME at path (Open) and brings its
+// schema to the last of steps (Migrate); errors name the database.
+func OpenMigrated(ctx context.Context, path, name string, steps []string) (*sql.DB, error) {
+	db, err := Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s database %s: %w", name, path, err)
+	}
+	if err := Migrate(ctx, db, name, steps); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%s database %s: %w", name, path, err)
+	}
+	return db, nil
+}
+
 // Migrate applies the steps a database lacks, in one transaction. The
 // table NAME_schema holds how many steps were applied; a database with
 // more steps than this latscope knows is refused.

@@ -54,13 +54,9 @@ var migrations = []string{
 // OpenStore opens (creating if needed) the store at path and brings its
 // schema up to date.
 func OpenStore(ctx context.Context, path string) (*Store, error) {
-	db, err := sqlitedb.Open(path)
+	db, err := sqlitedb.OpenMigrated(ctx, path, "jobs", migrations)
 	if err != nil {
-		return nil, fmt.Errorf("jobs database %s: %w", path, err)
-	}
-	if err := sqlitedb.Migrate(ctx, db, "jobs", migrations); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("jobs database %s: %w", path, err)
+		return nil, err
 	}
 	return &Store{db: db}, nil
 }
