@@ -49,7 +49,8 @@ type Options struct {
 	CheckSource func(spec string) error
 	// Retain sets how long the archive keeps a job's data, 0 leaving it
 	// to the tiers: (*archive.Archive).SetSourceKeep. Nil: not applied.
-	// The configuration's jobs are the archive's from its options.
+	// The configuration's jobs' retentions reach the archive through its
+	// options (archive.Options.SourceKeep) when it opens.
 	Retain func(job string, keep time.Duration)
 	Audit  Auditor
 	Logger *slog.Logger

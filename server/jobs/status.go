@@ -32,8 +32,8 @@ type Status struct {
 	Source   string `json:"source"`
 	Interval string `json:"interval"`
 	Schedule string `json:"schedule,omitempty"`
-	// Retention is how long the job's data is kept ("3d"), when shorter
-	// than the archive's tiers keep it.
+	// Retention is how long the job's data of every tier is kept at most
+	// ("3d"); empty: as long as the archive's tiers keep it.
 	Retention string `json:"retention,omitempty"`
 	// Origin is where the job is defined: "config" (the configuration
 	// file or the command line) or "api".
