@@ -151,6 +151,11 @@ func FuzzParseAge(f *testing.F) {
 		if err == nil && d < 0 {
 			t.Fatalf("ParseAge(%q) = %v: negative", s, d)
 		}
+		if err == nil && d > 0 {
+			if back, err := ParseAge(FormatAge(d)); err != nil || back != d {
+				t.Fatalf("ParseAge(FormatAge(%v)) = %v, %v: FormatAge wrote %q", d, back, err, FormatAge(d))
+			}
+		}
 	})
 }
 
