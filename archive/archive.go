@@ -13,6 +13,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -53,6 +54,7 @@ type Options struct {
 	// SourceKeep shortens the retention of some sources (by name):
 	// Maintain drops their data of every tier older than this, even when
 	// the tier keeps longer (latscope serve's per-job retention).
+	// SetSourceKeep changes it while the archive is open.
 	SourceKeep map[string]time.Duration
 }
 
@@ -119,6 +121,7 @@ func Open(path string, opts Options) (*Archive, error) {
 	if opts.Tiers == nil {
 		opts.Tiers = DefaultTiers()
 	}
+	opts.SourceKeep = maps.Clone(opts.SourceKeep) // SetSourceKeep changes the archive's own
 	if err := CheckTiers(opts.Tiers); err != nil {
 		return nil, fmt.Errorf("archive %s: %w", path, err)
 	}
@@ -328,6 +331,23 @@ func (a *Archive) Close() error {
 		a.lock = nil
 	}
 	return err
+}
+
+// SetSourceKeep sets how long a source's data is kept (Options.SourceKeep)
+// from the next Maintain on; 0 removes the source's own retention, leaving
+// its data to the tiers'. latscope serve calls it when a job created through
+// the API is created or changed.
+func (a *Archive) SetSourceKeep(name string, keep time.Duration) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if keep <= 0 {
+		delete(a.opts.SourceKeep, name)
+		return
+	}
+	if a.opts.SourceKeep == nil {
+		a.opts.SourceKeep = map[string]time.Duration{}
+	}
+	a.opts.SourceKeep[name] = keep
 }
 
 // Path returns the database file.

@@ -49,3 +49,30 @@ func TestQuerySources(t *testing.T) {
 		}
 	}
 }
+
+// TestSetSourceKeep changes the sources' retentions of an open archive:
+// a new one applies at the next Maintain, 0 removes one given at Open.
+func TestSetSourceKeep(t *testing.T) {
+	given := map[string]time.Duration{"a": time.Hour}
+	a, _ := openTemp(t, Options{SourceKeep: given})
+	given["c"] = time.Hour // the archive keeps its own copy
+	a.SetSourceKeep("a", 0)
+	a.SetSourceKeep("b", time.Hour)
+	hs := realHistograms(t)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, src := range []string{"a", "b", "c"} {
+		if err := a.WriteBatch(ctx, synthetic(src, t0, 3*3600, 1, hs)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := t0.Add(3 * time.Hour)
+	if err := a.Maintain(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	for src, first := range map[string]time.Time{"a": t0, "b": now.Add(-time.Hour), "c": t0} {
+		got := readAll(t, a, Query{Sources: []string{src}, Resolution: Raw})
+		if len(got) == 0 || !got[0].Start.Equal(first) {
+			t.Errorf("%s: %d windows, want from %v", src, len(got), first)
+		}
+	}
+}

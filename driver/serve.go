@@ -167,7 +167,7 @@ func serveJobs(ctx context.Context, sc ServeConfig, c *config.Config, defs []job
 		backoff = jobs.DefaultBackoff()
 	}
 	hub := live.NewHub(arch, live.Options{MaxStreams: c.LiveStreams, Logger: logger})
-	runner, control, jobStore, err := openJobs(ctx, c.Data, defs, live.Publishing(arch, hub), backoff, store, redactor, logger)
+	runner, control, jobStore, err := openJobs(ctx, c.Data, defs, live.Publishing(arch, hub), arch.SetSourceKeep, backoff, store, redactor, logger)
 	if err != nil {
 		arch.Close()
 		return err
@@ -200,8 +200,8 @@ func serveJobs(ctx context.Context, sc ServeConfig, c *config.Config, defs []job
 
 // openJobs makes the runner of the configured jobs and of those created
 // through the API (kept in DATA/jobs.db, returned to be closed), and the
-// manager that changes them.
-func openJobs(ctx context.Context, data string, defs []jobs.Job, out jobs.Writer, backoff jobs.Backoff, audit *auth.Store,
+// manager that changes them and gives their retentions to retain.
+func openJobs(ctx context.Context, data string, defs []jobs.Job, out jobs.Writer, retain func(string, time.Duration), backoff jobs.Backoff, audit *auth.Store,
 	redactor *httpsec.Redactor, logger *slog.Logger) (*jobs.Runner, *jobctl.Manager, *jobctl.Store, error) {
 	runner, err := jobs.NewRunner(nil, out, backoff, logger)
 	if err != nil {
@@ -213,7 +213,7 @@ func openJobs(ctx context.Context, data string, defs []jobs.Job, out jobs.Writer
 	}
 	control, err := jobctl.New(ctx, runner, store, defs, jobctl.Options{
 		Build:       func(cj config.Job) (jobs.Job, error) { return jobDefinition(cj, redactor, logger) },
-		CheckSource: checkAPISource, Audit: audit, Logger: logger})
+		CheckSource: checkAPISource, Retain: retain, Audit: audit, Logger: logger})
 	if err != nil {
 		store.Close()
 		return nil, nil, nil, err
@@ -416,7 +416,7 @@ func jobDefinition(cj config.Job, redactor *httpsec.Redactor, logger *slog.Logge
 		return jobs.Job{}, err
 	}
 	return jobs.Job{Name: cj.Name, Source: jobctl.RedactSource(cj.Source), Interval: cj.Every, Schedule: cj.Plan,
-		Open: jobOpener(cj.Name, spec, cj.Every, logger)}, nil
+		Retention: cj.Keep, Open: jobOpener(cj.Name, spec, cj.Every, logger)}, nil
 }
 
 // checkAPISource accepts what a job created through the API may read: a

@@ -117,3 +117,27 @@ func ParseAge(s string) (time.Duration, error) {
 	}
 	return d + time.Duration(days)*24*time.Hour, nil
 }
+
+// FormatAge writes a retention as ParseAge reads it, whole days first and
+// without zero units: 72h is "3d", 36h "1d12h", 90m "1h30m".
+func FormatAge(d time.Duration) string {
+	const day = 24 * time.Hour
+	if d <= 0 {
+		return d.String()
+	}
+	var out string
+	if days := d / day; days > 0 {
+		out, d = strconv.FormatInt(int64(days), 10)+"d", d%day
+		if d == 0 {
+			return out
+		}
+	}
+	rest := d.String()
+	if strings.HasSuffix(rest, "m0s") {
+		rest = strings.TrimSuffix(rest, "0s")
+	}
+	if strings.HasSuffix(rest, "h0m") {
+		rest = strings.TrimSuffix(rest, "0m")
+	}
+	return out + rest
+}

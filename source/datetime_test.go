@@ -151,5 +151,27 @@ func FuzzParseAge(f *testing.F) {
 		if err == nil && d < 0 {
 			t.Fatalf("ParseAge(%q) = %v: negative", s, d)
 		}
+		if err == nil && d > 0 {
+			if back, err := ParseAge(FormatAge(d)); err != nil || back != d {
+				t.Fatalf("ParseAge(FormatAge(%v)) = %v, %v: FormatAge wrote %q", d, back, err, FormatAge(d))
+			}
+		}
 	})
+}
+
+// FormatAge writes what ParseAge reads back, shortest first.
+func TestFormatAge(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		72 * time.Hour: "3d", 36 * time.Hour: "1d12h", 90 * time.Minute: "1h30m", time.Hour: "1h",
+		10 * time.Second: "10s", 30 * time.Minute: "30m", 24*time.Hour + 10*time.Second: "1d10s",
+		365*24*time.Hour + 90*time.Minute + 1500*time.Millisecond: "365d1h30m1.5s",
+	} {
+		got := FormatAge(d)
+		if got != want {
+			t.Errorf("FormatAge(%v) = %q; want %q", d, got, want)
+		}
+		if back, err := ParseAge(got); err != nil || back != d {
+			t.Errorf("ParseAge(FormatAge(%v)) = %v, %v", d, back, err)
+		}
+	}
 }

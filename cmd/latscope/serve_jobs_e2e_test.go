@@ -15,8 +15,8 @@ import (
 
 // apiJob is a job as GET /api/v1/jobs shows it.
 type apiJob struct {
-	Name, Source, Interval, Origin, State string
-	Intervals                             int
+	Name, Source, Interval, Retention, Origin, State string
+	Intervals                                        int
 }
 
 func (c *apiClient) job(name string) (apiJob, bool) {
@@ -106,7 +106,7 @@ func TestServeJobsThroughTheAPI(t *testing.T) {
 	data := filepath.Join(dir, "data")
 	netAddr, _ := startNetServer(t)
 	config := filepath.Join(dir, "latscope.yaml")
-	yaml := "data: " + data + "\nlisten: " + freePort(t) + "\njobs:\n  - name: down\n    source: nettest:" + freePort(t) + "\n"
+	yaml := "data: " + data + "\nlisten: " + freePort(t) + "\njobs:\n  - name: down\n    source: nettest:" + freePort(t) + "\n    retention: 3d\n"
 	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestServeJobsThroughTheAPI(t *testing.T) {
 	if b := admin.want(http.StatusConflict, "DELETE", "/api/v1/jobs/down", ""); !strings.Contains(b, "edit the file") {
 		t.Errorf("deleting the configuration's job: %s", b)
 	}
-	admin.want(http.StatusCreated, "POST", "/api/v1/jobs", `{"name":"pgenv","source":"postgres://latscope@`+freePort(t)+`/app","password_env":"LATSCOPE_E2E_DB_PASSWORD","paused":true}`)
+	admin.want(http.StatusCreated, "POST", "/api/v1/jobs", `{"name":"pgenv","source":"postgres://latscope@`+freePort(t)+`/app","password_env":"LATSCOPE_E2E_DB_PASSWORD","retention":"12h","paused":true}`)
 
 	// A restart brings the API's jobs back.
 	srv.cmd.Process.Signal(syscall.SIGTERM)
@@ -196,8 +196,11 @@ func TestServeJobsThroughTheAPI(t *testing.T) {
 	for _, c := range []*apiClient{admin, operator, viewer} {
 		c.base = srv.base
 	}
-	if j, ok := admin.job("pgenv"); !ok || j.State != "paused" || j.Origin != "api" {
-		t.Errorf("pgenv after restart: %+v %v, want paused", j, ok)
+	if j, ok := admin.job("pgenv"); !ok || j.State != "paused" || j.Origin != "api" || j.Retention != "12h" {
+		t.Errorf("pgenv after restart: %+v %v, want paused with its retention 12h", j, ok)
+	}
+	if j, _ := admin.job("down"); j.Retention != "3d" || j.Origin != "config" {
+		t.Errorf("the configuration's job: %+v, want its retention 3d", j)
 	}
 	n = len(admin.windows(id))
 	eventually(t, "windows after the restart", func() bool { return len(admin.windows(id)) >= n+2 })

@@ -1,7 +1,8 @@
 // Package sqlitedb opens latscope serve's small SQLite databases (users in
-// auth.db, runs in runs.db) one way, and brings their versioned schemas up
-// to date. The archive keeps its own: it checks integrity on open, caps its
-// size and is read by other processes read-only.
+// auth.db, runs in runs.db, jobs in jobs.db) one way, and brings their
+// versioned schemas up to date. The archive keeps its own: it checks
+// integrity on open, caps its size and is read by other processes
+// read-only.
 package sqlitedb
 
 import (
@@ -21,6 +22,20 @@ func Open(path string) (*sql.DB, error) {
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
 		"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
 	return sql.Open("sqlite", dsn)
+}
+
+// OpenMigrated opens the database NAME at path (Open) and brings its
+// schema to the last of steps (Migrate); errors name the database.
+func OpenMigrated(ctx context.Context, path, name string, steps []string) (*sql.DB, error) {
+	db, err := Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s database %s: %w", name, path, err)
+	}
+	if err := Migrate(ctx, db, name, steps); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%s database %s: %w", name, path, err)
+	}
+	return db, nil
 }
 
 // Migrate applies the steps a database lacks, in one transaction. The

@@ -45,3 +45,17 @@ func TestMigrate(t *testing.T) {
 		t.Errorf("journal mode %q", mode)
 	}
 }
+
+// OpenMigrated opens and migrates in one; its errors name the database.
+func TestOpenMigrated(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "t.db")
+	db, err := OpenMigrated(ctx, path, "t", []string{`CREATE TABLE t_a (x INTEGER)`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := OpenMigrated(ctx, path, "t", nil); err == nil || !strings.Contains(err.Error(), "t database "+path+": t schema version 1 is newer") {
+		t.Errorf("a newer database: %v", err)
+	}
+}

@@ -33,13 +33,14 @@ type jobDefinition struct {
 	Source       string `json:"source"`
 	Interval     string `json:"interval,omitempty"`
 	Schedule     string `json:"schedule,omitempty"`
+	Retention    string `json:"retention,omitempty"`
 	PasswordEnv  string `json:"password_env,omitempty"`
 	PasswordFile string `json:"password_file,omitempty"`
 }
 
 func (d jobDefinition) job() config.Job {
 	return config.Job{Name: d.Name, Source: d.Source, Interval: d.Interval, Schedule: d.Schedule,
-		PasswordEnv: d.PasswordEnv, PasswordFile: d.PasswordFile}
+		Retention: d.Retention, PasswordEnv: d.PasswordEnv, PasswordFile: d.PasswordFile}
 }
 
 // createJobRequest is a new job, started at once unless paused.

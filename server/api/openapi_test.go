@@ -89,7 +89,7 @@ func serveRouter(t *testing.T) *httpsec.Router {
 	}
 	last := start.Add(2 * time.Second)
 	status := func() []jobs.Status {
-		return []jobs.Status{{Name: "db01", Source: "postgres://latscope@db01/app", Interval: "1s",
+		return []jobs.Status{{Name: "db01", Source: "postgres://latscope@db01/app", Interval: "1s", Retention: "3d",
 			State: jobs.Running, Since: &start, LastInterval: &last, Intervals: 3},
 			{Name: "db02", Source: "mysql://latscope@db02:3306/", Interval: "1s",
 				State: jobs.Reconnecting, Since: &last, LastError: "connection refused", Intervals: 1}}
@@ -278,11 +278,14 @@ func TestOpenAPIResponses(t *testing.T) {
 	}
 	c.call("GET", "/api/v1/export?series=[", "/api/v1/export", nil, http.StatusBadRequest)
 	c.call("GET", "/api/v1/export?series=nothing", "/api/v1/export", nil, http.StatusNotFound)
-	probe := map[string]any{"name": "probe1", "source": "iotest:/var/tmp", "schedule": "30s every 15m", "paused": true}
-	c.call("POST", "/api/v1/jobs", "/api/v1/jobs", probe, http.StatusCreated)
+	probe := map[string]any{"name": "probe1", "source": "iotest:/var/tmp", "schedule": "30s every 15m", "retention": "36h", "paused": true}
+	if st := c.call("POST", "/api/v1/jobs", "/api/v1/jobs", probe, http.StatusCreated); st["retention"] != "1d12h" {
+		t.Errorf("created with retention 36h: %v, want retention 1d12h", st)
+	}
 	c.call("POST", "/api/v1/jobs", "/api/v1/jobs", probe, http.StatusConflict)
 	c.call("POST", "/api/v1/jobs", "/api/v1/jobs", map[string]string{"name": "pw", "source": "postgres://u:secret@db/app"}, http.StatusBadRequest)
-	c.call("PUT", "/api/v1/jobs/probe1", "/api/v1/jobs/{name}", map[string]string{"source": "iotest:/var/tmp", "interval": "2s"}, http.StatusOK)
+	c.call("PUT", "/api/v1/jobs/probe1", "/api/v1/jobs/{name}", map[string]string{"source": "iotest:/var/tmp", "interval": "2s", "retention": "7d"}, http.StatusOK)
+	c.call("PUT", "/api/v1/jobs/probe1", "/api/v1/jobs/{name}", map[string]string{"source": "iotest:/var/tmp", "retention": "1y"}, http.StatusBadRequest)
 	c.call("PUT", "/api/v1/jobs/cfg", "/api/v1/jobs/{name}", map[string]string{"source": "iotest:/tmp"}, http.StatusConflict)
 	c.call("POST", "/api/v1/jobs/probe1/resume", "/api/v1/jobs/{name}/resume", nil, http.StatusOK)
 	c.call("POST", "/api/v1/jobs/cfg/pause", "/api/v1/jobs/{name}/pause", nil, http.StatusOK)

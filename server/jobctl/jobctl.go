@@ -6,6 +6,11 @@
 //
 // Jobs of the configuration file can be paused and resumed through the API
 // but not changed or deleted: the file is their authority.
+//
+// A job's retention is the archive's: the manager tells it (Options.Retain)
+// the retention of every job it creates, changes or brings back from the
+// store. A deleted job's data stays in the archive, and so does its
+// retention: the store keeps it until a job of the same name takes over.
 package jobctl
 
 import (
@@ -42,9 +47,14 @@ type Options struct {
 	// may not read (an unknown scheme, a relative path); nil accepts all.
 	// It must answer at once: it must not connect anywhere.
 	CheckSource func(spec string) error
-	Audit       Auditor
-	Logger      *slog.Logger
-	Now         func() time.Time
+	// Retain sets how long the archive keeps a job's data, 0 leaving it
+	// to the tiers: (*archive.Archive).SetSourceKeep. Nil: not applied.
+	// The configuration's jobs' retentions reach the archive through its
+	// options (archive.Options.SourceKeep) when it opens.
+	Retain func(job string, keep time.Duration)
+	Audit  Auditor
+	Logger *slog.Logger
+	Now    func() time.Time
 }
 
 // Manager applies job changes to a runner and keeps them in a store.
@@ -88,11 +98,16 @@ func New(ctx context.Context, runner *jobs.Runner, store *Store, configured []jo
 		case r.origin == OriginAPI && m.origin[r.def.Name] == OriginConfig:
 			return nil, fmt.Errorf("job %q is in the configuration and was also created through the API (kept in the data directory's jobs.db): rename the one in the configuration, or remove it from the configuration and then delete the other with DELETE /api/v1/jobs/%s", r.def.Name, r.def.Name)
 		case r.origin == OriginAPI:
-			if err := m.add(m.keptJob(r)); err != nil {
+			j := m.keptJob(r)
+			if err := m.add(j); err != nil {
 				return nil, err
 			}
-		case m.origin[r.def.Name] == "":
+			m.retain(j.Name, j.Retention)
+		case r.origin == originDeleted && m.origin[r.def.Name] == "":
+			m.retainDeleted(r.def)
+		case r.origin == originDeleted || m.origin[r.def.Name] == "":
 			// The configuration no longer has the job: forget its pause.
+			// Or it has a job of a deleted one's name: its retention wins.
 			if err := store.delete(ctx, r.def.Name); err != nil {
 				return nil, err
 			}
@@ -125,8 +140,25 @@ func (m *Manager) keptJob(r record) jobs.Job {
 		j = jobs.Job{Name: def.Name, Source: RedactSource(def.Source), Interval: def.Every, Schedule: def.Plan,
 			Open: func(context.Context, source.Link) (source.Source, error) { return nil, err }}
 	}
-	j.Origin, j.Paused = OriginAPI, r.paused
+	j.Origin, j.Paused, j.Retention = OriginAPI, r.paused, def.Keep
 	return j
+}
+
+// retain gives the archive a job's retention.
+func (m *Manager) retain(name string, keep time.Duration) {
+	if m.opt.Retain != nil {
+		m.opt.Retain(name, keep)
+	}
+}
+
+// retainDeleted gives the archive the retention kept of a deleted job.
+func (m *Manager) retainDeleted(def config.Job) {
+	keep, err := config.ParseKeep(def.Retention)
+	if err != nil {
+		m.opt.Logger.Warn("the retention kept of a deleted job is not readable; its data follows the tiers'", "job", def.Name, "error", err.Error())
+		return
+	}
+	m.retain(def.Name, keep)
 }
 
 // Status is the runner's state of every job.
@@ -156,6 +188,7 @@ func (m *Manager) Create(ctx context.Context, by auth.Actor, def config.Job, pau
 		return st, err
 	}
 	m.origin[def.Name] = OriginAPI
+	m.retain(def.Name, j.Retention) // also replaces a deleted job's of this name
 	return m.runner.Job(def.Name)
 }
 
@@ -182,11 +215,13 @@ func (m *Manager) Update(ctx context.Context, by auth.Actor, def config.Job) (st
 	if err := m.runner.Replace(j); err != nil {
 		return st, err
 	}
+	m.retain(def.Name, j.Retention)
 	return m.runner.Job(def.Name)
 }
 
 // Delete stops a job created through the API (its in-flight interval
-// written) and forgets it; its series stay in the archive.
+// written) and forgets it; its series stay in the archive, and so does its
+// retention (kept in the store, so that a restart keeps applying it).
 func (m *Manager) Delete(ctx context.Context, by auth.Actor, name string) (err error) {
 	var def config.Job
 	defer func() { m.audit(ctx, by, "job.delete", def, &err) }()
@@ -197,8 +232,8 @@ func (m *Manager) Delete(ctx context.Context, by auth.Actor, name string) (err e
 	if err != nil {
 		return err
 	}
-	def.Source = cur.Source
-	if err := m.store.delete(ctx, name); err != nil {
+	def.Source, def.Retention = cur.Source, cur.Retention
+	if err := m.forget(ctx, by, def); err != nil {
 		return err
 	}
 	if err := m.runner.Remove(name); err != nil {
@@ -206,6 +241,15 @@ func (m *Manager) Delete(ctx context.Context, by auth.Actor, name string) (err e
 	}
 	delete(m.origin, name)
 	return nil
+}
+
+// forget removes a deleted job's row, or keeps only its retention.
+func (m *Manager) forget(ctx context.Context, by auth.Actor, def config.Job) error {
+	if def.Retention == "" {
+		return m.store.delete(ctx, def.Name)
+	}
+	kept := config.Job{Name: def.Name, Retention: def.Retention}
+	return m.store.put(ctx, record{def: kept, origin: originDeleted}, by, m.opt.Now())
 }
 
 // Pause stops a job (its in-flight interval written) until Resume, across
@@ -287,6 +331,7 @@ func (m *Manager) build(def config.Job) (jobs.Job, error) {
 	if err != nil {
 		return jobs.Job{}, fmt.Errorf("%w: %v", auth.ErrInvalid, err)
 	}
+	j.Retention = def.Keep
 	return j, nil
 }
 
@@ -320,7 +365,7 @@ func (m *Manager) audit(ctx context.Context, by auth.Actor, action string, def c
 	if def.Source != "" {
 		detail = append(detail, "source="+RedactSource(def.Source))
 	}
-	for _, kv := range [][2]string{{"interval", def.Interval}, {"schedule", def.Schedule},
+	for _, kv := range [][2]string{{"interval", def.Interval}, {"schedule", def.Schedule}, {"retention", def.Retention},
 		{"password_env", def.PasswordEnv}, {"password_file", def.PasswordFile}} {
 		if kv[1] != "" {
 			detail = append(detail, kv[0]+"="+kv[1])

@@ -76,6 +76,13 @@ type server struct {
 
 func start(t *testing.T, dir string, users *auth.Store, out jobs.Writer, configured ...config.Job) (*server, error) {
 	t.Helper()
+	return startRetaining(t, dir, users, out, nil, configured...)
+}
+
+// startRetaining starts a server whose manager gives the jobs' retentions
+// to retain.
+func startRetaining(t *testing.T, dir string, users *auth.Store, out jobs.Writer, retain func(string, time.Duration), configured ...config.Job) (*server, error) {
+	t.Helper()
 	store, err := OpenStore(t.Context(), filepath.Join(dir, "jobs.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +96,7 @@ func start(t *testing.T, dir string, users *auth.Store, out jobs.Writer, configu
 		j, _ := build(cj)
 		defs = append(defs, j)
 	}
-	m, err := New(t.Context(), runner, store, defs, Options{Build: build, Audit: users})
+	m, err := New(t.Context(), runner, store, defs, Options{Build: build, Retain: retain, Audit: users})
 	if err != nil {
 		store.Close()
 		return nil, err

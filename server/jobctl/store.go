@@ -4,19 +4,20 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net/url"
 	"time"
 
+	"github.com/latscope/latscope/internal/sqlitedb"
 	"github.com/latscope/latscope/server/auth"
 	"github.com/latscope/latscope/server/config"
-
-	_ "modernc.org/sqlite" // pure-Go SQLite driver "sqlite"
 )
 
 // Origins of a job: where it is defined.
 const (
 	OriginConfig = "config" // the configuration file or the command line
 	OriginAPI    = "api"    // created through the API, kept in the store
+	// originDeleted keeps the retention of a job deleted through the API
+	// (its data stays in the archive) until a job of its name takes over.
+	originDeleted = "deleted"
 )
 
 // Store keeps, in a SQLite file of the data directory (DATA/jobs.db), the
@@ -27,8 +28,13 @@ type Store struct {
 	db *sql.DB
 }
 
-// schema is the store's only version so far (PRAGMA user_version 1).
-const schema = `CREATE TABLE IF NOT EXISTS jobs (
+// migrations are the store's schema versions, counted in jobs_schema
+// (internal/sqlitedb). Version 1 was counted in PRAGMA user_version: its
+// CREATE TABLE IF NOT EXISTS leaves such a file as it is, and each later
+// version also sets user_version, so that a latscope that reads only that
+// refuses a newer file instead of dropping what it does not know.
+var migrations = []string{
+	`CREATE TABLE IF NOT EXISTS jobs (
 	name TEXT PRIMARY KEY,
 	origin TEXT NOT NULL,
 	source TEXT NOT NULL DEFAULT '',
@@ -39,29 +45,18 @@ const schema = `CREATE TABLE IF NOT EXISTS jobs (
 	paused INTEGER NOT NULL DEFAULT 0,
 	changed_by TEXT NOT NULL DEFAULT '',
 	changed_at INTEGER NOT NULL DEFAULT 0
-);
-PRAGMA user_version = 1;`
+	);
+	PRAGMA user_version = 1`,
+	`ALTER TABLE jobs ADD COLUMN retention TEXT NOT NULL DEFAULT '';
+	PRAGMA user_version = 2`,
+}
 
-// OpenStore opens (creating if needed) the store at path.
+// OpenStore opens (creating if needed) the store at path and brings its
+// schema up to date.
 func OpenStore(ctx context.Context, path string) (*Store, error) {
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
-		"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
-	db, err := sql.Open("sqlite", dsn)
+	db, err := sqlitedb.OpenMigrated(ctx, path, "jobs", migrations)
 	if err != nil {
-		return nil, fmt.Errorf("jobs database %s: %w", path, err)
-	}
-	var version int
-	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("jobs database %s: %w", path, err)
-	}
-	if version > 1 {
-		db.Close()
-		return nil, fmt.Errorf("jobs database %s: schema version %d is newer than this latscope knows (1)", path, version)
-	}
-	if _, err := db.ExecContext(ctx, schema); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("jobs database %s: %w", path, err)
+		return nil, err
 	}
 	return &Store{db: db}, nil
 }
@@ -69,8 +64,9 @@ func OpenStore(ctx context.Context, path string) (*Store, error) {
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
-// record is one row: a job created through the API (its definition), or
-// a paused job of the configuration (its name alone).
+// record is one row: a job created through the API (its definition), a
+// paused job of the configuration (its name alone), or the retention of a
+// deleted job (its name and retention).
 type record struct {
 	def    config.Job
 	origin string
@@ -78,8 +74,8 @@ type record struct {
 }
 
 func (s *Store) load(ctx context.Context) ([]record, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT name, origin, source, interval, schedule, password_env, password_file, paused
-		FROM jobs ORDER BY changed_at, name`)
+	rows, err := s.db.QueryContext(ctx, `SELECT name, origin, source, interval, schedule, password_env, password_file, retention,
+		paused FROM jobs ORDER BY changed_at, name`)
 	if err != nil {
 		return nil, fmt.Errorf("reading jobs: %w", err)
 	}
@@ -88,7 +84,7 @@ func (s *Store) load(ctx context.Context) ([]record, error) {
 	for rows.Next() {
 		var r record
 		d := &r.def
-		if err := rows.Scan(&d.Name, &r.origin, &d.Source, &d.Interval, &d.Schedule, &d.PasswordEnv, &d.PasswordFile, &r.paused); err != nil {
+		if err := rows.Scan(&d.Name, &r.origin, &d.Source, &d.Interval, &d.Schedule, &d.PasswordEnv, &d.PasswordFile, &d.Retention, &r.paused); err != nil {
 			return nil, fmt.Errorf("reading jobs: %w", err)
 		}
 		out = append(out, r)
@@ -103,8 +99,8 @@ func (s *Store) load(ctx context.Context) ([]record, error) {
 func (s *Store) put(ctx context.Context, r record, by auth.Actor, at time.Time) error {
 	d := r.def
 	_, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO jobs(name, origin, source, interval, schedule, password_env,
-		password_file, paused, changed_by, changed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		d.Name, r.origin, d.Source, d.Interval, d.Schedule, d.PasswordEnv, d.PasswordFile, r.paused, by.User, at.UnixNano())
+		password_file, retention, paused, changed_by, changed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		d.Name, r.origin, d.Source, d.Interval, d.Schedule, d.PasswordEnv, d.PasswordFile, d.Retention, r.paused, by.User, at.UnixNano())
 	if err != nil {
 		return fmt.Errorf("storing job %q: %w", d.Name, err)
 	}

@@ -24,6 +24,9 @@ type Job struct {
 	Source   string
 	Interval time.Duration
 	Schedule Schedule
+	// Retention is how long the archive keeps the job's data at most (0:
+	// the tiers' retention), shown in its status.
+	Retention time.Duration
 	// Origin says where the job is defined ("config", "api"), for the API.
 	Origin string
 	// Paused jobs are kept but not run until resumed.

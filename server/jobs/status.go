@@ -32,6 +32,9 @@ type Status struct {
 	Source   string `json:"source"`
 	Interval string `json:"interval"`
 	Schedule string `json:"schedule,omitempty"`
+	// Retention is how long the job's data of every tier is kept at most
+	// ("3d"); empty: as long as the archive's tiers keep it.
+	Retention string `json:"retention,omitempty"`
 	// Origin is where the job is defined: "config" (the configuration
 	// file or the command line) or "api".
 	Origin string `json:"origin,omitempty"`
@@ -67,7 +70,16 @@ type running struct {
 
 func newRunning(j Job) *running {
 	return &running{job: j, status: Status{Name: j.Name, Source: j.Source, Interval: j.Interval.String(),
-		Schedule: j.Schedule.String(), Origin: j.Origin, State: Starting}}
+		Schedule: j.Schedule.String(), Retention: retention(j.Retention), Origin: j.Origin, State: Starting}}
+}
+
+// retention shows a job's retention as the configuration writes it; none
+// is empty.
+func retention(keep time.Duration) string {
+	if keep <= 0 {
+		return ""
+	}
+	return source.FormatAge(keep)
 }
 
 // stop ends the job's goroutine, if it runs, once it has written its

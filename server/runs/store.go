@@ -45,13 +45,9 @@ var schema = []string{
 }
 
 func openStore(ctx context.Context, path string) (*store, error) {
-	db, err := sqlitedb.Open(path)
+	db, err := sqlitedb.OpenMigrated(ctx, path, "runs", schema)
 	if err != nil {
-		return nil, fmt.Errorf("open runs database %s: %w", path, err)
-	}
-	if err := sqlitedb.Migrate(ctx, db, "runs", schema); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("runs database %s: %w", path, err)
+		return nil, err
 	}
 	return &store{db: db}, nil
 }
