@@ -47,14 +47,14 @@ func (c seenCount) plus(units int64) seenCount {
 // tally is one instrument over the windows whose counts could be used.
 type tally struct {
 	seen, counted, events int64
-	// edge is the most by which seen can exceed counted: the units found
-	// by the closing poll of every window after which the comparison
-	// stopped (the last compared window so far, and each one followed by
-	// a window whose counts were left out). Events written while a
-	// closing poll scans the ring are seen in its window and counted in
-	// the next; between compared windows that cancels out, at such an
-	// end it cannot. ended holds the ends already passed, open the
-	// closing poll of the last window compared.
+	// ended and open make up edge(), the most by which seen can exceed
+	// counted: the units found by the closing poll of every window after
+	// which the comparison stopped (the last compared window so far, each
+	// one followed by a window whose counts were left out or by a gap).
+	// Events written while a closing poll scans the ring are seen in its
+	// window and counted in the next; between compared windows that
+	// cancels out, at such an end it cannot. ended holds the ends passed,
+	// open the closing poll of the last window compared.
 	ended, open int64
 }
 

@@ -238,14 +238,21 @@ func (s *Sampler) Run(ctx context.Context, emit func(stream.Interval) error) err
 				s.link.Reached()
 			}
 		}
-		if cn != nil {
+		// A due window's closing poll reads the new rows itself: a poll just
+		// before it would scan the rings twice in a row, and on a loaded
+		// machine, where one scan can take longer than half an interval,
+		// the sampler would fall further behind its grid every window
+		// until the last window began after the deadline.
+		closing := !now.Before(due)
+		switch {
+		case cn == nil:
+			w.gap = true
+		case !closing:
 			if err := s.pollOnce(ctx, cn, &w); err != nil {
 				cn = s.failed(ctx, cn, &w, err)
 			}
-		} else {
-			w.gap = true
 		}
-		if !now.Before(due) {
+		if closing {
 			if cn != nil {
 				if err := s.closeWindow(ctx, cn, &w); err != nil {
 					cn = s.failed(ctx, cn, &w, err)
