@@ -39,10 +39,27 @@ const lowCapture = 0.95
 // events, and units as the server counts them (rows for table I/O).
 type seenCount struct{ units, events int64 }
 
+// plus returns c with one more event of units.
+func (c seenCount) plus(units int64) seenCount {
+	return seenCount{c.units + units, c.events + 1}
+}
+
 // tally is one instrument over the windows whose counts could be used.
 type tally struct {
 	seen, counted, events int64
+	// ended and open make up edge(), the most by which seen can exceed
+	// counted: the units found by the closing poll of every window after
+	// which the comparison stopped (the last compared window so far, each
+	// one followed by a window whose counts were left out or by a gap).
+	// Events written while a closing poll scans the ring are seen in its
+	// window and counted in the next; between compared windows that
+	// cancels out, at such an end it cannot. ended holds the ends passed,
+	// open the closing poll of the last window compared.
+	ended, open int64
 }
+
+// edge returns the most by which seen can exceed counted.
+func (t tally) edge() int64 { return t.ended + t.open }
 
 // ringTally follows one history ring over the run.
 type ringTally struct {
@@ -70,8 +87,9 @@ func newCaptureStats() captureStats {
 	return captureStats{instruments: map[string]*tally{}, leftOut: map[string]int{}}
 }
 
-// add compares one window's history rows with the server's counts.
-func (c *captureStats) add(seen map[string]seenCount, wc windowCounts) {
+// add compares one window's history rows with the server's counts; edge
+// is the part of seen that the window's closing poll found.
+func (c *captureStats) add(seen, edge map[string]seenCount, wc windowCounts) {
 	c.windows++
 	for name, sc := range seen {
 		if countsInRows(name) {
@@ -91,12 +109,21 @@ func (c *captureStats) add(seen map[string]seenCount, wc windowCounts) {
 			names[n] = true
 		}
 	}
+	for name, t := range c.instruments {
+		if !names[name] { // nothing seen nor counted: no edge either
+			t.open = 0
+		}
+	}
 	left := map[string]bool{}
 	var wSeen, wCounted int64
 	for name := range names {
 		cls := classOf(name)
 		if !wc.usable(name) {
 			left[cls] = true
+			if t := c.instruments[name]; t != nil {
+				t.ended += t.open
+				t.open = 0
+			}
 			continue
 		}
 		counted := int64(wc.waits[name].n + wc.stmts[name].n)
@@ -108,6 +135,7 @@ func (c *captureStats) add(seen map[string]seenCount, wc windowCounts) {
 		t.seen += seen[name].units
 		t.events += seen[name].events
 		t.counted += counted
+		t.open = edge[name].units
 		if cls != classStatements {
 			wSeen += seen[name].units
 			wCounted += counted
@@ -121,6 +149,15 @@ func (c *captureStats) add(seen map[string]seenCount, wc windowCounts) {
 	}
 }
 
+// gap notes a window that was not compared at all (the connection was
+// lost): the comparison of every instrument stopped before it.
+func (c *captureStats) gap() {
+	for _, t := range c.instruments {
+		t.ended += t.open
+		t.open = 0
+	}
+}
+
 // class sums the instruments of one class.
 func (c *captureStats) class(cls string) (t tally, any bool) {
 	for name, it := range c.instruments {
@@ -128,6 +165,7 @@ func (c *captureStats) class(cls string) (t tally, any bool) {
 			t.seen += it.seen
 			t.counted += it.counted
 			t.events += it.events
+			t.ended += it.edge()
 			any = true
 		}
 	}

@@ -103,7 +103,7 @@ func TestCaptureComparesRowsWithRowsAndAdvisesTheCause(t *testing.T) {
 	// One scan event fetched 4000 rows; the server counted the rows.
 	seen := map[string]seenCount{"wait/io/table/sql/handler": {units: 4000, events: 1}, "wait/io/file/innodb/innodb_data_file": {units: 99, events: 99}}
 	wc := countWindow(summary{"wait/io/table/sql/handler": {4000, 1e9}, "wait/io/file/innodb/innodb_data_file": {100, 1e9}}, summary{}, summary{}, summary{}, false, false)
-	c.add(seen, wc)
+	c.add(seen, nil, wc)
 	c.maxBatch = 4000
 	var st stream.SamplerStats
 	c.fill(&st)
@@ -119,5 +119,39 @@ func TestCaptureComparesRowsWithRowsAndAdvisesTheCause(t *testing.T) {
 	c.fill(&st)
 	if all := strings.Join(st.Advice, "\n"); !strings.Contains(all, "overran in 3 of 100 polls") || !strings.Contains(all, "idle waits were 44 %") {
 		t.Errorf("advice after overruns:\n%s", all)
+	}
+}
+
+// The edge is what the closing polls found at every end of the
+// comparison: the last window compared, each one followed by a window
+// whose counts were left out, and each one before a gap.
+func TestCaptureEdgeIsTheClosingPollsAtTheComparisonsEnds(t *testing.T) {
+	const table, file = "wait/io/table/sql/handler", "wait/io/file/innodb/innodb_data_file"
+	c := newCaptureStats()
+	window := func(seen, edge int64, dropping bool) {
+		t.Helper()
+		s := map[string]seenCount{table: {units: seen, events: 1}, file: {units: seen, events: seen}}
+		e := map[string]seenCount{table: {units: edge, events: 1}, file: {units: edge, events: edge}}
+		c.add(s, e, countWindow(summary{table: {uint64(seen), 1}, file: {uint64(seen), 1}}, summary{}, summary{}, summary{}, dropping, false))
+	}
+	edges := func() (tableIO, waits int64) {
+		ti, _ := c.class(classTableIO)
+		w, _ := c.class(classWaits)
+		return ti.edge(), w.edge()
+	}
+	window(100, 7, false)
+	window(100, 5, false) // 7 cancels out: counted in this window
+	if ti, w := edges(); ti != 5 || w != 5 {
+		t.Errorf("after two compared windows: edges %d, %d, want 5 (the last closing poll)", ti, w)
+	}
+	window(100, 3, true) // table counts left out: their comparison ended at 5
+	if ti, w := edges(); ti != 5 || w != 3 {
+		t.Errorf("after a window leaving table I/O out: edges %d, %d, want 5, 3", ti, w)
+	}
+	window(100, 2, false)
+	c.gap()
+	window(100, 4, false)
+	if ti, w := edges(); ti != 5+2+4 || w != 2+4 {
+		t.Errorf("after a gap: edges %d, %d, want 11, 6", ti, w)
 	}
 }

@@ -209,7 +209,7 @@ func testSamplerUnderLoad(t *testing.T, m *dbtest.MariaDB, db *sql.DB) {
 	}
 	t.Logf("test process CPU %.2f s/s (sampler and the 8 load sessions' client side)", cpu/4)
 	logCapture(t, s, st)
-	checkCaptureUnlessOverrun(t, st, "statements")
+	checkCaptureUnlessOverrun(t, s, st, "statements")
 	// Random reads of a table 4x the pool miss the pool most of the time.
 	if reads.Count() < float64(nq)/4 {
 		t.Errorf("%v data file reads for %d random row reads", reads.Count(), nq)
@@ -218,12 +218,10 @@ func testSamplerUnderLoad(t *testing.T, m *dbtest.MariaDB, db *sql.DB) {
 	if q := reads.Quantile(0.5); q < 1 || q > 100e3 {
 		t.Errorf("median read %.1f µs implausible", q)
 	}
-	checkCaptureUnlessOverrun(t, st, "waits")
-	checkCaptureUnlessOverrun(t, st, "table I/O")
+	checkCaptureUnlessOverrun(t, s, st, "waits")
+	checkCaptureUnlessOverrun(t, s, st, "table I/O")
 	checkAdvice(t, st)
-	if st.CaptureRatio == nil || !overran(st) && (*st.CaptureRatio < minCapture || *st.CaptureRatio > maxCapture) {
-		t.Errorf("capture ratio %v, want %.2f .. %.2f", fmtRatio(st.CaptureRatio), minCapture, maxCapture)
-	}
+	checkHeadline(t, s, st)
 	stmt := total["statement: SELECT `pad` FROM `big` WHERE ID = ?"]
 	if stmt == nil || stmt.Count() < float64(nq)*0.8 {
 		t.Errorf("statement series has %v events for %d queries", stmt, nq)
@@ -408,21 +406,76 @@ func checkWindows(t *testing.T, ivs []stream.Interval) {
 	}
 }
 
-// checkBatchedCapture checks the table I/O capture, in rows. At the first
-// and the last window's edge each session may have one batch seen in one
-// window and counted in another (docs/mysql.md); where one event is a
-// batch of thousands of rows, that moves the ratio by far more than the
+// checkBatchedCapture checks the table I/O capture, in rows. Above the
+// count, the edge bounds it (checkSeenWithinEdge). Below it, at the first
+// window's edge each session may have had one batch seen by the baseline
+// poll but counted in the first window (docs/mysql.md); where one event is
+// a batch of thousands of rows, that moves the ratio by far more than the
 // events of single rows do, so up to a batch per session is allowed.
 func checkBatchedCapture(t *testing.T, s *Sampler, st stream.SamplerStats, sessions int64) {
 	t.Helper()
 	cp := captureOf(st, "table I/O")
+	checkSeenWithinEdge(t, s, "table I/O", cp.Seen, cp.Counted, "table I/O")
 	s.mu.Lock()
-	edge := sessions * s.stats.capture.maxBatch
+	start := sessions * s.stats.capture.maxBatch
 	s.mu.Unlock()
-	if d := cp.Seen - cp.Counted; d > edge+int64((maxCapture-1)*float64(cp.Counted)) || -d > edge+int64((1-minCapture)*float64(cp.Counted)) {
-		t.Errorf("table I/O: %d rows seen of %d counted, want within %d rows (a batch of up to %d rows per session) and %.2f .. %.2f",
-			cp.Seen, cp.Counted, edge, edge/sessions, minCapture, maxCapture)
+	if d := cp.Counted - cp.Seen; d > start+int64((1-minCapture)*float64(cp.Counted)) {
+		t.Errorf("table I/O: %d rows seen of %d counted, want at most %d rows (a batch of up to %d rows per session) and %.0f %% below",
+			cp.Seen, cp.Counted, start, start/sessions, 100*(1-minCapture))
 	}
+}
+
+// checkSeenWithinEdge fails the test when more was seen than counted
+// beyond the edge of the classes (captureStats' tally.edge): the events
+// the closing polls that ended a comparison found, which may have been
+// written after the server's counts were read. That is all a sampler that
+// sees every event once can exceed the count by (but for an event whose
+// thread the OS stops between counting it and writing its history row
+// while the start-up poll runs, a window of microseconds). Its size
+// depends on how long the closing poll took and how busy the server was
+// meanwhile, so a fixed ratio is too tight on a loaded machine (SlapMixed
+// read 1.019 at load 9 and at 16: 107 more data file reads seen than
+// counted, all in the last window, whose closing poll took 88 ms) or too
+// wide elsewhere (with quiet edges the counts match exactly).
+func checkSeenWithinEdge(t *testing.T, s *Sampler, what string, seen, counted int64, classes ...string) {
+	t.Helper()
+	var edge int64
+	s.mu.Lock()
+	for _, cls := range classes {
+		tl, _ := s.stats.capture.class(cls)
+		edge += tl.edge()
+	}
+	s.mu.Unlock()
+	if seen-counted > edge {
+		t.Errorf("%s: %d seen of %d counted, %d more than the closing polls at the comparison's ends found (%d)",
+			what, seen, counted, seen-counted-edge, edge)
+	} else {
+		t.Logf("%s: %d seen of %d counted; the edge allowed up to %d more", what, seen, counted, edge)
+	}
+}
+
+// checkHeadline checks the capture ratio of waits, table I/O and table
+// locks together, unless a ring overran: at least minCapture, and above 1
+// by no more than the edge.
+func checkHeadline(t *testing.T, s *Sampler, st stream.SamplerStats) {
+	t.Helper()
+	if st.CaptureRatio == nil {
+		t.Errorf("no capture ratio")
+		return
+	}
+	if overran(st) {
+		return
+	}
+	var seen, counted int64
+	for _, cp := range st.Captures {
+		if cp.What != "statements" {
+			seen, counted = seen+cp.Seen, counted+cp.Counted
+		}
+	}
+	if *st.CaptureRatio < minCapture {
+		t.Errorf("capture ratio %v, want at least %.2f", fmtRatio(st.CaptureRatio), minCapture)
+	}
+	checkSeenWithinEdge(t, s, "capture", seen, counted, classWaits, classTableIO, classTableLocks)
 }
 
 // overran says whether a poll found a ring overrun.
@@ -452,7 +505,7 @@ func checkAdvice(t *testing.T, st stream.SamplerStats) {
 // events overran: then events were lost (a loaded machine stalled the
 // sampler longer than the ring lasts) and the advice must say so
 // (checkAdvice).
-func checkCaptureUnlessOverrun(t *testing.T, st stream.SamplerStats, what string) {
+func checkCaptureUnlessOverrun(t *testing.T, s *Sampler, st stream.SamplerStats, what string) {
 	t.Helper()
 	table := "events_waits_history_long"
 	if what == "statements" {
@@ -464,7 +517,7 @@ func checkCaptureUnlessOverrun(t *testing.T, st stream.SamplerStats, what string
 			return
 		}
 	}
-	checkCapture(t, st, what)
+	checkCapture(t, s, st, what)
 }
 
 // hasMean says whether some window has the mean series name.
@@ -503,11 +556,9 @@ func testSlapMixed(t *testing.T, m *dbtest.MariaDB) {
 	logCapture(t, s, st)
 	checkWindows(t, ivs)
 	checkAdvice(t, st)
-	checkCaptureUnlessOverrun(t, st, "waits")
-	checkCaptureUnlessOverrun(t, st, "statements")
-	if st.CaptureRatio == nil || !overran(st) && (*st.CaptureRatio < minCapture || *st.CaptureRatio > maxCapture) {
-		t.Errorf("capture ratio %v, want %.2f .. %.2f", fmtRatio(st.CaptureRatio), minCapture, maxCapture)
-	}
+	checkCaptureUnlessOverrun(t, s, st, "waits")
+	checkCaptureUnlessOverrun(t, s, st, "statements")
+	checkHeadline(t, s, st)
 	if cp := captureOf(st, "table I/O"); cp != nil && cp.LeftOut > 0 && !strings.Contains(strings.Join(st.Advice, "\n"), "dropped") {
 		t.Errorf("table I/O left out of %d windows without advice saying why: %q", cp.LeftOut, st.Advice)
 	}
@@ -552,7 +603,7 @@ func testFileScans(t *testing.T, m *dbtest.MariaDB, db *sql.DB) {
 	logCapture(t, s, st)
 	checkWindows(t, ivs)
 	checkAdvice(t, st)
-	checkCaptureUnlessOverrun(t, st, "waits")
+	checkCaptureUnlessOverrun(t, s, st, "waits")
 	if cp := captureOf(st, "table I/O"); cp == nil || cp.Events == 0 || cp.Seen < 100*cp.Events {
 		t.Fatalf("table I/O %+v: want scans of many rows per event", cp)
 	}
@@ -567,11 +618,9 @@ func testFileScans(t *testing.T, m *dbtest.MariaDB, db *sql.DB) {
 	}
 }
 
-// The capture ratio's bounds: at most 5 % lost, and above 1 only by the
-// events that end between the summaries' read and the window's last poll
-// (seen in this window, counted in the next), which the next window takes
-// back.
-const minCapture, maxCapture = 0.95, 1.01
+// minCapture is the capture ratio's lower bound: at most 5 % lost. Above 1
+// it is bounded by the edge (checkSeenWithinEdge).
+const minCapture = 0.95
 
 // captureOf returns the capture of one kind of event, or nil.
 func captureOf(st stream.SamplerStats, what string) *stream.Capture {
@@ -584,17 +633,18 @@ func captureOf(st stream.SamplerStats, what string) *stream.Capture {
 }
 
 // checkCapture fails the test when a kind of event was compared and its
-// ratio is out of bounds.
-func checkCapture(t *testing.T, st stream.SamplerStats, what string) {
+// ratio is below minCapture or above 1 by more than its edge.
+func checkCapture(t *testing.T, s *Sampler, st stream.SamplerStats, what string) {
 	t.Helper()
 	cp := captureOf(st, what)
 	if cp == nil {
 		t.Errorf("no %s capture in %+v", what, st.Captures)
 		return
 	}
-	if cp.Ratio == nil || *cp.Ratio < minCapture || *cp.Ratio > maxCapture {
-		t.Errorf("%s capture %v (%d of %d %s), want %.2f .. %.2f", what, fmtRatio(cp.Ratio), cp.Seen, cp.Counted, cp.Unit, minCapture, maxCapture)
+	if cp.Ratio == nil || *cp.Ratio < minCapture {
+		t.Errorf("%s capture %v (%d of %d %s), want at least %.2f", what, fmtRatio(cp.Ratio), cp.Seen, cp.Counted, cp.Unit, minCapture)
 	}
+	checkSeenWithinEdge(t, s, what+" capture", cp.Seen, cp.Counted, what)
 }
 
 // logCapture logs the capture figures, instrument by instrument.

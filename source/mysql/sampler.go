@@ -172,8 +172,13 @@ type window struct {
 	gap    bool
 	series map[string]*hist.Histogram
 	order  []string
-	// seen is the history rows per instrument (waits and statements).
-	seen map[string]seenCount
+	// seen is the history rows per instrument (waits and statements);
+	// edge the part of them that the window's closing poll found: the
+	// events written while it scanned the ring are among them, seen in
+	// this window but counted in the next (docs/mysql.md).
+	seen, edge map[string]seenCount
+	// closing says the window's closing poll is running.
+	closing bool
 	// maxBatch is the most rows one table I/O event fetched.
 	maxBatch int64
 	// means are the summaries' exact means, set when the window closes.
@@ -193,10 +198,10 @@ func (w *window) record(name string, ps uint64) {
 // see counts one history row of an instrument: one event, units as the
 // server counts them.
 func (w *window) see(name string, units int64) {
-	c := w.seen[name]
-	c.units += units
-	c.events++
-	w.seen[name] = c
+	w.seen[name] = w.seen[name].plus(units)
+	if w.closing {
+		w.edge[name] = w.edge[name].plus(units)
+	}
 }
 
 // Run polls until ctx is cancelled, emitting one interval per --interval.
@@ -233,14 +238,21 @@ func (s *Sampler) Run(ctx context.Context, emit func(stream.Interval) error) err
 				s.link.Reached()
 			}
 		}
-		if cn != nil {
+		// A due window's closing poll reads the new rows itself: a poll just
+		// before it would scan the rings twice in a row, and on a loaded
+		// machine, where one scan can take longer than half an interval,
+		// the sampler would fall further behind its grid every window
+		// until the last window began after the deadline.
+		closing := !now.Before(due)
+		switch {
+		case cn == nil:
+			w.gap = true
+		case !closing:
 			if err := s.pollOnce(ctx, cn, &w); err != nil {
 				cn = s.failed(ctx, cn, &w, err)
 			}
-		} else {
-			w.gap = true
 		}
-		if !now.Before(due) {
+		if closing {
 			if cn != nil {
 				if err := s.closeWindow(ctx, cn, &w); err != nil {
 					cn = s.failed(ctx, cn, &w, err)
@@ -250,10 +262,13 @@ func (s *Sampler) Run(ctx context.Context, emit func(stream.Interval) error) err
 				return err
 			}
 			due = nextDue(due, now, s.interval, w.gap)
-			w = s.newWindow(now)
 			s.mu.Lock()
+			if w.gap {
+				s.stats.capture.gap()
+			}
 			s.stats.elapsed = time.Since(s.stats.started)
 			s.mu.Unlock()
+			w = s.newWindow(now)
 		}
 		// Stopped: finish now. A select with the tick also ready picks
 		// either, and polls of a busy server past the deadline could close
@@ -314,7 +329,7 @@ func (s *Sampler) finish(ctx context.Context, cn *conn, w window, emit func(stre
 }
 
 func (s *Sampler) newWindow(start time.Time) window {
-	return window{start: start, series: map[string]*hist.Histogram{}, seen: map[string]seenCount{}}
+	return window{start: start, series: map[string]*hist.Histogram{}, seen: map[string]seenCount{}, edge: map[string]seenCount{}}
 }
 
 // toInterval turns a finished window into the emitted interval; a window
@@ -593,6 +608,7 @@ func (s *Sampler) closeWindow(ctx context.Context, cn *conn, w *window) error {
 	qctx, cancel := s.queryContext(ctx)
 	defer cancel()
 	var sums summaries
+	w.closing = true
 	if err := s.pollHistories(qctx, cn, w, &sums); err != nil {
 		return err
 	}
@@ -615,7 +631,7 @@ func (s *Sampler) closeWindow(ctx context.Context, cn *conn, w *window) error {
 	w.means = wc.means(s.keepMean)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.stats.capture.add(w.seen, wc)
+	s.stats.capture.add(w.seen, w.edge, wc)
 	s.stats.capture.maxBatch = max(s.stats.capture.maxBatch, w.maxBatch)
 	return nil
 }
