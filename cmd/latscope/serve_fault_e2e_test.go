@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,30 +121,6 @@ func waitJobs(t *testing.T, c *apiClient, within time.Duration, what string, ok 
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// viewerToken logs in as the first start's admin and creates a viewer
-// token; it stays valid across restarts (auth.db).
-func viewerToken(t *testing.T, srv *server) string {
-	t.Helper()
-	m := regexp.MustCompile(`created the user admin with the password\n\s+(\S+)`).FindStringSubmatch(srv.stderr())
-	if m == nil {
-		t.Fatalf("no bootstrap password on stderr:\n%s", srv.stderr())
-	}
-	session := &apiClient{t: t, base: srv.base, bodies: &strings.Builder{}}
-	status, b := session.call("POST", "/api/v1/login", `{"user":"admin","password":"`+m[1]+`"}`)
-	var me struct {
-		CSRF string `json:"csrf_token"`
-	}
-	if status != http.StatusOK || json.Unmarshal(b, &me) != nil {
-		t.Fatalf("login: %d %s", status, b)
-	}
-	status, b = session.call("POST", "/api/v1/tokens", `{"name":"faults","role":"viewer"}`, "X-CSRF-Token", me.CSRF)
-	var tok struct{ Token string }
-	if status != http.StatusCreated || json.Unmarshal(b, &tok) != nil || tok.Token == "" {
-		t.Fatalf("token: %d %s", status, b)
-	}
-	return tok.Token
 }
 
 // faultConfig writes a configuration of one followed file per job.
