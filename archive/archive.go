@@ -184,15 +184,15 @@ func open(path, file string, lock *os.File, opts Options) (*Archive, error) {
 const readPoolConns = 4
 
 // openReadPool opens a writer's read connections (query_only: a read path
-// can never write), released after a minute idle with their caches: a
-// server reads now and then, for days.
+// can never write). One stays open between reads, for a minute: a server
+// reads now and then, for days, and each connection's memory counts.
 func openReadPool(file string) (*sql.DB, error) {
 	db, err := sql.Open("sqlite", dsn(file, readPoolConn))
 	if err != nil {
 		return nil, fmt.Errorf("opening the read connections: %w", err)
 	}
 	db.SetMaxOpenConns(readPoolConns)
-	db.SetMaxIdleConns(2)
+	db.SetMaxIdleConns(1)
 	db.SetConnMaxIdleTime(time.Minute)
 	return db, nil
 }
@@ -239,13 +239,13 @@ const (
 // (up to readerMmap): SQLite then reads the blocks' overflow pages from the
 // map instead of with one pread each. A writer, which runs for days, does
 // not: the pages it touched would count in its RSS. Its read pool is
-// query_only, with a smaller cache: a reader's cache is dropped anyway
+// query_only, with a small cache: a reader's cache is dropped anyway
 // whenever the writer committed since its last read.
 func dsn(file string, role connRole) string {
 	q := url.Values{}
 	cache := "cache_size(-8000)"
 	if role == readPoolConn {
-		cache = "cache_size(-2000)"
+		cache = "cache_size(-500)"
 	}
 	for _, p := range []string{"journal_mode(WAL)", "synchronous(NORMAL)", "busy_timeout(10000)", cache, "foreign_keys(ON)"} {
 		q.Add("_pragma", p)
