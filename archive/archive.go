@@ -62,7 +62,12 @@ type Options struct {
 // process at a time should write (SQLite serialises writers, and the clean
 // close marker assumes a single writer).
 type Archive struct {
-	db   *sql.DB
+	db *sql.DB
+	// rdb is the read paths' pool: in a writer, read-only connections of
+	// their own, so that API reads run beside the writer's transactions
+	// (WAL readers see what is committed) instead of queueing for its one
+	// connection; in a read-only archive, db itself.
+	rdb  *sql.DB
 	dir  string // for messages: the data directory or the file given
 	path string // the database file
 	opts Options
@@ -79,8 +84,10 @@ type Archive struct {
 	// packBudget and packPerWritten bound the points a write packs
 	// (batchWriter.budget; tests lower them).
 	packBudget, packPerWritten int
-	// reads runs the read paths' queries, prepared once.
+	// reads runs the read paths' queries on rdb, prepared once.
 	reads *preparedReads
+	// group gathers concurrent Writes into one transaction (group.go).
+	group groupCommit
 	// ckpt checkpoints the WAL beside a writer; lock is the writer's hold
 	// on the data directory. Nil when read-only.
 	ckpt *checkpointer
@@ -143,25 +150,54 @@ func Open(path string, opts Options) (*Archive, error) {
 }
 
 func open(path, file string, lock *os.File, opts Options) (*Archive, error) {
-	db, err := sql.Open("sqlite", dsn(file, opts.ReadOnly))
+	role := writerConn
+	if opts.ReadOnly {
+		role = readOnlyConn
+	}
+	db, err := sql.Open("sqlite", dsn(file, role))
 	if err != nil {
 		return nil, fmt.Errorf("archive %s: %w", path, err)
 	}
 	// One connection: SQLite serialises writers anyway, and a single
 	// connection keeps its page cache (bounded by cache_size) the only one.
 	db.SetMaxOpenConns(1)
-	a := &Archive{db: db, dir: path, path: file, opts: opts, ids: newIDCache(), packedBelow: map[int64]int64{}, rowsFrom: map[int64]int64{}, packing: map[int64]packCursor{}, packBudget: packBudget, packPerWritten: packPerWritten, reads: &preparedReads{db: db}, lock: lock}
+	a := &Archive{db: db, rdb: db, dir: path, path: file, opts: opts, ids: newIDCache(), packedBelow: map[int64]int64{}, rowsFrom: map[int64]int64{}, packing: map[int64]packCursor{}, packBudget: packBudget, packPerWritten: packPerWritten, lock: lock}
 	if err := a.init(context.Background()); err != nil {
 		db.Close()
 		return nil, err
 	}
 	if !opts.ReadOnly {
+		// After init: the readers find the schema migrated.
+		if a.rdb, err = openReadPool(file); err != nil {
+			db.Close()
+			return nil, a.errorf("%w", err)
+		}
 		if a.ckpt, err = startCheckpointer(file); err != nil {
+			a.rdb.Close()
 			db.Close()
 			return nil, a.errorf("%w", err)
 		}
 	}
+	a.reads = &preparedReads{db: a.rdb}
 	return a, nil
+}
+
+// readPoolConns bounds a writer's read connections: API reads beside the
+// writer, each connection with its own page cache (cache_size).
+const readPoolConns = 4
+
+// openReadPool opens a writer's read connections (query_only: a read path
+// can never write). One stays open between reads, for a minute: a server
+// reads now and then, for days, and each connection's memory counts.
+func openReadPool(file string) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", dsn(file, readPoolConn))
+	if err != nil {
+		return nil, fmt.Errorf("opening the read connections: %w", err)
+	}
+	db.SetMaxOpenConns(readPoolConns)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxIdleTime(time.Minute)
+	return db, nil
 }
 
 // dbFile resolves path to the database file, creating the data directory
@@ -189,22 +225,40 @@ func dbFile(path string, readOnly bool) (string, error) {
 	return "", fmt.Errorf("archive %s: %w", path, err)
 }
 
+// connRole is what a connection is for: its pragmas differ.
+type connRole int
+
+const (
+	writerConn   connRole = iota // a writer's (and its checkpointer's)
+	readOnlyConn                 // a read-only archive's
+	readPoolConn                 // a writer's read pool's
+)
+
 // dsn turns a file name into the driver's URI with the pragmas every
 // connection needs: WAL (readers never block the writer, a crash loses at
 // most the transaction being written), synchronous NORMAL (WAL's safe
 // setting: no fsync per commit), a busy timeout for concurrent readers and
-// a bounded page cache. A reader also maps the file into memory (up to
-// readerMmap): SQLite then reads the blocks' overflow pages from the map
-// instead of with one pread each. A writer, which runs for days, does not:
-// the pages it touched would count in its RSS.
-func dsn(file string, readOnly bool) string {
+// a bounded page cache. A read-only archive also maps the file into memory
+// (up to readerMmap): SQLite then reads the blocks' overflow pages from the
+// map instead of with one pread each. A writer, which runs for days, does
+// not: the pages it touched would count in its RSS. Its read pool is
+// query_only, with a small cache: a reader's cache is dropped anyway
+// whenever the writer committed since its last read.
+func dsn(file string, role connRole) string {
 	q := url.Values{}
-	for _, p := range []string{"journal_mode(WAL)", "synchronous(NORMAL)", "busy_timeout(10000)", "cache_size(-8000)", "foreign_keys(ON)"} {
+	cache := "cache_size(-8000)"
+	if role == readPoolConn {
+		cache = "cache_size(-500)"
+	}
+	for _, p := range []string{"journal_mode(WAL)", "synchronous(NORMAL)", "busy_timeout(10000)", cache, "foreign_keys(ON)"} {
 		q.Add("_pragma", p)
 	}
-	if readOnly {
+	switch role {
+	case readOnlyConn:
 		q.Add("_pragma", fmt.Sprintf("mmap_size(%d)", readerMmap))
-	} else {
+	case readPoolConn:
+		q.Add("_pragma", "query_only(1)")
+	default:
 		q.Add("_pragma", "wal_autocheckpoint(0)") // the checkpointer's job
 	}
 	return "file:" + (&url.URL{Path: file}).EscapedPath() + "?" + q.Encode()
@@ -312,13 +366,22 @@ func (a *Archive) IntegrityCheck(ctx context.Context) error {
 func (a *Archive) Close() error {
 	var err error
 	a.reads.close()
+	if a.rdb != a.db {
+		// First: a reader's snapshot would keep the checkpoint below
+		// from truncating the WAL.
+		if cerr := a.rdb.Close(); cerr != nil {
+			err = a.errorf("closing the read connections: %w", cerr)
+		}
+	}
 	if a.ckpt != nil {
 		a.ckpt.stop()
 		a.ckpt = nil
 	}
 	if !a.opts.ReadOnly {
 		ctx := context.Background()
-		err = a.setMeta(ctx, metaClean, "yes")
+		if merr := a.setMeta(ctx, metaClean, "yes"); err == nil {
+			err = merr
+		}
 		if _, cerr := a.db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err == nil && cerr != nil {
 			err = a.errorf("checkpoint: %w", cerr)
 		}

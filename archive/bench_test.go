@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -113,6 +114,32 @@ func BenchmarkWrite200Sources(b *testing.B) {
 		if err := a.WriteBatch(ctx, ivs); err != nil {
 			b.Fatal(err)
 		}
+		i++
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N)/10, "%cpu-at-1s")
+}
+
+// BenchmarkWrite200Jobs is one tick of 200 jobs of one series each, as
+// latscope serve writes it: 200 concurrent Writes of one interval, which
+// group commit gathers into few transactions.
+func BenchmarkWrite200Jobs(b *testing.B) {
+	hs := realHistograms(b)
+	a, _ := openTemp(b, Options{})
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	i := 0
+	for b.Loop() {
+		var wg sync.WaitGroup
+		for j := 0; j < 200; j++ {
+			iv := synthetic(eventName(j), t0.Add(time.Duration(i)*time.Second), 1, 1, hs[(i+j)%len(hs):])[0]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := a.Write(ctx, iv); err != nil {
+					b.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
 		i++
 	}
 	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N)/10, "%cpu-at-1s")

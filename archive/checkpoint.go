@@ -24,7 +24,7 @@ type checkpointer struct {
 const checkpointEvery = time.Second
 
 func startCheckpointer(file string) (*checkpointer, error) {
-	db, err := sql.Open("sqlite", dsn(file, false))
+	db, err := sql.Open("sqlite", dsn(file, writerConn))
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,9 @@ func rssBytes(t *testing.T) int64 {
 // TestMemoryFlatOverDays writes 8 simulated days of 30-second intervals of
 // 20 series, maintaining every simulated hour and reading the last day back
 // every simulated day: the Go heap and the RSS (SQLite's page cache lives
-// outside the Go heap) after day 8 stay within 10 % (plus 4 MiB of noise)
+// outside the Go heap) after day 8 stay within 10 % (plus 6 MiB of noise:
+// a writer has two SQLite connections, its own and its read pool's, whose
+// caches and allocations settle over the first days)
 // of day 2's, whatever the number of intervals written.
 func TestMemoryFlatOverDays(t *testing.T) {
 	if testing.Short() {
@@ -86,7 +88,7 @@ func TestMemoryFlatOverDays(t *testing.T) {
 		name string
 		v    [days]int64
 	}{{"heap", heap}, {"RSS", rss}} {
-		if last, base := m.v[days-1], m.v[1]; float64(last) > float64(base)*1.1+4<<20 {
+		if last, base := m.v[days-1], m.v[1]; float64(last) > float64(base)*1.1+6<<20 {
 			t.Errorf("%s grew from %d to %d bytes between day 2 and day %d", m.name, base, last, days)
 		}
 	}

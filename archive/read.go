@@ -114,7 +114,7 @@ func (q Query) matcher() (func(SeriesInfo) bool, error) {
 // they were first written.
 func (a *Archive) Series(ctx context.Context) ([]SeriesInfo, error) {
 	var out []SeriesInfo
-	err := eachRow(ctx, a.db, func(rows *sql.Rows) error {
+	err := eachRow(ctx, a.rdb, func(rows *sql.Rows) error {
 		var s SeriesInfo
 		var kind int
 		if err := rows.Scan(&s.ID, &s.Source, &kind, &s.Key.Event, &s.Key.Instance, &s.Key.Source); err != nil {
@@ -149,7 +149,7 @@ func (a *Archive) selectSeries(ctx context.Context, q Query) ([]sourceSeries, er
 	// Sources first: a source's first series commit with it, so every
 	// source listed has its series in the list read after it.
 	var sources []sourceSeries
-	err = eachRow(ctx, a.db, func(rows *sql.Rows) error {
+	err = eachRow(ctx, a.rdb, func(rows *sql.Rows) error {
 		var s sourceSeries
 		err := rows.Scan(&s.id, &s.name)
 		sources = append(sources, s)

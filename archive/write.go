@@ -42,17 +42,20 @@ func newIDCache() idCache {
 	return idCache{sources: map[string]int64{}, series: map[seriesRef]int64{}}
 }
 
-// Write appends one interval in its own transaction: a crash loses at most
-// the interval being written.
-func (a *Archive) Write(ctx context.Context, iv stream.Interval) error {
-	return a.WriteBatch(ctx, []stream.Interval{iv})
-}
-
 // WriteBatch appends intervals (of any sources) in one transaction, the
 // way a collector writes every job's interval of one tick: either all are
 // kept or none. Writing an interval again (same source and start)
 // replaces it, so re-importing a recording is idempotent.
 func (a *Archive) WriteBatch(ctx context.Context, ivs []stream.Interval) error {
+	if err := a.checkWritable(ivs...); err != nil {
+		return err
+	}
+	return a.writeChecked(ctx, ivs)
+}
+
+// checkWritable refuses writes to a read-only archive and intervals it
+// cannot store.
+func (a *Archive) checkWritable(ivs ...stream.Interval) error {
 	if a.opts.ReadOnly {
 		return a.errorf("opened read-only")
 	}
@@ -61,6 +64,11 @@ func (a *Archive) WriteBatch(ctx context.Context, ivs []stream.Interval) error {
 			return a.errorf("cannot archive interval: %w", err)
 		}
 	}
+	return nil
+}
+
+// writeChecked writes intervals checkInterval passed in one transaction.
+func (a *Archive) writeChecked(ctx context.Context, ivs []stream.Interval) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	added := newIDCache() // ids this transaction creates, forgotten if it fails
