@@ -466,8 +466,8 @@ func TestServeLoadSimulated(t *testing.T) {
 		}
 		u, heap := measure(t), liveHeapMiB() // RSS after a collection, as archive's TestMemoryFlatOverDays
 		rss := rssMiB(t, "VmRSS")
-		loadRow(t, fmt.Sprintf("simulated hour %2d: RSS, live heap", hour), "%.1f, %.1f MiB  (wall %s, CPU %s)",
-			rss, heap, u.wall.Sub(began.wall).Round(time.Second), (u.cpu - began.cpu).Round(time.Second))
+		loadRow(t, fmt.Sprintf("simulated hour %2d: RSS, live heap, WAL", hour), "%.1f, %.1f, %.1f MiB  (wall %s, CPU %s)",
+			rss, heap, fileMiB(filepath.Join(data, archive.DBName+"-wal")), u.wall.Sub(began.wall).Round(time.Second), (u.cpu - began.cpu).Round(time.Second))
 		rssAt[hour] = rss
 		hour++
 	}
@@ -508,4 +508,13 @@ func TestServeLoadSimulated(t *testing.T) {
 	if rss24h > rssAt[1]*1.10 {
 		t.Errorf("RSS grew from %.1f MiB at 1 h to %.1f MiB at %d h: over 10 %%", rssAt[1], rss24h, hours)
 	}
+}
+
+// fileMiB is a file's size in MiB (0 when it is missing).
+func fileMiB(path string) float64 {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return float64(st.Size()) / (1 << 20)
 }
