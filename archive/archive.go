@@ -172,7 +172,7 @@ func open(path, file string, lock *os.File, opts Options) (*Archive, error) {
 			db.Close()
 			return nil, a.errorf("%w", err)
 		}
-		if a.ckpt, err = startCheckpointer(file); err != nil {
+		if a.ckpt, err = startCheckpointer(file, db); err != nil {
 			a.rdb.Close()
 			db.Close()
 			return nil, a.errorf("%w", err)
@@ -260,6 +260,7 @@ func dsn(file string, role connRole) string {
 		q.Add("_pragma", "query_only(1)")
 	default:
 		q.Add("_pragma", "wal_autocheckpoint(0)") // the checkpointer's job
+		q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walRestartFrames*4096))
 	}
 	return "file:" + (&url.URL{Path: file}).EscapedPath() + "?" + q.Encode()
 }

@@ -14,14 +14,21 @@ import (
 // more (docs/benchmarks.md). A passive checkpoint runs beside the writer:
 // it copies what is committed and never blocks a write.
 //
-// A passive checkpoint never rewinds the WAL while writes keep coming: the
-// file is restarted only by a write that finds every frame copied, which
-// writes that never pause (a busy server; the simulated day of the load
-// benchmark grew the WAL by 1 GB an hour) never do. So once the WAL holds
-// restartFrames, the checkpointer copies the rest and truncates it,
-// holding writes for that short copy.
+// A passive checkpoint beside the writer never lets the WAL be rewound
+// while writes keep coming: SQLite starts the WAL over only when a write
+// finds every frame copied, and frames written during the copy are not.
+// Writes that never pause (a busy server; the load benchmark's simulated
+// day grew the WAL by 1 GB an hour, and RSS with its index) would grow it
+// without end. So once the WAL holds restartFrames, the checkpointer
+// copies the rest on the writer's own connection, between two writes: no
+// frame comes meanwhile, the next write starts the WAL over, and
+// journal_size_limit shrinks the file. That copy is short (the passive one
+// just copied nearly everything), and it never waits for readers (a
+// blocking RESTART checkpoint would, holding writes up to the busy
+// timeout).
 type checkpointer struct {
 	db            *sql.DB
+	writer        *sql.DB // the archive's writer connection
 	restartFrames int
 	kick          chan struct{}
 	quit          chan struct{}
@@ -32,16 +39,17 @@ type checkpointer struct {
 const checkpointEvery = time.Second
 
 // walRestartFrames is the WAL size (frames of a page, 4 KiB) past which
-// the checkpointer truncates it: 64 MiB.
+// the checkpointer makes it start over: 64 MiB, also the size the file
+// is cut back to (journal_size_limit).
 const walRestartFrames = 16384
 
-func startCheckpointer(file string) (*checkpointer, error) {
+func startCheckpointer(file string, writer *sql.DB) (*checkpointer, error) {
 	db, err := sql.Open("sqlite", dsn(file, writerConn))
 	if err != nil {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1)
-	c := &checkpointer{db: db, restartFrames: walRestartFrames, kick: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	c := &checkpointer{db: db, writer: writer, restartFrames: walRestartFrames, kick: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
 	go c.run()
 	return c, nil
 }
@@ -74,9 +82,10 @@ func (c *checkpointer) run() {
 	}
 }
 
-// checkpoint copies the WAL beside the writer, and truncates it once it
-// holds restartFrames. An error (a full disk) leaves the WAL as it is: the
-// next checkpoint, or Close's, copies it once it can.
+// checkpoint copies the WAL beside the writer, and once it holds
+// restartFrames, on the writer's connection so that it can start over.
+// An error (a full disk) leaves the WAL as it is: the next checkpoint, or
+// Close's, copies it once it can.
 func (c *checkpointer) checkpoint() {
 	ctx := context.Background()
 	var busy, frames, copied int
@@ -84,7 +93,7 @@ func (c *checkpointer) checkpoint() {
 		return
 	}
 	if frames >= c.restartFrames {
-		_, _ = c.db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
+		_, _ = c.writer.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
 	}
 }
 
