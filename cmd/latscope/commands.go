@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math/bits"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -218,6 +219,7 @@ func newHeatmapCommand(env environment) *cobra.Command {
 		show, format  string
 		once, plain   bool
 		speed         float64
+		rowsPerOctave int
 	)
 	cmd := &cobra.Command{
 		Use:   "heatmap SOURCE...",
@@ -237,6 +239,7 @@ source the terminal view runs first and the file is written when it stops.`,
   latscope heatmap DBM11106_ora_6334.trc --event 'db file sequential read'
   latscope heatmap example_latency_data.txt --once --plain
   latscope heatmap a.trc b.trc -o waits.html
+  latscope heatmap DBM11106_ora_6334.trc --rows-per-octave 4 --scale log -o waits.svg
   latscope heatmap example_latency_data.txt --format json > matrix.json
   sqlplus -S / @ora_latency.sql | latscope heatmap -
   latscope heatmap /var/lib/latscope --from -1h -o last-hour.html   # from the archive
@@ -262,6 +265,9 @@ source the terminal view runs first and the file is written when it stops.`,
 			if hc.Show, err = terminal.ParseShow(show); err != nil {
 				return usagef("--%w", err)
 			}
+			if hc.RowScale, err = rowScaleOf(rowsPerOctave); err != nil {
+				return err
+			}
 			if speed < 0 {
 				return usagef("--speed must be positive")
 			}
@@ -274,6 +280,7 @@ source the terminal view runs first and the file is written when it stops.`,
 	fl.StringVarP(&output, "output", "o", "", "write the whole recording to FILE.html, .svg or .png")
 	fl.StringVar(&scale, "scale", "linear", "colour scale: linear or log")
 	fl.StringVar(&show, "show", "both", "maps to show: both, frequency or intensity")
+	fl.IntVar(&rowsPerOctave, "rows-per-octave", 1, "latency rows per power of two: 1, 2, 4 or 8 (finer rows only for sources with exact durations)")
 	fl.BoolVar(&once, "once", false, "read the whole source and print only the final frame of every series")
 	fl.BoolVar(&plain, "plain", false, "print frames without escape codes (implied when stdout is not a terminal)")
 	fl.Float64Var(&speed, "speed", 0, "replay at N× recorded time (default: one column per frame, 10 frames/s)")
@@ -504,4 +511,13 @@ func version() string {
 		return "dev"
 	}
 	return v
+}
+
+// rowScaleOf turns --rows-per-octave into the grid's row scale (log2).
+func rowScaleOf(rowsPerOctave int) (int, error) {
+	switch rowsPerOctave {
+	case 1, 2, 4, 8:
+		return bits.TrailingZeros(uint(rowsPerOctave)), nil
+	}
+	return 0, usagef("--rows-per-octave %d: want 1, 2, 4 or 8", rowsPerOctave)
 }
