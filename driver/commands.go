@@ -61,20 +61,25 @@ type HeatmapConfig struct {
 	Config
 	// Output writes the whole recording as .html, .svg or .png.
 	Output string
-	Scale  heatmap.Scale
-	Show   terminal.Show
-	Once   bool
-	Plain  bool
+	MapStyle
+	Show  terminal.Show
+	Once  bool
+	Plain bool
 	// Speed paces replays at N× recorded time (0: one column per frame).
 	Speed float64
 	// ColumnWidth is the heat-map column width (0: from the data).
 	ColumnWidth time.Duration
-	// RowScale asks for 2^RowScale latency rows per power of two where a
-	// series' durations are exact (--rows-per-octave).
-	RowScale int
 	// Format "json" or "csv" prints the whole heat-map matrix of every
 	// series instead of drawing ("" or "table": draw).
 	Format string
+}
+
+// MapStyle is how heat maps are drawn, by every command that draws them.
+type MapStyle struct {
+	Scale heatmap.Scale
+	// RowScale asks for 2^RowScale latency rows per power of two where a
+	// series' durations are exact (--rows-per-octave).
+	RowScale int
 }
 
 // Heatmap draws terminal heat maps and/or writes an image of the recording.

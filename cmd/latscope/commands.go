@@ -214,12 +214,12 @@ func requireSources(cmd *cobra.Command, args []string) error {
 
 func newHeatmapCommand(env environment) *cobra.Command {
 	var (
-		shared        sharedFlags
-		output, scale string
-		show, format  string
-		once, plain   bool
-		speed         float64
-		rowsPerOctave int
+		shared       sharedFlags
+		output       string
+		style        mapStyleFlags
+		show, format string
+		once, plain  bool
+		speed        float64
 	)
 	cmd := &cobra.Command{
 		Use:   "heatmap SOURCE...",
@@ -258,15 +258,11 @@ source the terminal view runs first and the file is written when it stops.`,
 			default:
 				return usagef("--format %q: want table, json or csv", format)
 			}
-			// The parsers name what they read ("scale"), which is the flag.
-			if hc.Scale, err = heatmap.ParseScale(scale); err != nil {
-				return usagef("--%w", err)
+			if hc.MapStyle, err = style.parse(); err != nil {
+				return err
 			}
 			if hc.Show, err = terminal.ParseShow(show); err != nil {
 				return usagef("--%w", err)
-			}
-			if hc.RowScale, err = rowScaleOf(rowsPerOctave); err != nil {
-				return err
 			}
 			if speed < 0 {
 				return usagef("--speed must be positive")
@@ -278,9 +274,8 @@ source the terminal view runs first and the file is written when it stops.`,
 	shared.registerTo(cmd)
 	fl := cmd.Flags()
 	fl.StringVarP(&output, "output", "o", "", "write the whole recording to FILE.html, .svg or .png")
-	fl.StringVar(&scale, "scale", "linear", "colour scale: linear or log")
 	fl.StringVar(&show, "show", "both", "maps to show: both, frequency or intensity")
-	fl.IntVar(&rowsPerOctave, "rows-per-octave", 1, "latency rows per power of two: 1, 2, 4 or 8 (finer rows only for sources with exact durations)")
+	style.register(cmd, "colour scale: linear or log")
 	fl.BoolVar(&once, "once", false, "read the whole source and print only the final frame of every series")
 	fl.BoolVar(&plain, "plain", false, "print frames without escape codes (implied when stdout is not a terminal)")
 	fl.Float64Var(&speed, "speed", 0, "replay at N× recorded time (default: one column per frame, 10 frames/s)")
@@ -513,11 +508,29 @@ func version() string {
 	return v
 }
 
-// rowScaleOf turns --rows-per-octave into the grid's row scale (log2).
-func rowScaleOf(rowsPerOctave int) (int, error) {
-	switch rowsPerOctave {
-	case 1, 2, 4, 8:
-		return bits.TrailingZeros(uint(rowsPerOctave)), nil
+// mapStyleFlags are the flags of every command that draws heat maps.
+type mapStyleFlags struct {
+	scale         string
+	rowsPerOctave int
+}
+
+func (f *mapStyleFlags) register(cmd *cobra.Command, scaleUsage string) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.scale, "scale", "linear", scaleUsage)
+	fl.IntVar(&f.rowsPerOctave, "rows-per-octave", 1, "latency rows per power of two: 1, 2, 4 or 8 (finer rows only for sources with exact durations)")
+}
+
+func (f mapStyleFlags) parse() (driver.MapStyle, error) {
+	var s driver.MapStyle
+	var err error
+	// The parsers name what they read ("scale"), which is the flag.
+	if s.Scale, err = heatmap.ParseScale(f.scale); err != nil {
+		return s, usagef("--%w", err)
 	}
-	return 0, usagef("--rows-per-octave %d: want 1, 2, 4 or 8", rowsPerOctave)
+	switch f.rowsPerOctave {
+	case 1, 2, 4, 8:
+		s.RowScale = bits.TrailingZeros(uint(f.rowsPerOctave))
+		return s, nil
+	}
+	return s, usagef("--rows-per-octave %d: want 1, 2, 4 or 8", f.rowsPerOctave)
 }
