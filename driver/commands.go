@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/stream"
 	"github.com/latscope/latscope/view/heatmap"
 	"github.com/latscope/latscope/view/report"
@@ -295,13 +296,19 @@ func (hc HeatmapConfig) noteOctaveRows(ivs []stream.Interval) {
 		return
 	}
 	var coarse []string
-	seen := map[stream.Key]bool{}
+	units := map[stream.Key]hist.Unit{} // the grid keeps a series' first unit
+	noted := map[stream.Key]bool{}
 	for _, iv := range ivs {
 		for _, s := range iv.Series {
-			if seen[s.Key] || s.Hist.CanSplitRows(hc.RowScale) {
+			unit, ok := units[s.Key]
+			if !ok {
+				unit, units[s.Key] = s.Hist.Unit, s.Hist.Unit
+			}
+			// Rebinning to another unit cannot keep finer rows exact either.
+			if noted[s.Key] || (s.Hist.CanSplitRows(hc.RowScale) && s.Hist.Unit == unit) {
 				continue
 			}
-			seen[s.Key] = true
+			noted[s.Key] = true
 			coarse = append(coarse, s.Key.String())
 		}
 	}
