@@ -1,6 +1,7 @@
 // Package heatmap turns a stream.Grid into heat-map frames: for one series, a
 // frequency map (events per second) and an intensity map (time waited per
-// second) over power-of-two latency rows and wall-clock columns, with colour
+// second) over latency rows (powers of two, or finer for exact durations) and
+// wall-clock columns, with colour
 // levels, labels and summary statistics. Terminal and image views render
 // these frames; they compute nothing themselves.
 package heatmap
