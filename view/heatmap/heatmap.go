@@ -1,9 +1,9 @@
 // Package heatmap turns a stream.Grid into heat-map frames: for one series, a
 // frequency map (events per second) and an intensity map (time waited per
 // second) over latency rows (powers of two, or finer for exact durations) and
-// wall-clock columns, with colour
-// levels, labels and summary statistics. Terminal and image views render
-// these frames; they compute nothing themselves.
+// wall-clock columns, with colour levels, labels and summary statistics.
+// Terminal and image views render these frames; they compute nothing
+// themselves.
 package heatmap
 
 import (
