@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/stream"
 	"github.com/latscope/latscope/view/heatmap"
 	"github.com/latscope/latscope/view/report"
@@ -60,10 +62,10 @@ type HeatmapConfig struct {
 	Config
 	// Output writes the whole recording as .html, .svg or .png.
 	Output string
-	Scale  heatmap.Scale
-	Show   terminal.Show
-	Once   bool
-	Plain  bool
+	MapStyle
+	Show  terminal.Show
+	Once  bool
+	Plain bool
 	// Speed paces replays at N× recorded time (0: one column per frame).
 	Speed float64
 	// ColumnWidth is the heat-map column width (0: from the data).
@@ -71,6 +73,14 @@ type HeatmapConfig struct {
 	// Format "json" or "csv" prints the whole heat-map matrix of every
 	// series instead of drawing ("" or "table": draw).
 	Format string
+}
+
+// MapStyle is how heat maps are drawn, by every command that draws them.
+type MapStyle struct {
+	Scale heatmap.Scale
+	// RowScale asks for 2^RowScale latency rows per power of two where a
+	// series' durations are exact (--rows-per-octave).
+	RowScale int
 }
 
 // Heatmap draws terminal heat maps and/or writes an image of the recording.
@@ -92,9 +102,11 @@ func Heatmap(ctx context.Context, hc HeatmapConfig) error {
 			return err
 		}
 		o.finish(hc.Stderr)
+		hc.noteOctaveRows(rec.Intervals())
 		return hc.writeImage(rec.Intervals())
 	}
 	all, err := hc.show(ctx, o, nil, nil)
+	hc.noteOctaveRows(all)
 	if err != nil {
 		return err
 	}
@@ -111,7 +123,7 @@ func Heatmap(ctx context.Context, hc HeatmapConfig) error {
 func (hc HeatmapConfig) show(ctx context.Context, o *opened, tee func(stream.Interval) error, status func() string) ([]stream.Interval, error) {
 	plain := hc.Plain || !hc.StdoutTTY
 	topts := terminal.Options{
-		Out: hc.Stdout, Plain: plain, Once: hc.Once, Scale: hc.Scale, Show: hc.Show,
+		Out: hc.Stdout, Plain: plain, Once: hc.Once, Scale: hc.Scale, Show: hc.Show, RowScale: hc.RowScale,
 		Replay: !o.live, Speed: hc.Speed, ColumnWidth: hc.ColumnWidth,
 		FullScreen: hc.StdoutTTY && !plain && !hc.Once, Status: status,
 	}
@@ -173,11 +185,12 @@ func (hc HeatmapConfig) writeMatrix(ctx context.Context, o *opened) error {
 	}
 	o.finish(hc.Stderr)
 	ivs := rec.Intervals()
+	hc.noteOctaveRows(ivs)
 	width := hc.ColumnWidth
 	if width <= 0 {
 		width = stream.InferWidth(ivs)
 	}
-	g := heatmap.FitGrid(ivs, width, heatmap.MaxMatrixColumns)
+	g := heatmap.FitGrid(ivs, width, heatmap.MaxMatrixColumns, hc.RowScale)
 	if g.Width != width {
 		fmt.Fprintf(hc.Stderr, "latscope: the data spans more than %d columns of %s: the matrix has columns of %s (give a wider --interval to choose)\n",
 			heatmap.MaxMatrixColumns, width, g.Width)
@@ -194,7 +207,7 @@ func (hc HeatmapConfig) writeMatrix(ctx context.Context, o *opened) error {
 }
 
 func (hc HeatmapConfig) writeImage(ivs []stream.Interval) error {
-	err := static.Write(hc.Output, ivs, static.Options{Title: strings.Join(hc.Sources, ", "), Scale: hc.Scale, ColumnWidth: hc.ColumnWidth})
+	err := static.Write(hc.Output, ivs, static.Options{Title: strings.Join(hc.Sources, ", "), Scale: hc.Scale, ColumnWidth: hc.ColumnWidth, RowScale: hc.RowScale})
 	if err == nil {
 		fmt.Fprintf(hc.Stderr, "latscope: wrote %s\n", hc.Output)
 	}
@@ -273,4 +286,36 @@ func writeFile(path string, write func(*bufio.Writer) error) error {
 		return err
 	}
 	return f.Close()
+}
+
+// noteOctaveRows says on stderr which series keep one row per power of two
+// although finer rows were asked for: their sources give bucket counts, not
+// exact durations, and splitting a bucket would invent where its events fell.
+func (hc HeatmapConfig) noteOctaveRows(ivs []stream.Interval) {
+	if hc.RowScale == 0 {
+		return
+	}
+	var coarse []string
+	units := map[stream.Key]hist.Unit{} // the grid keeps a series' first unit
+	noted := map[stream.Key]bool{}
+	for _, iv := range ivs {
+		for _, s := range iv.Series {
+			unit, ok := units[s.Key]
+			if !ok {
+				unit, units[s.Key] = s.Hist.Unit, s.Hist.Unit
+			}
+			// Rebinning to another unit cannot keep finer rows exact either.
+			if noted[s.Key] || (s.Hist.CanSplitRows(hc.RowScale) && s.Hist.Unit == unit) {
+				continue
+			}
+			noted[s.Key] = true
+			coarse = append(coarse, s.Key.String())
+		}
+	}
+	if len(coarse) == 0 {
+		return
+	}
+	slices.Sort(coarse)
+	fmt.Fprintf(hc.Stderr, "latscope: --rows-per-octave %d: rows stay per octave (power-of-two buckets, not exact durations) for %s\n",
+		1<<hc.RowScale, strings.Join(coarse, ", "))
 }

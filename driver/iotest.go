@@ -14,7 +14,6 @@ import (
 	"github.com/latscope/latscope/probe/iotest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
-	"github.com/latscope/latscope/view/heatmap"
 )
 
 // IOTestConfig configures `latscope iotest`.
@@ -28,7 +27,7 @@ type IOTestConfig struct {
 	Output string
 	Record string
 	Plain  bool
-	Scale  heatmap.Scale
+	MapStyle
 }
 
 // IOTest runs a storage latency test: the live heat map (on a terminal)
@@ -97,7 +96,7 @@ func holdProcessors(procs int) (restore func()) {
 // runTest runs the test with the live heat map on a terminal, else with a
 // progress line on stderr, and returns every interval.
 func (c IOTestConfig) runTest(ctx context.Context, o *opened, test *iotest.Test, tee func(stream.Interval) error) ([]stream.Interval, error) {
-	live := liveRun{Config: c.Config, Plain: c.Plain || c.Format == "json", Scale: c.Scale, Status: test.Status, Tee: tee}
+	live := liveRun{Config: c.Config, Plain: c.Plain || c.Format == "json", MapStyle: c.MapStyle, Status: test.Status, Tee: tee}
 	if c.StderrTTY {
 		status := o.prog.statusLines()
 		live.Headless = func(stream.Interval) { fmt.Fprintf(status, "%s\n", test.Status()) }
@@ -110,8 +109,8 @@ func (c IOTestConfig) runTest(ctx context.Context, o *opened, test *iotest.Test,
 type liveRun struct {
 	Config
 	// Plain runs without the heat map even on a terminal.
-	Plain  bool
-	Scale  heatmap.Scale
+	Plain bool
+	MapStyle
 	Status func() string
 	// Tee receives every interval (a recording); Headless is called per
 	// interval when there is no heat map.
@@ -122,7 +121,7 @@ type liveRun struct {
 // run runs o's sources to the end and returns every interval.
 func (l liveRun) run(ctx context.Context, o *opened) ([]stream.Interval, error) {
 	if l.StdoutTTY && !l.Plain {
-		hc := HeatmapConfig{Config: l.Config, Scale: l.Scale}
+		hc := HeatmapConfig{Config: l.Config, MapStyle: l.MapStyle}
 		return hc.show(ctx, o, l.Tee, l.Status)
 	}
 	var all []stream.Interval
@@ -173,18 +172,18 @@ func (c IOTestConfig) writeReport(rep iotest.Report, all []stream.Interval) erro
 	if err := write(c.Stdout, c.Format); err != nil {
 		return err
 	}
-	return writeTestOutput(c.Config, c.Output, c.Scale, "latscope iotest "+rep.Path, all, write)
+	return writeTestOutput(c.Config, c.Output, c.MapStyle, "latscope iotest "+rep.Path, all, write)
 }
 
 // writeTestOutput writes a load test's -o FILE: the heat maps for .html,
 // .svg and .png, else the report as JSON (.json) or text.
-func writeTestOutput(c Config, output string, scale heatmap.Scale, title string, all []stream.Interval,
+func writeTestOutput(c Config, output string, style MapStyle, title string, all []stream.Interval,
 	report func(w io.Writer, format string) error) error {
 	switch {
 	case output == "":
 		return nil
 	case isImage(output):
-		hc := HeatmapConfig{Config: c, Output: output, Scale: scale}
+		hc := HeatmapConfig{Config: c, Output: output, MapStyle: style}
 		hc.Sources = []string{title}
 		return hc.writeImage(all)
 	}

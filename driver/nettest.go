@@ -13,7 +13,6 @@ import (
 	"github.com/latscope/latscope/probe/nettest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
-	"github.com/latscope/latscope/view/heatmap"
 )
 
 // NetServerConfig configures `latscope nettest server`.
@@ -54,7 +53,7 @@ type NetClientConfig struct {
 	// .txt); Record writes the latency stream as a recording.
 	Output, Record string
 	Plain          bool
-	Scale          heatmap.Scale
+	MapStyle
 	// The what-if calculator: a per-call server time or a TPS observed at
 	// the measured RTT (at most one), with RoundTrips per call.
 	ServerTime time.Duration
@@ -74,7 +73,7 @@ func NetClient(ctx context.Context, c NetClientConfig) error {
 	if err != nil {
 		return err
 	}
-	live := liveRun{Config: c.Config, Plain: c.Plain || c.Format == "json", Scale: c.Scale, Tee: tee}
+	live := liveRun{Config: c.Config, Plain: c.Plain || c.Format == "json", MapStyle: c.MapStyle, Tee: tee}
 	linesLive := !(c.StdoutTTY && !live.Plain) && c.Format != "json"
 	if linesLive {
 		fmt.Fprintln(c.Stdout, nettest.IntervalHeader())
@@ -112,7 +111,7 @@ func NetClient(ctx context.Context, c NetClientConfig) error {
 	if err := write(c.Stdout, c.Format); err != nil {
 		return err
 	}
-	if err := writeTestOutput(c.Config, c.Output, c.Scale, "latscope nettest "+rep.Server, all, write); err != nil {
+	if err := writeTestOutput(c.Config, c.Output, c.MapStyle, "latscope nettest "+rep.Server, all, write); err != nil {
 		return err
 	}
 	if runErr == nil && errors.Is(ctx.Err(), context.Canceled) {

@@ -310,11 +310,13 @@ func (h *Histogram) addValue(v, count float64) {
 	h.addAt(h.indexOf(v), count)
 }
 
-// Rows is a histogram folded into power-of-two rows, the rows heat maps draw:
-// row First+j covers [2^(First+j), 2^(First+j+1)) units, below them the zero
-// row [0, 2^ZeroPow).
+// Rows is a histogram folded into heat-map rows, 2^Scale rows per power of
+// two: row First+j covers [2^((First+j)/2^Scale), 2^((First+j+1)/2^Scale))
+// units, below them the zero row [0, 2^ZeroPow). Scale 0 gives the
+// power-of-two rows heat maps draw by default.
 type Rows struct {
 	Unit      Unit
+	Scale     int
 	ZeroPow   int
 	ZeroCount float64
 	ZeroTime  float64 // latency in units spent in the zero row
@@ -323,22 +325,43 @@ type Rows struct {
 	Times     []float64 // latency in units spent per row
 }
 
+// RowLower returns the lower edge in units of row r at row scale s (2^s rows
+// per power of two): 2^(r/2^s), from the same table as bucket edges, so a
+// row edge is exactly the edge of the finer buckets it holds.
+func RowLower(r, s int) float64 { return lowerBound(r, s) }
+
 // Rows folds h into power-of-two rows with the time spent in each. Row times
 // come from bucket midpoints; for exact histograms they are scaled to add up
 // to the exact sum, so averages derived from rows stay exact.
-func (h *Histogram) Rows() Rows {
+func (h *Histogram) Rows() Rows { return h.RowsAt(0) }
+
+// CanSplitRows reports whether h's buckets nest in rows of scale s, so that
+// RowsAt(s) places every event in its own row: grid histograms at scale s or
+// finer (per-event durations are recorded at ExactScale). Power-of-two
+// bucketed and custom-edge histograms cannot be split without inventing
+// where events fell inside a bucket.
+func (h *Histogram) CanSplitRows(s int) bool { return !h.IsCustom() && h.Scale >= s }
+
+// RowsAt folds h into rows of scale s (2^s rows per power of two). When h
+// cannot be split that finely (CanSplitRows) it folds into power-of-two
+// rows: check Rows.Scale.
+func (h *Histogram) RowsAt(s int) Rows {
 	if h.IsCustom() {
 		return h.customRows()
 	}
-	r := Rows{Unit: h.Unit, ZeroPow: h.ZeroPow, ZeroCount: h.ZeroCount}
+	if !h.CanSplitRows(s) {
+		s = 0
+	}
+	r := Rows{Unit: h.Unit, Scale: s, ZeroPow: h.ZeroPow, ZeroCount: h.ZeroCount}
 	r.ZeroTime = h.ZeroCount * h.zeroThreshold() / 2
 	top := len(h.Counts) - 1
 	for top >= 0 && h.Counts[top] == 0 {
 		top--
 	}
+	shift := h.Scale - s
 	if top >= 0 {
-		r.First = h.Offset >> h.Scale
-		last := (h.Offset + top) >> h.Scale
+		r.First = h.Offset >> shift
+		last := (h.Offset + top) >> shift
 		r.Counts = make([]float64, last-r.First+1)
 		r.Times = make([]float64, last-r.First+1)
 	}
@@ -347,7 +370,7 @@ func (h *Histogram) Rows() Rows {
 		if b.Lower == 0 {
 			return
 		}
-		row := bucketIndex(b.Lower, 0) - r.First
+		row := bucketIndex(b.Lower, s) - r.First
 		r.Counts[row] += b.Count
 		t := b.Count * b.Mid()
 		r.Times[row] += t

@@ -20,6 +20,11 @@ type Grid struct {
 	// Width is the column width; when zero the first interval's duration,
 	// rounded (RoundWidth), is used.
 	Width time.Duration
+	// RowScale asks for 2^RowScale latency rows per power of two (0: one row
+	// per octave). Series whose histograms cannot be split that finely
+	// (hist.Histogram.CanSplitRows) keep one row per octave; set it before
+	// the first Add.
+	RowScale int
 
 	origin    time.Time
 	relative  bool
@@ -102,11 +107,15 @@ type GridSeries struct {
 	minRow  int
 	maxRow  int
 	hasRows bool
+	// rowScale is the series' rows per power of two, log2: the grid's
+	// RowScale until a histogram that cannot be split arrives.
+	rowScale int
 }
 
-// cellPart is what one source contributed to one column of a series:
-// power-of-two rows (row r covers [2^r, 2^(r+1)) units; the zero row is
-// stored at r = ZeroPow−1) with events and latency in units.
+// cellPart is what one source contributed to one column of a series: rows
+// of the series' row scale s (row r covers [2^(r/2^s), 2^((r+1)/2^s))
+// units; the zero row is stored at r = ZeroPow·2^s − 1) with events and
+// latency in units.
 type cellPart struct {
 	src    int
 	first  int
@@ -190,7 +199,7 @@ func floorDiv(a, b time.Duration) int {
 func (g *Grid) seriesFor(k Key, unit hist.Unit, src int) *GridSeries {
 	s := g.series[k]
 	if s == nil {
-		s = &GridSeries{Key: k, Unit: unit, Idle: IsIdleEvent(k.Event), Total: &hist.Histogram{Unit: unit}, cells: map[int][]cellPart{}}
+		s = &GridSeries{Key: k, Unit: unit, Idle: IsIdleEvent(k.Event), Total: &hist.Histogram{Unit: unit}, cells: map[int][]cellPart{}, rowScale: g.RowScale}
 		g.series[k] = s
 	}
 	if !slices.Contains(s.sources, src) {
@@ -227,7 +236,10 @@ func (s *GridSeries) addToCell(c, src int, h *hist.Histogram, frac float64) {
 	if h.Unit != s.Unit {
 		h = hist.Rebin(h, s.Unit, 0)
 	}
-	rows := h.Rows()
+	if !h.CanSplitRows(s.rowScale) {
+		s.coarsen()
+	}
+	rows := h.RowsAt(s.rowScale)
 	parts := s.cells[c]
 	idx := slices.IndexFunc(parts, func(p cellPart) bool { return p.src == src })
 	if idx < 0 {
@@ -236,8 +248,9 @@ func (s *GridSeries) addToCell(c, src int, h *hist.Histogram, frac float64) {
 	}
 	p := &parts[idx]
 	if rows.ZeroCount > 0 {
-		p.add(rows.ZeroPow-1, rows.ZeroCount*frac, rows.ZeroTime*frac)
-		s.noteRow(rows.ZeroPow - 1)
+		zeroRow := rows.ZeroPow<<rows.Scale - 1
+		p.add(zeroRow, rows.ZeroCount*frac, rows.ZeroTime*frac)
+		s.noteRow(zeroRow)
 	}
 	for j, n := range rows.Counts {
 		if n > 0 {
@@ -247,6 +260,33 @@ func (s *GridSeries) addToCell(c, src int, h *hist.Histogram, frac float64) {
 	}
 	s.cells[c] = parts
 }
+
+// coarsen folds the series' finer rows into one row per octave, for a
+// histogram whose buckets span whole octaves. Row r of scale k lies in
+// octave r>>k (an arithmetic shift floors negative rows too), and the zero
+// row ZeroPow·2^k−1 lands on ZeroPow−1, the octave zero row.
+func (s *GridSeries) coarsen() {
+	shift := s.rowScale
+	if shift == 0 {
+		return
+	}
+	s.rowScale = 0
+	s.minRow, s.maxRow = s.minRow>>shift, s.maxRow>>shift
+	for c, parts := range s.cells {
+		for i, p := range parts {
+			folded := cellPart{src: p.src}
+			for j := range p.counts {
+				folded.add((p.first+j)>>shift, p.counts[j], p.times[j])
+			}
+			parts[i] = folded
+		}
+		s.cells[c] = parts
+	}
+}
+
+// RowScale returns the series' rows per power of two, log2: the grid's
+// RowScale, or 0 when some of its histograms could not be split.
+func (s *GridSeries) RowScale() int { return s.rowScale }
 
 func (s *GridSeries) noteRow(r int) {
 	if !s.hasRows {
@@ -311,8 +351,9 @@ func (g *Grid) Series() []*GridSeries {
 	return out
 }
 
-// RowRange returns the lowest and highest power-of-two row holding events
-// (row r covers [2^r, 2^(r+1)) units; row ZeroPow−1 is the zero bucket).
+// RowRange returns the lowest and highest row holding events at the series'
+// row scale s (row r covers [2^(r/2^s), 2^((r+1)/2^s)) units; row
+// ZeroPow·2^s−1 is the zero bucket).
 func (s *GridSeries) RowRange() (lo, hi int, ok bool) {
 	return s.minRow, s.maxRow, s.hasRows
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math/bits"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -213,11 +214,12 @@ func requireSources(cmd *cobra.Command, args []string) error {
 
 func newHeatmapCommand(env environment) *cobra.Command {
 	var (
-		shared        sharedFlags
-		output, scale string
-		show, format  string
-		once, plain   bool
-		speed         float64
+		shared       sharedFlags
+		output       string
+		style        mapStyleFlags
+		show, format string
+		once, plain  bool
+		speed        float64
 	)
 	cmd := &cobra.Command{
 		Use:   "heatmap SOURCE...",
@@ -237,6 +239,7 @@ source the terminal view runs first and the file is written when it stops.`,
   latscope heatmap DBM11106_ora_6334.trc --event 'db file sequential read'
   latscope heatmap example_latency_data.txt --once --plain
   latscope heatmap a.trc b.trc -o waits.html
+  latscope heatmap DBM11106_ora_6334.trc --rows-per-octave 4 --scale log -o waits.svg
   latscope heatmap example_latency_data.txt --format json > matrix.json
   sqlplus -S / @ora_latency.sql | latscope heatmap -
   latscope heatmap /var/lib/latscope --from -1h -o last-hour.html   # from the archive
@@ -255,9 +258,8 @@ source the terminal view runs first and the file is written when it stops.`,
 			default:
 				return usagef("--format %q: want table, json or csv", format)
 			}
-			// The parsers name what they read ("scale"), which is the flag.
-			if hc.Scale, err = heatmap.ParseScale(scale); err != nil {
-				return usagef("--%w", err)
+			if hc.MapStyle, err = style.parse(); err != nil {
+				return err
 			}
 			if hc.Show, err = terminal.ParseShow(show); err != nil {
 				return usagef("--%w", err)
@@ -272,8 +274,8 @@ source the terminal view runs first and the file is written when it stops.`,
 	shared.registerTo(cmd)
 	fl := cmd.Flags()
 	fl.StringVarP(&output, "output", "o", "", "write the whole recording to FILE.html, .svg or .png")
-	fl.StringVar(&scale, "scale", "linear", "colour scale: linear or log")
 	fl.StringVar(&show, "show", "both", "maps to show: both, frequency or intensity")
+	style.register(cmd, "colour scale: linear or log")
 	fl.BoolVar(&once, "once", false, "read the whole source and print only the final frame of every series")
 	fl.BoolVar(&plain, "plain", false, "print frames without escape codes (implied when stdout is not a terminal)")
 	fl.Float64Var(&speed, "speed", 0, "replay at N× recorded time (default: one column per frame, 10 frames/s)")
@@ -504,4 +506,31 @@ func version() string {
 		return "dev"
 	}
 	return v
+}
+
+// mapStyleFlags are the flags of every command that draws heat maps.
+type mapStyleFlags struct {
+	scale         string
+	rowsPerOctave int
+}
+
+func (f *mapStyleFlags) register(cmd *cobra.Command, scaleUsage string) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.scale, "scale", "linear", scaleUsage)
+	fl.IntVar(&f.rowsPerOctave, "rows-per-octave", 1, "latency rows per power of two: 1, 2, 4 or 8 (finer rows only for sources with exact durations)")
+}
+
+func (f mapStyleFlags) parse() (driver.MapStyle, error) {
+	var s driver.MapStyle
+	var err error
+	// The parsers name what they read ("scale"), which is the flag.
+	if s.Scale, err = heatmap.ParseScale(f.scale); err != nil {
+		return s, usagef("--%w", err)
+	}
+	switch f.rowsPerOctave {
+	case 1, 2, 4, 8:
+		s.RowScale = bits.TrailingZeros(uint(f.rowsPerOctave))
+		return s, nil
+	}
+	return s, usagef("--rows-per-octave %d: want 1, 2, 4 or 8", f.rowsPerOctave)
 }

@@ -211,11 +211,28 @@ func multiRuns(latency []string) []corpusRun {
 			}
 		}
 	}
-	return []corpusRun{
+	runs := []corpusRun{
 		{key: "pylatencymap-all report-json", args: append(append([]string{"report"}, pyl...), "--tz", "UTC", "--format", "json")},
 		{key: "pylatencymap-all by-file report-csv", args: append(append([]string{"report"}, pyl...), "--tz", "UTC", "--by", "file", "--format", "csv")},
 		{key: "trc10046-all report-json", args: append(append([]string{"report"}, traces...), "--tz", "UTC", "--format", "json")},
 		{key: "trc10046-rac by-file heatmap-json interval-10s", args: append(append([]string{"heatmap"}, rac...), "--tz", "UTC", "--by", "file", "--interval", "10s", "--format", "json")},
+	}
+	return append(runs, rowsPerOctaveRuns(rac[0], pyl[0])...)
+}
+
+// rowsPerOctaveRuns split a trace's octaves into quarters (exact ela
+// values), and ask the same of Oracle's power-of-two buckets, which stay
+// per octave with a notice.
+func rowsPerOctaveRuns(trace, buckets string) []corpusRun {
+	rows := []string{"--tz", "UTC", "--rows-per-octave", "4"}
+	heatmap := func(in string, args ...string) []string {
+		return append(append([]string{"heatmap", in}, rows...), args...)
+	}
+	return []corpusRun{
+		{key: trace + " heatmap-once rows-per-octave-4", args: heatmap(trace, "--once", "--plain")},
+		{key: trace + " heatmap-json rows-per-octave-4", args: heatmap(trace, "--format", "json")},
+		{key: trace + " heatmap-svg rows-per-octave-4 log", args: heatmap(trace, "--scale", "log", "-o", "out.svg"), outs: []string{"out.svg"}},
+		{key: buckets + " heatmap-once rows-per-octave-4", args: heatmap(buckets, "--once", "--plain")},
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"github.com/latscope/latscope/driver"
 	"github.com/latscope/latscope/internal/bytesize"
 	"github.com/latscope/latscope/probe/iotest"
-	"github.com/latscope/latscope/view/heatmap"
 )
 
 // iotestFlags are `latscope iotest`'s own flags.
@@ -21,7 +20,8 @@ type iotestFlags struct {
 	interval             time.Duration
 	write, filePerReader bool
 	format, output       string
-	record, scale        string
+	record               string
+	style                mapStyleFlags
 	plain                bool
 }
 
@@ -77,7 +77,7 @@ the heat maps, -o FILE.json the report, --record FILE.lsr the latency stream.`,
 	fl.StringVar(&f.format, "format", "table", "report on stdout: table or json")
 	fl.StringVarP(&f.output, "output", "o", "", "write the heat maps (.html, .svg, .png) or the report (.json, .txt)")
 	fl.StringVar(&f.record, "record", "", "also save the latency stream as a latscope recording (FILE.lsr)")
-	fl.StringVar(&f.scale, "scale", "linear", "heat-map colour scale: linear or log")
+	f.style.register(cmd, "heat-map colour scale: linear or log")
 	fl.BoolVar(&f.plain, "plain", false, "no live heat map: progress on stderr, then the report")
 	return cmd
 }
@@ -88,11 +88,11 @@ func (f *iotestFlags) config(env environment, cmd *cobra.Command, args []string)
 		Config: driver.Config{Stdin: env.stdin, Stdout: env.stdout, Stderr: env.stderr, StdoutTTY: env.stdoutTTY, StderrTTY: env.stderrTTY},
 		Format: f.format, Output: f.output, Record: f.record, Plain: f.plain,
 	}
-	scale, err := loadTestOutputFlags(f.format, f.scale)
+	style, err := loadTestOutputFlags(f.format, f.style)
 	if err != nil {
 		return c, err
 	}
-	c.Scale = scale
+	c.MapStyle = style
 	bs, err := bytesize.Parse(f.bs)
 	if err != nil {
 		return c, usagef("--bs: %v", err)
@@ -142,16 +142,12 @@ func (f *iotestFlags) config(env environment, cmd *cobra.Command, args []string)
 }
 
 // loadTestOutputFlags checks a load test's --format (table or json) and
-// --scale (the heat map's colour scale).
-func loadTestOutputFlags(format, scale string) (heatmap.Scale, error) {
+// its heat maps' --scale and --rows-per-octave.
+func loadTestOutputFlags(format string, style mapStyleFlags) (driver.MapStyle, error) {
 	switch format {
 	case "table", "json":
 	default:
-		return 0, usagef("--format %q: want table or json", format)
+		return driver.MapStyle{}, usagef("--format %q: want table or json", format)
 	}
-	sc, err := heatmap.ParseScale(scale)
-	if err != nil {
-		return 0, usagef("--%w", err)
-	}
-	return sc, nil
+	return style.parse()
 }

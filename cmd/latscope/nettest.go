@@ -80,7 +80,7 @@ type netClientFlags struct {
 	rate                         float64
 	duration, interval, timeout  time.Duration
 	format, output, record       string
-	scale                        string
+	style                        mapStyleFlags
 	plain                        bool
 	serverTime                   time.Duration
 	tps                          float64
@@ -140,7 +140,7 @@ observed at this RTT as (1 s − RTT × TPS) / TPS).`,
 	fl.StringVar(&f.format, "format", "table", "report on stdout: table or json")
 	fl.StringVarP(&f.output, "output", "o", "", "write the heat maps (.html, .svg, .png) or the report (.json, .txt)")
 	fl.StringVar(&f.record, "record", "", "also save the latency stream as a latscope recording (FILE.lsr)")
-	fl.StringVar(&f.scale, "scale", "linear", "heat-map colour scale: linear or log")
+	f.style.register(cmd, "heat-map colour scale: linear or log")
 	fl.BoolVar(&f.plain, "plain", false, "no live heat map: per-interval lines, then the summary")
 	fl.DurationVar(&f.serverTime, "server-time", 0, "what-if: time the server spends per call, e.g. 400us")
 	fl.Float64Var(&f.tps, "tps", 0, "what-if: calls per second one session reached at this RTT (derives the server time)")
@@ -156,11 +156,11 @@ func (f *netClientFlags) config(env environment, cmd *cobra.Command, addr string
 		Format: f.format, Output: f.output, Record: f.record, Plain: f.plain,
 		ServerTime: f.serverTime, TPS: f.tps, RoundTrips: f.roundTrips,
 	}
-	scale, err := loadTestOutputFlags(f.format, f.scale)
+	style, err := loadTestOutputFlags(f.format, f.style)
 	if err != nil {
 		return c, err
 	}
-	c.Scale = scale
+	c.MapStyle = style
 	mode, err := nettest.ParseMode(f.mode)
 	if err != nil {
 		return c, usageError{err}

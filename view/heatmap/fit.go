@@ -11,10 +11,11 @@ import (
 // smallest whole multiple of width that holds the recording in at most
 // maxCols columns (0: no limit). Views that draw or print every column
 // call it so that inputs far apart in time (traces of 2008 and 2023) widen
-// the columns instead of building millions of them.
-func FitGrid(ivs []stream.Interval, width time.Duration, maxCols int) *stream.Grid {
+// the columns instead of building millions of them. rowScale asks for
+// 2^rowScale rows per power of two (stream.Grid.RowScale).
+func FitGrid(ivs []stream.Interval, width time.Duration, maxCols, rowScale int) *stream.Grid {
 	width = fitWidth(ivs, width, maxCols)
-	g := placeAll(ivs, width)
+	g := placeAll(ivs, width, rowScale)
 	// fitWidth mirrors the grid's column arithmetic; should they ever
 	// disagree, widen again rather than build a frame of countless columns.
 	for tries := 0; maxCols > 0 && gridColumns(g) > maxCols && tries < 8; tries++ {
@@ -23,13 +24,14 @@ func FitGrid(ivs []stream.Interval, width time.Duration, maxCols int) *stream.Gr
 			break
 		}
 		width *= factor
-		g = placeAll(ivs, width)
+		g = placeAll(ivs, width, rowScale)
 	}
 	return g
 }
 
-func placeAll(ivs []stream.Interval, width time.Duration) *stream.Grid {
+func placeAll(ivs []stream.Interval, width time.Duration, rowScale int) *stream.Grid {
 	g := stream.NewGrid(width)
+	g.RowScale = rowScale
 	for _, iv := range ivs {
 		g.Add(iv)
 	}

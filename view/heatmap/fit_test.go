@@ -63,11 +63,11 @@ func TestFitGridYearsApart(t *testing.T) {
 		{Source: "a", Start: t0, Duration: 3 * time.Second},
 		{Source: "b", Start: t0.AddDate(15, 0, 0), Duration: 3 * time.Second},
 	}
-	g := FitGrid(ivs, 10*time.Second, 1000)
+	g := FitGrid(ivs, 10*time.Second, 1000, 0)
 	if cols := gridColumns(g); cols > 1000 || g.Width%(10*time.Second) != 0 {
 		t.Errorf("%d columns of %s", cols, g.Width)
 	}
-	if g := FitGrid(ivs, 10*time.Second, 0); g.Width != 10*time.Second {
+	if g := FitGrid(ivs, 10*time.Second, 0, 0); g.Width != 10*time.Second {
 		t.Errorf("no limit: width %s", g.Width)
 	}
 }

@@ -1,8 +1,9 @@
 // Package heatmap turns a stream.Grid into heat-map frames: for one series, a
 // frequency map (events per second) and an intensity map (time waited per
-// second) over power-of-two latency rows and wall-clock columns, with colour
-// levels, labels and summary statistics. Terminal and image views render
-// these frames; they compute nothing themselves.
+// second) over latency rows (powers of two, or finer for exact durations) and
+// wall-clock columns, with colour levels, labels and summary statistics.
+// Terminal and image views render these frames; they compute nothing
+// themselves.
 package heatmap
 
 import (
@@ -148,6 +149,9 @@ type Row struct {
 	FoldsBelow   bool
 	FoldsAbove   bool
 	Label        string
+	// Sub marks a row inside an octave when rows are finer than powers of
+	// two: axes draw it as a tick, not a label, so they stay readable.
+	Sub bool
 }
 
 // Column is one wall-clock column of a frame.
@@ -214,6 +218,10 @@ type Frame struct {
 	Intensity Map
 	Stats     Stats
 	Scale     Scale
+	// RowsPerOctave is how many rows split each power of two: 1, or the
+	// grid's finer rows when every histogram of the series held exact
+	// durations (stream.Grid.RowScale).
+	RowsPerOctave int
 	// ColumnWidth is the wall-clock width of one column.
 	ColumnWidth time.Duration
 }
@@ -234,7 +242,8 @@ type Options struct {
 
 // Build computes the frame of series s on grid g.
 func Build(g *stream.Grid, s *stream.GridSeries, opt Options) Frame {
-	f := Frame{Key: s.Key, Label: s.Key.String(), Unit: s.Unit, Scale: opt.Scale, ColumnWidth: g.Width}
+	f := Frame{Key: s.Key, Label: s.Key.String(), Unit: s.Unit, Scale: opt.Scale, ColumnWidth: g.Width,
+		RowsPerOctave: 1 << s.RowScale()}
 	first, last, ok := g.Columns()
 	if opt.HasEnd {
 		last = opt.End
@@ -322,7 +331,7 @@ func chooseRows(s *stream.GridSeries, opt Options) (lo, hi int) {
 	if opt.MaxRows > 0 && hi-lo+1 > opt.MaxRows {
 		lo, hi = busiestWindow(s, lo, hi, opt.MaxRows)
 	}
-	zeroRow := s.Total.ZeroPow - 1
+	zeroRow := s.Total.ZeroPow<<s.RowScale() - 1
 	for opt.MinRows > 0 && hi-lo+1 < opt.MinRows {
 		if lo > zeroRow && (hi-lo)%2 == 1 {
 			lo--
@@ -335,9 +344,9 @@ func chooseRows(s *stream.GridSeries, opt Options) (lo, hi int) {
 
 // busiestWindow returns the n consecutive rows with the most events.
 func busiestWindow(s *stream.GridSeries, lo, hi, n int) (int, int) {
-	r := s.Total.Rows()
+	r := s.Total.RowsAt(s.RowScale())
 	count := func(row int) float64 {
-		if row == r.ZeroPow-1 {
+		if row == r.ZeroPow<<r.Scale-1 {
 			return r.ZeroCount
 		}
 		if j := row - r.First; j >= 0 && j < len(r.Counts) {
@@ -358,13 +367,15 @@ func busiestWindow(s *stream.GridSeries, lo, hi, n int) (int, int) {
 	return bestLo, bestLo + n - 1
 }
 
-// rowsFor builds the row descriptions for rows lo..hi of unit u.
+// rowsFor builds the row descriptions for rows lo..hi of unit u at the
+// series' row scale.
 func rowsFor(u hist.Unit, lo, hi int, s *stream.GridSeries) []Row {
-	zeroRow := s.Total.ZeroPow - 1
+	scale := s.RowScale()
+	zeroRow := s.Total.ZeroPow<<scale - 1
 	minRow, maxRow, _ := s.RowRange()
 	var rows []Row
 	for r := lo; r <= hi; r++ {
-		row := Row{Lower: u.Nanos(math.Ldexp(1, r)), Upper: u.Nanos(math.Ldexp(1, r+1))}
+		row := Row{Lower: u.Nanos(hist.RowLower(r, scale)), Upper: u.Nanos(hist.RowLower(r+1, scale))}
 		if r <= zeroRow {
 			row.Lower = 0
 		}
@@ -379,6 +390,7 @@ func rowsFor(u hist.Unit, lo, hi int, s *stream.GridSeries) []Row {
 			row.Lower = 0
 		default:
 			row.Label = hist.FormatDuration(row.Lower)
+			row.Sub = r&(1<<scale-1) != 0
 		}
 		rows = append(rows, row)
 	}

@@ -301,6 +301,11 @@ func layoutMap(c *canvas, y float64, r *report, i int, mode heatmap.Mode, g geom
 	drawCells(c, geom, f, m, r, g.titles)
 	c.frame(px, y, plotW, plotH, borderColour)
 	for row, rw := range f.Rows {
+		if rw.Sub { // a row inside an octave: a tick at its lower edge
+			edge := geom.rowY(row) + g.cellH
+			c.line(px-4, edge, px, edge, borderColour)
+			continue
+		}
 		cy := geom.rowY(row) + g.cellH/2 + g.font*0.35
 		c.text(px-6, cy, rw.Label, g.font, anchorEnd, false, inkColour)
 	}

@@ -38,8 +38,12 @@ type Options struct {
 	// MaxColumns caps the columns; a recording that needs more gets wider
 	// columns (a whole multiple of ColumnWidth). 0 means DefaultMaxColumns.
 	MaxColumns int
-	// MaxRows caps the latency rows per map; 0 means DefaultMaxRows.
+	// MaxRows caps the latency rows per map; 0 means DefaultMaxRows
+	// octaves' worth of the series' rows.
 	MaxRows int
+	// RowScale asks for 2^RowScale rows per power of two where the series'
+	// durations are exact (stream.Grid.RowScale).
+	RowScale int
 }
 
 func (o Options) maxColumns() int {
@@ -49,11 +53,15 @@ func (o Options) maxColumns() int {
 	return o.MaxColumns
 }
 
-func (o Options) maxRows() int {
-	if o.MaxRows <= 0 {
-		return DefaultMaxRows
+// frameOptions shape the frame of a series with 2^rowScale rows per
+// octave: the default cap and the padding count octaves, so that finer
+// rows show as many octaves as power-of-two rows do.
+func (o Options) frameOptions(rowScale int) heatmap.Options {
+	maxRows := o.MaxRows
+	if maxRows <= 0 {
+		maxRows = DefaultMaxRows << rowScale
 	}
-	return o.MaxRows
+	return heatmap.Options{MaxRows: maxRows, MinRows: min(minRows<<rowScale, maxRows), Scale: o.Scale}
 }
 
 // ErrUnsupportedFormat is returned by Write for an unknown file extension.
@@ -144,13 +152,12 @@ func buildReport(ivs []stream.Interval, o Options) *report {
 	if r.Asked <= 0 {
 		return r // no interval with a duration: nothing to place
 	}
-	g := heatmap.FitGrid(ivs, r.Asked, o.maxColumns())
+	g := heatmap.FitGrid(ivs, r.Asked, o.maxColumns(), o.RowScale)
 	r.Width = g.Width
 	r.Grid, r.Skipped, r.Relative = g, g.Skipped(), g.Relative()
 	r.Series = g.Series()
-	hopt := heatmap.Options{MaxRows: o.maxRows(), MinRows: min(minRows, o.maxRows()), Scale: o.Scale}
 	for _, s := range r.Series {
-		r.Frames = append(r.Frames, heatmap.Build(g, s, hopt))
+		r.Frames = append(r.Frames, heatmap.Build(g, s, o.frameOptions(s.RowScale())))
 	}
 	if len(r.Frames) > 0 && len(r.Frames[0].Columns) > 0 {
 		r.Columns = len(r.Frames[0].Columns)

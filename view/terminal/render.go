@@ -154,7 +154,7 @@ func (r *renderer) mapSection(mode heatmap.Mode) {
 			return
 		}
 		if r.l.labelW > 0 {
-			r.ln.field(r.f.Rows[row].Label, r.l.labelW-1, true)
+			r.ln.field(rowLabel(r.f.Rows[row]), r.l.labelW-1, true)
 			r.ln.spaces(1)
 		}
 		r.ln.spaces(pad)
@@ -516,4 +516,12 @@ func plainCell(level int) byte {
 		return '0' + heatmap.Levels
 	}
 	return '0' + byte(level)
+}
+
+// rowLabel is a row's axis label: rows inside an octave get a tick.
+func rowLabel(row heatmap.Row) string {
+	if row.Sub {
+		return "-"
+	}
+	return row.Label
 }

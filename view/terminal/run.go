@@ -25,7 +25,10 @@ type Options struct {
 	// frame of every series.
 	Once  bool
 	Scale heatmap.Scale
-	Show  Show
+	// RowScale asks for 2^RowScale rows per power of two where the series'
+	// durations are exact (stream.Grid.RowScale).
+	RowScale int
+	Show     Show
 	// Replay says the feed is a finished recording sorted by time: it is
 	// paced by the data instead of drawn as it arrives.
 	Replay bool
@@ -140,7 +143,7 @@ type viewer struct {
 }
 
 func newViewer(o Options) *viewer {
-	v := &viewer{o: o, grid: stream.NewGrid(o.ColumnWidth), means: newMeanTracker(), show: o.Show, scale: o.Scale, newline: "\n"}
+	v := &viewer{o: o, grid: newGrid(o.ColumnWidth, o.RowScale), means: newMeanTracker(), show: o.Show, scale: o.Scale, newline: "\n"}
 	// A raw-mode terminal does not turn \n into \r\n.
 	if _, raw := o.Keys.(*TTY); raw || o.FullScreen {
 		v.newline = "\r\n"
@@ -195,6 +198,12 @@ func (v *viewer) printAll() error {
 func (v *viewer) add(iv stream.Interval) {
 	v.grid.Add(iv)
 	v.means.Add(iv)
+}
+
+func newGrid(width time.Duration, rowScale int) *stream.Grid {
+	g := stream.NewGrid(width)
+	g.RowScale = rowScale
+	return g
 }
 
 func frameOptions(cols, rows int, scale heatmap.Scale) heatmap.Options {

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/latscope/latscope/internal/testkit/testenv"
+)
+
+// TestRowsPerOctaveFlag: the heat-map commands take 1, 2, 4 or 8 rows per
+// octave and refuse anything else as a usage error; a bucketed source says
+// on stderr that its rows stay per octave, a trace does not.
+func TestRowsPerOctaveFlag(t *testing.T) {
+	trace := testenv.DataFile(t, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc")
+	buckets := testenv.DataFile(t, "pylatencymap/example_latency_data.txt")
+	for _, args := range [][]string{
+		{"heatmap", trace, "--rows-per-octave", "3"},
+		{"heatmap", trace, "--rows-per-octave", "16"},
+		{"iotest", t.TempDir(), "--rows-per-octave", "0"},
+		{"nettest", "client", "127.0.0.1:1", "--rows-per-octave", "5"},
+	} {
+		if r := run(t, "", args...); r.code != 2 || !strings.Contains(r.stderr, "want 1, 2, 4 or 8") {
+			t.Errorf("%v: exit %d %q", args, r.code, r.stderr)
+		}
+	}
+	r := run(t, "", "heatmap", trace, "--rows-per-octave", "8", "--once", "--plain", "--tz", "UTC")
+	if r.code != 0 || strings.Contains(r.stderr, "rows stay per octave") || !strings.Contains(r.stdout, "  - ") {
+		t.Errorf("trace: exit %d, stderr %q", r.code, r.stderr)
+	}
+	r = run(t, "", "heatmap", buckets, "--rows-per-octave", "2", "--format", "csv")
+	if r.code != 0 || !strings.Contains(r.stderr, "--rows-per-octave 2: rows stay per octave (power-of-two buckets, not exact durations) for db file sequential read") {
+		t.Errorf("bucketed: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if plain := run(t, "", "heatmap", buckets, "--format", "csv"); plain.stdout != r.stdout {
+		t.Error("bucketed: the matrix changed with --rows-per-octave 2")
+	}
+}
