@@ -14,6 +14,7 @@ import (
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 	"github.com/latscope/latscope/view/heatmap"
+	"github.com/latscope/latscope/view/static"
 )
 
 // NetServerConfig configures `latscope nettest server`.
@@ -112,7 +113,8 @@ func NetClient(ctx context.Context, c NetClientConfig) error {
 	if err := write(c.Stdout, c.Format); err != nil {
 		return err
 	}
-	if err := writeTestOutput(c.Config, c.Output, c.Scale, "latscope nettest "+rep.Server, all, write); err != nil {
+	page := static.Options{Title: "latscope nettest " + rep.Server, Scale: c.Scale, ReportHTML: netTestPage(rep)}
+	if err := writeTestOutput(c.Config, c.Output, page, all, write); err != nil {
 		return err
 	}
 	if runErr == nil && errors.Is(ctx.Err(), context.Canceled) {
