@@ -17,6 +17,10 @@ type chart struct {
 	// Fit is the model's mean latency along the throughput axis.
 	Fit      []xy
 	FitLabel string
+	// Joined draws each latency as a line through the points in order
+	// (steps of rising load); otherwise the points stand alone (intervals
+	// of one load).
+	Joined bool
 }
 
 // chartPoint is one measurement: throughput X (per second) and its mean,
@@ -27,7 +31,7 @@ type xy struct{ X, Y float64 }
 
 // ioChart draws an iotest report's steps, knee and fit.
 func ioChart(rep iotest.Report) chart {
-	c := chart{Knee: -1}
+	c := chart{Knee: -1, Joined: true}
 	maxN, maxX := 0, 0.0
 	for _, s := range rep.Steps {
 		c.Points = append(c.Points, chartPoint{X: s.IOPS, Mean: s.MeanUS, P50: s.P50US, P99: s.P99US})
@@ -102,7 +106,9 @@ func writeChart(b *strings.Builder, title, xName string, c chart) {
 		for _, p := range c.Points {
 			pts = append(pts, xy{p.X, s.y(p)})
 		}
-		writePolyline(b, ax, pts, s.colour, "", s.name)
+		if c.Joined {
+			writePolyline(b, ax, pts, s.colour, "", s.name)
+		}
 		for _, p := range pts {
 			if p.Y > 0 {
 				fmt.Fprintf(b, `<circle class="%s" cx="%.1f" cy="%.1f" r="3.5" fill="%s"><title>%s %s at %.0f/s</title></circle>`+"\n",
@@ -209,10 +215,11 @@ func wrapLabel(s string) string {
 	return s
 }
 
-// niceCeil rounds v up to 1, 2 or 5 times a power of ten.
+// niceCeil rounds v up to a round multiple of a power of ten whose fifths
+// make round ticks.
 func niceCeil(v float64) float64 {
 	p := math.Pow(10, math.Floor(math.Log10(v)))
-	for _, m := range []float64{1, 2, 5, 10} {
+	for _, m := range []float64{1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10} {
 		if m*p >= v {
 			return m * p
 		}

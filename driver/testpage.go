@@ -19,11 +19,20 @@ import (
 // Every figure's cell carries its exact value in data-v (as in the JSON
 // report) beside the rounded text, so tests and scripts can read the page.
 
+// reportStyle keeps the report's tables on one line per row (the page's
+// stylesheet wraps the second column, a series name there), but for the
+// notes. The page's policy allows inline styles.
+const reportStyle = `<style>#report th, #report td { white-space: nowrap; overflow-wrap: normal; }
+#report td[data-k="little_note"] { white-space: normal; text-align: left; min-width: 18em; }
+#report h3 { font-size: 15px; margin: 14px 0 6px; }
+#report #totals { width: auto; }</style>
+`
+
 // ioTestPage is the report part of `latscope iotest -o FILE.html`: the
 // report sections and the step boundaries to mark on the maps.
 func ioTestPage(rep iotest.Report, steps []iotest.StepResult) (string, []static.Mark) {
 	var b strings.Builder
-	b.WriteString(`<section class="card" id="report"><h2>Report</h2>` + "\n")
+	b.WriteString(reportStyle + `<section class="card" id="report"><h2>Report</h2>` + "\n")
 	direct := "O_DIRECT"
 	if !rep.Direct {
 		direct = "page cache (no O_DIRECT)"
@@ -37,9 +46,9 @@ func ioTestPage(rep iotest.Report, steps []iotest.StepResult) (string, []static.
 	writeKnee(&b, rep.Knee)
 	if u := rep.USL; u != nil {
 		fmt.Fprintf(&b, `<p id="usl" data-lambda="%s" data-sigma="%s" data-kappa="%s" data-r2="%s" data-peak-concurrency="%s" data-peak-iops="%s">`+
-			`<b>USL fit</b> (R² %.2f): λ = %.0f IOPS per reader, σ = %.3f, κ = %.4f; peak %s</p>`+"\n",
+			`<b>USL fit</b> (R² %.2f): λ = %.0f IOPS per reader, σ = %.3f, κ = %.4f; %s</p>`+"\n",
 			num(u.Lambda), num(u.Sigma), num(u.Kappa), num(u.R2), num(u.PeakConcurrency), num(u.PeakIOPS),
-			u.R2, u.Lambda, u.Sigma, u.Kappa, uslPeak(u))
+			u.R2, u.Lambda, u.Sigma, u.Kappa, esc(uslPeak(u)))
 	}
 	if q := rep.Queue; q != nil {
 		fmt.Fprintf(&b, `<p id="queue" data-service-us="%s" data-saturation-iops="%s" data-r2="%s">`+
@@ -172,7 +181,7 @@ func writeList(b *strings.Builder, id, head string, lines []string) {
 // netTestPage is the report part of `latscope nettest client -o FILE.html`.
 func netTestPage(rep nettest.Report) string {
 	var b strings.Builder
-	b.WriteString(`<section class="card" id="report"><h2>Report</h2>` + "\n")
+	b.WriteString(reportStyle + `<section class="card" id="report"><h2>Report</h2>` + "\n")
 	fmt.Fprintf(&b, `<p class="meta" id="run">%s, %s mode, %d-byte requests, %d-byte replies, %d connection(s)</p>`+"\n",
 		esc(rep.Server), esc(rep.Mode), rep.RequestBytes, rep.ReplyBytes, rep.Connections)
 	fmt.Fprintf(&b, `<p class="meta" id="placement">placement: %s</p>`+"\n", esc(rep.Placement.String()))
@@ -264,7 +273,7 @@ func uslPeak(u *loadtest.USL) string {
 	if u.PeakConcurrency > 0 {
 		return fmt.Sprintf("throughput peaks near %.0f readers at %.0f IOPS", u.PeakConcurrency, u.PeakIOPS)
 	}
-	return "none within reach (κ = 0)"
+	return "no retrograde region within reach (κ = 0)"
 }
 
 func esc(s string) string { return html.EscapeString(s) }
