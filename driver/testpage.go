@@ -64,7 +64,7 @@ func ioTestPage(rep iotest.Report, steps []iotest.StepResult) (string, []static.
 	marks := make([]static.Mark, 0, len(steps))
 	for i, s := range steps {
 		if !s.Start.IsZero() && i < len(rep.Steps) {
-			marks = append(marks, static.Mark{At: s.Start, Label: stepLoad(rep.Steps[i].Stats)})
+			marks = append(marks, static.Mark{At: s.Start, Label: iotest.LoadName(rep.Steps[i].Stats)})
 		}
 	}
 	return b.String(), marks
@@ -127,7 +127,7 @@ func writeStepTable(b *strings.Builder, rep iotest.Report) {
 	}
 	b.WriteString("<th>Complete</th><th>Little's law</th></tr></thead>\n<tbody>\n")
 	for i, s := range rep.Steps {
-		fmt.Fprintf(b, `<tr data-step="%d"><td>%d</td><td>%s</td>`, i+1, i+1, esc(stepLoad(s.Stats)))
+		fmt.Fprintf(b, `<tr data-step="%d"><td>%d</td><td>%s</td>`, i+1, i+1, esc(iotest.LoadName(s.Stats)))
 		for _, c := range cols {
 			v := c.value(s)
 			fmt.Fprintf(b, `<td data-k="%s" data-v="%s">%s</td>`, c.key, num(v), esc(c.text(v)))
@@ -147,7 +147,7 @@ func writeKnee(b *strings.Builder, k *loadtest.Knee) {
 	fmt.Fprintf(b, `<p id="knee" data-concurrency="%d" data-rate="%s" data-iops="%s" data-p99-us="%s">`+
 		`<b>Saturation knee</b> at %s (%.0f IOPS, p99 %s): <span data-k="reason">%s</span></p>`+"\n",
 		k.Concurrency, num(k.Rate), num(k.IOPS), num(k.P99US),
-		esc(stepLoad(loadtest.Stats{Concurrency: k.Concurrency, Rate: k.Rate})), k.IOPS, esc(usText(k.P99US)), esc(k.Reason))
+		esc(iotest.LoadName(loadtest.Stats{Concurrency: k.Concurrency, Rate: k.Rate})), k.IOPS, esc(usText(k.P99US)), esc(k.Reason))
 }
 
 // writeModes writes the latency modes; step, when not 0, is the step they
@@ -255,18 +255,6 @@ func writeIntervals(b *strings.Builder, ivs []nettest.IntervalReport) {
 		b.WriteString("</tr>\n")
 	}
 	b.WriteString("</tbody></table>\n")
-}
-
-// stepLoad names a step's load as the terminal report does: "4 readers"
-// or "2000 IOPS offered".
-func stepLoad(s loadtest.Stats) string {
-	switch {
-	case s.Rate > 0:
-		return fmt.Sprintf("%.0f IOPS offered", s.Rate)
-	case s.Concurrency == 1:
-		return "1 reader"
-	}
-	return fmt.Sprintf("%d readers", s.Concurrency)
 }
 
 func uslPeak(u *loadtest.USL) string {
