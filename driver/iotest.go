@@ -14,6 +14,7 @@ import (
 	"github.com/latscope/latscope/probe/iotest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
+	"github.com/latscope/latscope/view/static"
 )
 
 // IOTestConfig configures `latscope iotest`.
@@ -68,7 +69,7 @@ func IOTest(ctx context.Context, c IOTestConfig) error {
 		return runErr
 	}
 	rep := iotest.NewReport(res, iotest.DescribePath(res.Path), diag.Warnings())
-	if err := c.writeReport(rep, all); err != nil {
+	if err := c.writeReport(rep, res.Steps, all); err != nil {
 		return err
 	}
 	if runErr == nil {
@@ -167,25 +168,30 @@ func openRecorder(path string, diag *input.Diagnostics, stderr io.Writer) (tee f
 }
 
 // writeReport prints the report on stdout and writes -o.
-func (c IOTestConfig) writeReport(rep iotest.Report, all []stream.Interval) error {
+func (c IOTestConfig) writeReport(rep iotest.Report, steps []iotest.StepResult, all []stream.Interval) error {
 	write := func(w io.Writer, format string) error { return writeIOReport(w, rep, format) }
 	if err := write(c.Stdout, c.Format); err != nil {
 		return err
 	}
-	return writeTestOutput(c.Config, c.Output, c.MapStyle, "latscope iotest "+rep.Path, all, write)
+	page := static.Options{Title: "latscope iotest " + rep.Path, Scale: c.Scale, RowScale: c.RowScale}
+	page.ReportHTML, page.Marks = ioTestPage(rep, steps)
+	return writeTestOutput(c.Config, c.Output, page, all, write)
 }
 
 // writeTestOutput writes a load test's -o FILE: the heat maps for .html,
-// .svg and .png, else the report as JSON (.json) or text.
-func writeTestOutput(c Config, output string, style MapStyle, title string, all []stream.Interval,
+// .svg and .png (the page with the report sections and step marks of
+// page), else the report as JSON (.json) or text.
+func writeTestOutput(c Config, output string, page static.Options, all []stream.Interval,
 	report func(w io.Writer, format string) error) error {
 	switch {
 	case output == "":
 		return nil
 	case isImage(output):
-		hc := HeatmapConfig{Config: c, Output: output, MapStyle: style}
-		hc.Sources = []string{title}
-		return hc.writeImage(all)
+		if err := static.Write(output, all, page); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.Stderr, "latscope: wrote %s\n", output)
+		return nil
 	}
 	format := "table"
 	if formatOf(output) == "json" {

@@ -13,6 +13,7 @@ import (
 	"github.com/latscope/latscope/probe/nettest"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
+	"github.com/latscope/latscope/view/static"
 )
 
 // NetServerConfig configures `latscope nettest server`.
@@ -111,7 +112,8 @@ func NetClient(ctx context.Context, c NetClientConfig) error {
 	if err := write(c.Stdout, c.Format); err != nil {
 		return err
 	}
-	if err := writeTestOutput(c.Config, c.Output, c.MapStyle, "latscope nettest "+rep.Server, all, write); err != nil {
+	page := static.Options{Title: "latscope nettest " + rep.Server, Scale: c.Scale, RowScale: c.RowScale, ReportHTML: netTestPage(rep)}
+	if err := writeTestOutput(c.Config, c.Output, page, all, write); err != nil {
 		return err
 	}
 	if runErr == nil && errors.Is(ctx.Err(), context.Canceled) {

@@ -46,7 +46,8 @@ Load is a closed loop of N concurrent readers (--concurrency N, or a sweep with
 Poisson arrivals) whose latency counts from each I/O's intended start, so that a slow
 I/O cannot hide the ones queued behind it (coordinated omission).
 
-The report goes to stdout (--format json for machines); -o FILE.html|.svg|.png keeps
+The report goes to stdout (--format json for machines); -o FILE.html writes one page
+with the report, a latency-vs-IOPS chart and the heat maps (steps marked), -o FILE.svg|.png
 the heat maps, -o FILE.json the report, --record FILE.lsr the latency stream.`,
 		Example: `  latscope iotest /u01/oradata                          # 4 readers, 30 s
   latscope iotest /u01/oradata --steps 1,2,4,8,16,32 --duration 20s -o sweep.html
@@ -75,7 +76,7 @@ the heat maps, -o FILE.json the report, --record FILE.lsr the latency stream.`,
 	fl.BoolVar(&f.write, "write", false, "random O_DIRECT|O_DSYNC writes instead of reads (scratch file only)")
 	fl.BoolVar(&f.filePerReader, "file-per-reader", false, "give each reader its own scratch file (--size is split among them)")
 	fl.StringVar(&f.format, "format", "table", "report on stdout: table or json")
-	fl.StringVarP(&f.output, "output", "o", "", "write the heat maps (.html, .svg, .png) or the report (.json, .txt)")
+	fl.StringVarP(&f.output, "output", "o", "", "write the report page with the heat maps (.html), the heat maps (.svg, .png) or the report (.json, .txt)")
 	fl.StringVar(&f.record, "record", "", "also save the latency stream as a latscope recording (FILE.lsr)")
 	f.style.register(cmd, "heat-map colour scale: linear or log")
 	fl.BoolVar(&f.plain, "plain", false, "no live heat map: progress on stderr, then the report")

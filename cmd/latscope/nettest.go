@@ -138,7 +138,7 @@ observed at this RTT as (1 s − RTT × TPS) / TPS).`,
 	fl.DurationVar(&f.interval, "interval", time.Second, "length of each interval (heat-map column, line)")
 	fl.DurationVar(&f.timeout, "timeout", nettest.DefaultTimeout, "give up on a connect or a reply after this long")
 	fl.StringVar(&f.format, "format", "table", "report on stdout: table or json")
-	fl.StringVarP(&f.output, "output", "o", "", "write the heat maps (.html, .svg, .png) or the report (.json, .txt)")
+	fl.StringVarP(&f.output, "output", "o", "", "write the report page with the heat maps (.html), the heat maps (.svg, .png) or the report (.json, .txt)")
 	fl.StringVar(&f.record, "record", "", "also save the latency stream as a latscope recording (FILE.lsr)")
 	f.style.register(cmd, "heat-map colour scale: linear or log")
 	fl.BoolVar(&f.plain, "plain", false, "no live heat map: per-interval lines, then the summary")

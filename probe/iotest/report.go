@@ -203,7 +203,11 @@ func (r *Report) uslReading() string {
 }
 
 // loadOf names a step's load: "4 readers" or "2000 IOPS offered".
-func (r *Report) loadOf(s loadtest.Stats) string {
+func (r *Report) loadOf(s loadtest.Stats) string { return LoadName(s) }
+
+// LoadName names a step's load as the report does: "1 reader", "4
+// readers" or "2000 IOPS offered".
+func LoadName(s loadtest.Stats) string {
 	if s.Rate > 0 {
 		return fmt.Sprintf("%.0f IOPS offered", s.Rate)
 	}

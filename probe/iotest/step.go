@@ -53,6 +53,9 @@ type StepResult struct {
 	NotIssued int64
 	// Complete is false for a step cut short by cancellation.
 	Complete bool
+	// Start is the wall-clock time the measured part began (after the
+	// warm-up), on the intervals' clock: where the step shows on a heat map.
+	Start time.Time
 }
 
 // Result returns the steps measured so far; call it after Run returns.
@@ -371,6 +374,7 @@ func (s *stepRun) result(end time.Time, complete bool) StepResult {
 			CPU: pace.ProcessCPU() - s.cpu0, Errors: int64(s.test.diag.Count(s.test.name) - s.errors0),
 		},
 		IssueDelay: s.step.Delay, NotIssued: s.notIssued.Load(), Complete: complete,
+		Start: s.clock.wall(s.measured),
 	}
 }
 

@@ -39,6 +39,7 @@ func WriteHTML(w io.Writer, ivs []stream.Interval, o Options) error {
 		bw.WriteString(`<p class="meta">` + escapeText(line) + "</p>\n")
 	}
 	bw.WriteString("</header>\n")
+	bw.WriteString(o.ReportHTML)
 	if r.Empty() {
 		bw.WriteString(`<section class="card"><p>No data: the input held no intervals with a duration.</p></section>` + "\n")
 	} else {

@@ -300,6 +300,7 @@ func layoutMap(c *canvas, y float64, r *report, i int, mode heatmap.Mode, g geom
 	c.shapes[len(c.shapes)-1].class = "plot " + mode.String()
 	drawCells(c, geom, f, m, r, g.titles)
 	c.frame(px, y, plotW, plotH, borderColour)
+	drawMarks(c, px, y, plotW, plotH, r, g)
 	for row, rw := range f.Rows {
 		if rw.Sub { // a row inside an octave: a tick at its lower edge
 			edge := geom.rowY(row) + g.cellH
@@ -473,6 +474,26 @@ func timeTicks(r *report, cellW, minGap float64) []tick {
 		ticks = append(ticks, tk)
 	}
 	return ticks
+}
+
+// markColour draws step boundaries: dark enough over any level.
+var markColour = color.RGBA{0x6e, 0x40, 0xc9, 0xff}
+
+// drawMarks draws each mark inside the plot's time span as a vertical line
+// across the plot, labelled at its top.
+func drawMarks(c *canvas, px, y, plotW, plotH float64, r *report, g geometry) {
+	if r.Width <= 0 {
+		return
+	}
+	pxPerNs := g.cellW / float64(r.Width)
+	for _, m := range r.Marks {
+		x := px + float64(m.At.Sub(r.Start))*pxPerNs
+		if x < px || x > px+plotW {
+			continue
+		}
+		c.line(x, y, x, y+plotH, markColour)
+		c.text(x+2, y+g.font, m.Label, g.font-1, anchorStart, true, markColour)
+	}
 }
 
 // drawTimeAxis draws ticks and labels under a plot and returns its height.

@@ -44,6 +44,19 @@ type Options struct {
 	// RowScale asks for 2^RowScale rows per power of two where the series'
 	// durations are exact (stream.Grid.RowScale).
 	RowScale int
+	// ReportHTML is trusted markup (sections built by latscope itself, such
+	// as a load test's report) that the HTML page shows before the maps;
+	// the SVG and PNG images leave it out.
+	ReportHTML string
+	// Marks are moments drawn as labelled vertical lines across every map
+	// (a load test's step boundaries).
+	Marks []Mark
+}
+
+// Mark is a labelled moment on the time axis.
+type Mark struct {
+	At    time.Time
+	Label string
 }
 
 func (o Options) maxColumns() int {
@@ -124,6 +137,7 @@ type report struct {
 	// Means are the series known only as a count and a total per
 	// interval, drawn as lines after the heat maps.
 	Means []*stream.MeanSeries
+	Marks []Mark
 }
 
 // End returns the end of the last column.
@@ -135,7 +149,7 @@ func (r *report) Empty() bool { return r.Columns == 0 || len(r.Frames) == 0 && l
 // buildReport resamples the intervals onto a grid that fits MaxColumns and
 // builds every series' frame over all its columns.
 func buildReport(ivs []stream.Interval, o Options) *report {
-	r := &report{Title: o.Title, Sources: sourceNames(ivs), Scale: o.Scale}
+	r := &report{Title: o.Title, Sources: sourceNames(ivs), Scale: o.Scale, Marks: o.Marks}
 	if r.Title == "" {
 		r.Title = strings.Join(r.Sources, ", ")
 	}

@@ -85,6 +85,15 @@ func Chromium(t testing.TB) string {
 // takes longer than timeout.
 func RunChromium(t testing.TB, url string, timeout time.Duration, extra ...string) string {
 	t.Helper()
+	stdout, _ := RunChromiumLog(t, url, timeout, extra...)
+	return stdout
+}
+
+// RunChromiumLog is RunChromium that also returns Chromium's log (stderr),
+// where --enable-logging=stderr writes the page's console messages and
+// script errors as lines holding "CONSOLE".
+func RunChromiumLog(t testing.TB, url string, timeout time.Duration, extra ...string) (stdout, log string) {
+	t.Helper()
 	bin := Chromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -92,13 +101,13 @@ func RunChromium(t testing.TB, url string, timeout time.Duration, extra ...strin
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--run-all-compositor-stages-before-draw", "--user-data-dir=" + t.TempDir()}
 	cmd := exec.CommandContext(ctx, bin, append(append(args, extra...), url)...)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var out, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {
 		msg := stderr.String()
 		t.Fatalf("chromium %s: %v\n%s", url, err, msg[max(0, len(msg)-2000):])
 	}
-	return stdout.String()
+	return out.String(), stderr.String()
 }
 
 // Inferno finds one of inferno's tools (PATH, then ~/.cargo/bin, where
