@@ -45,8 +45,17 @@ type result struct {
 
 func run(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
+	return runWith(t, stdin, nil, args...)
+}
+
+// runWith runs the binary with stdin and extra environment variables.
+func runWith(t *testing.T, stdin string, env []string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Stdin = strings.NewReader(stdin)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

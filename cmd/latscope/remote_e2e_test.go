@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,18 +18,7 @@ import (
 // runEnv runs the binary with extra environment variables.
 func runEnv(t *testing.T, env []string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
-	cmd.Env = append(os.Environ(), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("running latscope %v: %v", args, err)
-	}
-	return result{out.String(), errb.String(), code}
+	return runWith(t, "", env, args...)
 }
 
 // download GETs an API route with a bearer token.

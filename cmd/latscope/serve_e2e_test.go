@@ -303,19 +303,8 @@ func TestServeEndToEnd(t *testing.T) {
 
 	// SIGTERM: exit 0, the archive closed cleanly and intact, the
 	// failing job's outage archived as gaps.
-	srv.cmd.Process.Signal(syscall.SIGTERM)
-	<-srv.done
-	if err := srv.cmd.Wait(); err != nil {
-		t.Fatalf("serve after SIGTERM: %v\n%s", err, srv.stderr())
-	}
-	a, err := archive.Open(data, archive.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	if err := a.IntegrityCheck(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	srv.stop(t)
+	a := openIntact(t, data)
 	gaps := 0
 	a.Read(context.Background(), archive.Query{Resolution: archive.Raw}, func(iv stream.Interval) error {
 		if iv.Source == "down" && iv.Gap {
@@ -361,4 +350,29 @@ func viewerToken(t *testing.T, srv *server) string {
 		t.Fatalf("token: %d %s", status, b)
 	}
 	return tok.Token
+}
+
+// stop sends the server SIGTERM and wants it to exit 0.
+func (s *server) stop(t *testing.T) {
+	t.Helper()
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	<-s.done
+	if err := s.cmd.Wait(); err != nil {
+		t.Fatalf("serve after SIGTERM: %v\n%s", err, s.stderr())
+	}
+}
+
+// openIntact opens a stopped server's archive read-only and wants SQLite's
+// integrity check to pass.
+func openIntact(t *testing.T, data string) *archive.Archive {
+	t.Helper()
+	a, err := archive.Open(data, archive.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	if err := a.IntegrityCheck(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return a
 }

@@ -226,11 +226,7 @@ func TestServeKill9DuringHeavyWrites(t *testing.T) {
 	srv := startServe(t, "--config", config)
 	api := &apiClient{t: t, base: srv.base, token: token, bodies: &strings.Builder{}}
 	waitJobs(t, api, 15*time.Second, "running again", func(j faultJob) bool { return j.State == "running" && j.Intervals >= 2 })
-	srv.cmd.Process.Signal(syscall.SIGTERM)
-	<-srv.done
-	if err := srv.cmd.Wait(); err != nil {
-		t.Fatalf("serve after SIGTERM: %v\n%s", err, srv.stderr())
-	}
+	srv.stop(t)
 	rep := run(t, "", "report", data, "--format", "json", "--series", "wait-042")
 	if rep.code != 0 || !strings.Contains(rep.stdout, `"wait-042"`) {
 		t.Fatalf("latscope report after the kills: %d\n%s%s", rep.code, rep.stdout, rep.stderr)
@@ -304,19 +300,8 @@ func TestServeDiskFull(t *testing.T) {
 	waitJobs(t, api, 30*time.Second, "running again", func(j faultJob) bool {
 		return j.State == "running" && j.Intervals > before[j.Name].Intervals+2
 	})
-	srv.cmd.Process.Signal(syscall.SIGTERM)
-	<-srv.done
-	if err := srv.cmd.Wait(); err != nil {
-		t.Fatalf("serve after SIGTERM: %v\n%s", err, srv.stderr())
-	}
-	r, err := archive.Open(data, archive.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	if err := r.IntegrityCheck(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	srv.stop(t)
+	openIntact(t, data)
 	if !strings.Contains(srv.stderr(), "state=stalled") {
 		t.Errorf("the log does not mention the stalled jobs:\n%s", srv.stderr())
 	}

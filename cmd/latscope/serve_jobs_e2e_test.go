@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -183,11 +182,7 @@ func TestServeJobsThroughTheAPI(t *testing.T) {
 	admin.want(http.StatusCreated, "POST", "/api/v1/jobs", `{"name":"pgenv","source":"postgres://latscope@`+freePort(t)+`/app","password_env":"LATSCOPE_E2E_DB_PASSWORD","retention":"12h","paused":true}`)
 
 	// A restart brings the API's jobs back.
-	srv.cmd.Process.Signal(syscall.SIGTERM)
-	<-srv.done
-	if err := srv.cmd.Wait(); err != nil {
-		t.Fatalf("serve after SIGTERM: %v\n%s", err, srv.stderr())
-	}
+	srv.stop(t)
 	logs := srv.stderr()
 	srv = startServe(t, "--config", config)
 	if !strings.Contains(srv.stderr(), "3 job(s)") {
