@@ -415,10 +415,13 @@ func checkWindows(t *testing.T, ivs []stream.Interval) {
 func checkBatchedCapture(t *testing.T, s *Sampler, st stream.SamplerStats, sessions int64) {
 	t.Helper()
 	cp := captureOf(st, "table I/O")
-	checkSeenWithinEdge(t, s, "table I/O", cp.Seen, cp.Counted, "table I/O")
 	s.mu.Lock()
 	start := sessions * s.stats.capture.maxBatch
 	s.mu.Unlock()
+	// A batch in flight at the summary's reading can fall on either side
+	// of it, above as below (a clean clone's CI saw 5 035 rows more than
+	// counted with quiet edges): one batch per session each way.
+	checkSeenWithinEdge(t, s, "table I/O", cp.Seen, cp.Counted, start, "table I/O")
 	if d := cp.Counted - cp.Seen; d > start+int64((1-minCapture)*float64(cp.Counted)) {
 		t.Errorf("table I/O: %d rows seen of %d counted, want at most %d rows (a batch of up to %d rows per session) and %.0f %% below",
 			cp.Seen, cp.Counted, start, start/sessions, 100*(1-minCapture))
@@ -437,7 +440,8 @@ func checkBatchedCapture(t *testing.T, s *Sampler, st stream.SamplerStats, sessi
 // read 1.019 at load 9 and at 16: 107 more data file reads seen than
 // counted, all in the last window, whose closing poll took 88 ms) or too
 // wide elsewhere (with quiet edges the counts match exactly).
-func checkSeenWithinEdge(t *testing.T, s *Sampler, what string, seen, counted int64, classes ...string) {
+// slack is what else may be seen beyond the edge (batches in flight).
+func checkSeenWithinEdge(t *testing.T, s *Sampler, what string, seen, counted, slack int64, classes ...string) {
 	t.Helper()
 	var edge int64
 	s.mu.Lock()
@@ -446,11 +450,11 @@ func checkSeenWithinEdge(t *testing.T, s *Sampler, what string, seen, counted in
 		edge += tl.edge()
 	}
 	s.mu.Unlock()
-	if seen-counted > edge {
-		t.Errorf("%s: %d seen of %d counted, %d more than the closing polls at the comparison's ends found (%d)",
-			what, seen, counted, seen-counted-edge, edge)
+	if seen-counted > edge+slack {
+		t.Errorf("%s: %d seen of %d counted, %d more than the closing polls at the comparison's ends found (%d) and %d in flight",
+			what, seen, counted, seen-counted-edge-slack, edge, slack)
 	} else {
-		t.Logf("%s: %d seen of %d counted; the edge allowed up to %d more", what, seen, counted, edge)
+		t.Logf("%s: %d seen of %d counted; the edge allowed up to %d more, and %d in flight", what, seen, counted, edge, slack)
 	}
 }
 
@@ -475,7 +479,7 @@ func checkHeadline(t *testing.T, s *Sampler, st stream.SamplerStats) {
 	if *st.CaptureRatio < minCapture {
 		t.Errorf("capture ratio %v, want at least %.2f", fmtRatio(st.CaptureRatio), minCapture)
 	}
-	checkSeenWithinEdge(t, s, "capture", seen, counted, classWaits, classTableIO, classTableLocks)
+	checkSeenWithinEdge(t, s, "capture", seen, counted, 0, classWaits, classTableIO, classTableLocks)
 }
 
 // overran says whether a poll found a ring overrun.
@@ -644,7 +648,7 @@ func checkCapture(t *testing.T, s *Sampler, st stream.SamplerStats, what string)
 	if cp.Ratio == nil || *cp.Ratio < minCapture {
 		t.Errorf("%s capture %v (%d of %d %s), want at least %.2f", what, fmtRatio(cp.Ratio), cp.Seen, cp.Counted, cp.Unit, minCapture)
 	}
-	checkSeenWithinEdge(t, s, what+" capture", cp.Seen, cp.Counted, what)
+	checkSeenWithinEdge(t, s, what+" capture", cp.Seen, cp.Counted, 0, what)
 }
 
 // logCapture logs the capture figures, instrument by instrument.
