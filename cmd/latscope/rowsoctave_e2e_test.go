@@ -11,7 +11,7 @@ import (
 // octave and refuse anything else as a usage error; a bucketed source says
 // on stderr that its rows stay per octave, a trace does not.
 func TestRowsPerOctaveFlag(t *testing.T) {
-	trace := testenv.DataFile(t, "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc")
+	trace := testenv.DataFile(t, "trc10046/jkstill-trace-combine_12.2.0.1/js122a1_ora_9850.trc")
 	buckets := testenv.DataFile(t, "pylatencymap/example_latency_data.txt")
 	for _, args := range [][]string{
 		{"heatmap", trace, "--rows-per-octave", "3"},
