@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/archive"
-	"github.com/latscope/latscope/recording"
+	"github.com/latscope/latscope/internal/testkit/recordingtest"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -156,21 +156,7 @@ func checkExportedRecording(t *testing.T, base, token, data string) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("export: %d %s", resp.StatusCode, body)
 	}
-	rd, err := recording.NewReader(strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []stream.Interval
-	for {
-		iv, err := rd.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, iv)
-	}
+	got := recordingtest.Decode(t, []byte(body))
 	a, err := archive.Open(data, archive.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/latscope/latscope/archive"
 	"github.com/latscope/latscope/hist"
-	"github.com/latscope/latscope/recording"
+	"github.com/latscope/latscope/internal/testkit/recordingtest"
 	"github.com/latscope/latscope/server/api"
 	"github.com/latscope/latscope/server/auth"
 	"github.com/latscope/latscope/server/httpsec"
@@ -98,21 +98,7 @@ func TestExportRecordingHoldsTheArchive(t *testing.T) {
 	if cd := resp.Header.Get("Content-Disposition"); cd != "attachment; filename=latscope-export.lsr" {
 		t.Errorf("Content-Disposition %q", cd)
 	}
-	r, err := recording.NewReader(strings.NewReader(string(body)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []stream.Interval
-	for {
-		iv, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, iv)
-	}
+	got := recordingtest.Decode(t, body)
 	rec := &stream.Recording{}
 	if err := a.Read(context.Background(), archive.Query{}, func(iv stream.Interval) error { rec.Add(iv); return nil }); err != nil {
 		t.Fatal(err)

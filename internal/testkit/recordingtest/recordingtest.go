@@ -9,6 +9,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/crc32"
+	"io"
+	"testing"
 
 	"github.com/latscope/latscope/recording"
 	"github.com/latscope/latscope/stream"
@@ -29,6 +31,27 @@ func Encode(ivs []stream.Interval) []byte {
 	}
 	_ = w.Close()
 	return buf.Bytes()
+}
+
+// Decode reads a whole recording (an export, a file) and fails the test on
+// any damage.
+func Decode(t testing.TB, rec []byte) []stream.Interval {
+	t.Helper()
+	rd, err := recording.NewReader(bytes.NewReader(rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []stream.Interval
+	for {
+		iv, err := rd.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, iv)
+	}
 }
 
 // Chunks turns a recording into fuzz input for Intervals: its frames as
