@@ -66,14 +66,7 @@ func TestMigrateFromV1(t *testing.T) {
 	sameIntervals(t, readAll(t, r, Query{Resolution: Raw}), want)
 	r.Close()
 
-	a, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	if v, err := a.schemaVersion(ctx); err != nil || v != len(migrations) {
-		t.Fatalf("schema version %d after migration, %v", v, err)
-	}
+	a := openMigrated(t, dir)
 	sameIntervals(t, readAll(t, a, Query{Resolution: Raw}), want)
 	if n := blockCount(t, a); n != 0 {
 		t.Fatalf("%d blocks before any write", n)
@@ -120,14 +113,7 @@ func TestMigrateFromV2(t *testing.T) {
 	sameIntervals(t, readAll(t, r, Query{Resolution: Raw}), want)
 	r.Close()
 
-	a, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	if v, err := a.schemaVersion(ctx); err != nil || v != len(migrations) {
-		t.Fatalf("schema version %d after migration, %v", v, err)
-	}
+	a := openMigrated(t, dir)
 	if err := a.IntegrityCheck(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -211,4 +197,19 @@ func TestPackBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// openMigrated opens an old archive as a writer, which migrates it, and
+// wants the current schema.
+func openMigrated(t *testing.T, dir string) *Archive {
+	t.Helper()
+	a, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	if v, err := a.schemaVersion(ctx); err != nil || v != len(migrations) {
+		t.Fatalf("schema version %d after migration, %v", v, err)
+	}
+	return a
 }
