@@ -25,6 +25,7 @@ import (
 	"github.com/latscope/latscope/server/jobs"
 	"github.com/latscope/latscope/server/live"
 	"github.com/latscope/latscope/server/runs"
+	"github.com/latscope/latscope/server/web"
 	"github.com/latscope/latscope/source"
 )
 
@@ -180,7 +181,11 @@ func serveJobs(ctx context.Context, sc ServeConfig, c *config.Config, defs []job
 	}
 	rt := httpsec.NewRouter(store, httpsec.Config{TLS: tlsConfig != nil, Logger: logger})
 	api.RegisterServe(rt, api.Data{Archive: arch, Jobs: runner.Status, Sinks: Sinks(), JobControl: control, Runs: executor, Live: hub, Tiers: c.Archive.Parsed})
-	h, err := rt.Handler()
+	err = web.Register(rt)
+	var h http.Handler
+	if err == nil {
+		h, err = rt.Handler()
+	}
 	if err != nil {
 		executor.Close()
 		arch.Close()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -51,6 +52,9 @@ func (rt *Router) guard(ri RouteInfo, h http.Handler) http.Handler {
 		}
 		p, err := rt.authenticate(r)
 		switch {
+		case errors.Is(err, auth.ErrUnauthenticated) && ri.LoginRedirect != "":
+			http.Redirect(w, r, ri.LoginRedirect+"?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+			return
 		case errors.Is(err, auth.ErrUnauthenticated):
 			w.Header().Set("WWW-Authenticate", `Bearer realm="latscope"`)
 			writeError(w, http.StatusUnauthorized, "authentication required")

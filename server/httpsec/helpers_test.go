@@ -218,7 +218,7 @@ var ServeRoutes func(t *testing.T, rt *Router)
 // (series 1 exists in ServeRoutes' archive, run 1 with its log in its
 // runs).
 func concretePath(pattern string) string {
-	r := strings.NewReplacer("/series/{id}", "/series/1", "/runs/{id}", "/runs/1", "/outputs/{name}", "/outputs/log.txt",
+	r := strings.NewReplacer("{$}", "", "/ui/{file}", "/ui/app.js", "/series/{id}", "/series/1", "/runs/{id}", "/runs/1", "/outputs/{name}", "/outputs/log.txt",
 		"{name}", "view", "{id}", "AAAAAAAAAAAA")
 	return r.Replace(pattern)
 }

@@ -21,8 +21,9 @@ import (
 )
 
 // PublicRoutes are the only routes reachable without a credential: logging
-// in and the health check. Public refuses any other.
-func PublicRoutes() []string { return []string{"POST /api/v1/login", "GET /healthz"} }
+// in (the API and the browser's login page, a static form that holds no
+// data) and the health check. Public refuses any other.
+func PublicRoutes() []string { return []string{"POST /api/v1/login", "GET /login", "GET /healthz"} }
 
 // Defaults for routes that do not say otherwise.
 const (
@@ -43,6 +44,10 @@ type RouteInfo struct {
 	Public       bool
 	MaxBody      int64
 	WriteTimeout time.Duration // 0: none (streams such as Server-Sent Events)
+	// LoginRedirect, on a browser page, sends a request without a valid
+	// credential to this login page (with the page as ?next=) instead of
+	// answering 401.
+	LoginRedirect string
 }
 
 // Pattern is the route as http.ServeMux reads it.
@@ -61,6 +66,12 @@ type RouteOption func(*RouteInfo)
 
 // MaxBody caps the request body of a route.
 func MaxBody(n int64) RouteOption { return func(ri *RouteInfo) { ri.MaxBody = n } }
+
+// RedirectToLogin makes a route a browser page: a request without a valid
+// credential is sent to the login page at path, which returns to it.
+func RedirectToLogin(path string) RouteOption {
+	return func(ri *RouteInfo) { ri.LoginRedirect = path }
+}
 
 // WriteTimeout sets a route's write deadline; 0 removes it, for streams.
 func WriteTimeout(d time.Duration) RouteOption { return func(ri *RouteInfo) { ri.WriteTimeout = d } }

@@ -3,8 +3,10 @@ package httpsec
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -61,6 +63,10 @@ func TestEveryRouteRefusesStrangers(t *testing.T) {
 			continue
 		}
 		path := concretePath(ri.Path)
+		if ri.LoginRedirect != "" {
+			checkLoginRedirect(t, e, ri, path)
+			continue
+		}
 		for i, c := range bogus {
 			status, body := c.do(ri.Method, path, sampleBody(ri))
 			if status != http.StatusUnauthorized {
@@ -73,13 +79,38 @@ func TestEveryRouteRefusesStrangers(t *testing.T) {
 		}
 	}
 	// Paths no route names, and methods a route does not take, need a credential too.
-	for _, probe := range [][2]string{{"GET", "/"}, {"GET", "/api/v2/anything"}, {"DELETE", "/api/v1/me"}, {"PUT", "/healthz"}, {"GET", "/api/v1/login"}} {
+	for _, probe := range [][2]string{{"GET", "/nowhere"}, {"GET", "/api/v2/anything"}, {"DELETE", "/api/v1/me"}, {"PUT", "/healthz"}, {"GET", "/api/v1/login"}} {
 		if status, body := e.anonymous().do(probe[0], probe[1], nil); status != http.StatusUnauthorized {
 			t.Errorf("%s %s: %d %s; want 401", probe[0], probe[1], status, body)
 		}
 	}
 	if status, _ := e.session("view", viewerPassword).do("GET", "/api/v2/anything", nil); status != http.StatusNotFound {
 		t.Errorf("unknown route for a user: %d; want 404", status)
+	}
+}
+
+// checkLoginRedirect wants a browser page to send every stranger (no
+// credential, a bogus token, an unknown session) to the login page with
+// the page as next, and to show nothing of its own.
+func checkLoginRedirect(t *testing.T, e *env, ri RouteInfo, path string) {
+	t.Helper()
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for i, header := range [][2]string{{}, {"Authorization", "Bearer lsat_" + strings.Repeat("A", 43)}, {"Authorization", "Bearer nonsense"},
+		{"Cookie", "latscope_session=lsss_" + strings.Repeat("B", 43)}} {
+		req, _ := http.NewRequest(ri.Method, e.srv.URL+path+"?x=1", nil)
+		if header[0] != "" {
+			req.Header.Set(header[0], header[1])
+		}
+		resp, err := noFollow.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		want := ri.LoginRedirect + "?next=" + url.QueryEscape(path+"?x=1")
+		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != want || len(body) > 200 {
+			t.Errorf("page %s with credential %d: %d Location %q, %d bytes; want 303 to %s and no content", path, i, resp.StatusCode, resp.Header.Get("Location"), len(body), want)
+		}
 	}
 }
 

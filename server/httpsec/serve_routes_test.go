@@ -13,6 +13,7 @@ import (
 	"github.com/latscope/latscope/server/jobs"
 	"github.com/latscope/latscope/server/live"
 	"github.com/latscope/latscope/server/runs"
+	"github.com/latscope/latscope/server/web"
 	"github.com/latscope/latscope/sink"
 	lsrsink "github.com/latscope/latscope/sink/lsr"
 	"github.com/latscope/latscope/stream"
@@ -57,5 +58,8 @@ func init() {
 			}
 		}
 		runs.Register(rt, ex)
+		if err := web.Register(rt); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
