@@ -153,7 +153,7 @@ func (s *site) login(w http.ResponseWriter, r *http.Request) {
 
 // shellData is what the shell template fills in.
 type shellData struct {
-	Title, Script     string
+	Title, Script    string
 	CSS, App, PageJS string
 }
 
