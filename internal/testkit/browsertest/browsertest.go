@@ -314,3 +314,50 @@ func checkPixels(img image.Image) error {
 	}
 	return nil
 }
+
+// auditScript lists what makes the open page hard to use without a mouse
+// or with weak sight: form controls and buttons without an accessible
+// name, images (canvas, svg role=img) without a label, and text whose
+// colour has less than 4.5:1 contrast (WCAG AA) with the background it
+// is drawn on.
+const auditScript = `(function () {
+  var out = [];
+  function visible(el) { var r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0 && getComputedStyle(el).visibility !== "hidden"; }
+  function named(el) {
+    if (el.getAttribute("aria-label") || el.getAttribute("aria-labelledby") || el.getAttribute("title")) return true;
+    if (el.id && document.querySelector('label[for="' + el.id + '"]')) return true;
+    if (el.closest("label")) return true;
+    if ((el.tagName === "BUTTON" || el.tagName === "A") && el.textContent.trim()) return true;
+    if (el.tagName === "INPUT" && (el.type === "submit" || el.type === "button") && el.value) return true;
+    return false;
+  }
+  function describe(el) { return el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + (el.className && typeof el.className === "string" ? "." + el.className.split(" ").join(".") : ""); }
+  document.querySelectorAll("input:not([type=hidden]), select, textarea, button, a[href], canvas, svg[role=img]").forEach(function (el) {
+    if (visible(el) && !named(el)) out.push("no accessible name: " + describe(el));
+  });
+  function rgb(s) { var m = s.match(/[\d.]+/g); return m ? m.map(Number) : [0, 0, 0, 0]; }
+  function lum(c) { var a = [c[0], c[1], c[2]].map(function (v) { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); }); return 0.2126 * a[0] + 0.7152 * a[1] + 0.0722 * a[2]; }
+  function background(el) {
+    for (var e = el; e; e = e.parentElement) { var c = rgb(getComputedStyle(e).backgroundColor); if (c.length < 4 || c[3] > 0.5) return c; }
+    return [255, 255, 255];
+  }
+  var seen = 0;
+  document.querySelectorAll("body *").forEach(function (el) {
+    if (seen > 40 || !visible(el)) return;
+    var own = Array.prototype.some.call(el.childNodes, function (n) { return n.nodeType === 3 && n.textContent.trim(); });
+    if (!own) return;
+    var fg = rgb(getComputedStyle(el).color), bg = background(el);
+    var l1 = lum(fg), l2 = lum(bg), ratio = (Math.max(l1, l2) + 0.05) / (Math.min(l1, l2) + 0.05);
+    if (ratio < 4.5) { seen++; out.push("contrast " + ratio.toFixed(2) + ":1 for " + describe(el) + " (" + el.textContent.trim().slice(0, 30) + ")"); }
+  });
+  return out;
+})()`
+
+// Audit fails the test for the open page's controls without a name and
+// text without enough contrast (auditScript).
+func (b *Browser) Audit(page string) {
+	b.t.Helper()
+	for _, p := range Eval[[]string](b, auditScript) {
+		b.t.Errorf("%s: %s", page, p)
+	}
+}
