@@ -72,7 +72,7 @@ func TestLoginPagePolicyAllowsExactlyItsInlineCode(t *testing.T) {
 	page := body(t, resp)
 	csp := resp.Header.Get("Content-Security-Policy")
 	for _, tag := range []string{"script", "style"} {
-		m := regexp.MustCompile(`(?s)<` + tag + `>(.*?)</` + tag + `>`).FindAllStringSubmatch(page, -1)
+		m := regexp.MustCompile(`(?s)<`+tag+`>(.*?)</`+tag+`>`).FindAllStringSubmatch(page, -1)
 		if len(m) != 1 {
 			t.Fatalf("%d inline %s elements; want 1", len(m), tag)
 		}
