@@ -133,6 +133,12 @@ func TestWebLoginRolesAndPages(t *testing.T) {
 			t.Errorf("a viewer's %s %s from the page: %d; want 403", forced.method, forced.path, status)
 		}
 	}
+	b.Navigate(ws.base + "/admin/users")
+	if got := browsertest.Eval[string](b, `document.body.innerText`); !strings.Contains(got, "this needs the admin role") {
+		t.Errorf("a viewer at /admin/users sees %q", got)
+	}
+	b.Screenshot("viewer-forbidden")
+	b.Open(ws.base + "/")
 	logout(t, b, ws)
 
 	// An operator may start runs but not administer.

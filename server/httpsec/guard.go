@@ -68,7 +68,12 @@ func (rt *Router) guard(ri RouteInfo, h http.Handler) http.Handler {
 			return
 		}
 		if !p.Role.Allows(ri.MinRole) {
-			writeError(w, http.StatusForbidden, "this needs the "+ri.MinRole.String()+" role")
+			msg := "this needs the " + ri.MinRole.String() + " role"
+			if ri.LoginRedirect != "" {
+				writePageError(w, http.StatusForbidden, msg)
+				return
+			}
+			writeError(w, http.StatusForbidden, msg)
 			return
 		}
 		setUser(w, p.User)

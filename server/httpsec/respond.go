@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"mime"
 	"net/http"
@@ -24,6 +25,16 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, errorBody{Error: msg})
+}
+
+// writePageError answers a browser page with a short HTML page (no
+// script, no style: the default policy allows none) and a way back.
+func writePageError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>%d %s · latscope</title><link rel=\"icon\" href=\"data:,\"></head>\n"+
+		"<body><h1>%s</h1><p>%s.</p><p><a href=\"/\">Back to the dashboard</a></p></body></html>\n",
+		status, http.StatusText(status), http.StatusText(status), html.EscapeString(msg))
 }
 
 // retryAfterUnavailable is the Retry-After of a 503: a stream slot or a

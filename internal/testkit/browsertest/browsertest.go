@@ -309,7 +309,7 @@ func checkPixels(img image.Image) error {
 	for _, n := range counts {
 		most = max(most, n)
 	}
-	if len(counts) < 8 || float64(most) > 0.995*float64(total) {
+	if len(counts) < 8 || float64(most) > 0.999*float64(total) {
 		return fmt.Errorf("blank: %d colours, the commonest on %.1f%% of the pixels", len(counts), 100*float64(most)/float64(max(total, 1)))
 	}
 	return nil
