@@ -54,6 +54,15 @@ func exportServer(t *testing.T, maxExport int) (base, token string, a *archive.A
 // token, at most maxExport windows per answer.
 func viewerServer(t testing.TB, a *archive.Archive, maxExport int) (base, token string) {
 	t.Helper()
+	h, token := viewerHandler(t, a, maxExport)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL, token
+}
+
+// viewerHandler is viewerServer's handler, to call in process.
+func viewerHandler(t testing.TB, a *archive.Archive, maxExport int) (http.Handler, string) {
+	t.Helper()
 	ctx := context.Background()
 	store, err := auth.OpenPath(ctx, filepath.Join(t.TempDir(), "auth.db"),
 		auth.Options{Argon2: auth.Argon2Params{Time: 1, MemoryKiB: 64, Threads: 1, SaltLen: 16, KeyLen: 32}})
@@ -74,9 +83,7 @@ func viewerServer(t testing.TB, a *archive.Archive, maxExport int) (base, token 
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return srv.URL, tok.Secret
+	return h, tok.Secret
 }
 
 func get(t *testing.T, url, token string) (*http.Response, []byte) {
