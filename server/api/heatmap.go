@@ -159,7 +159,8 @@ func (d Data) defaultWindow(ctx context.Context, sel *selection) error {
 		if err != nil {
 			return err
 		}
-		if sel.to = time.Now(); ok {
+		sel.to = time.Now()
+		if ok {
 			sel.to = end
 		}
 	}
