@@ -103,6 +103,12 @@ func TestWebLoginRolesAndPages(t *testing.T) {
 	if n := browsertest.Eval[int](b, `document.querySelectorAll("#series tbody tr").length`); n == 0 {
 		t.Error("dashboard lists no series")
 	}
+	// The data covers the hour's last minutes: p50 and p99 steps there,
+	// the earlier columns grey (nobody observed them).
+	spark := browsertest.Eval[[]int](b, `["path.p50", "path.p99", "rect.gap"].map(function (s) { return document.querySelectorAll("#series svg.spark " + s).length; })`)
+	if spark[0] != 1 || spark[1] != 1 || spark[2] < 50 {
+		t.Errorf("sparkline: %d p50, %d p99 lines, %d gap columns; want 1, 1 and most of 60", spark[0], spark[1], spark[2])
+	}
 	if nav := navLinks(b); !slices.Equal(nav, []string{"Dashboard", "History", "Compare", "Runs", "New run", "Tokens", "Users", "Audit log"}) {
 		t.Errorf("admin's navigation %v", nav)
 	}

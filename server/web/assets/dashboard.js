@@ -77,8 +77,10 @@ LS.ready(function () {
       var d = "", pen = false;
       (m[name] || []).forEach(function (v, i) {
         if (!(v > 0)) { pen = false; return; }
-        var x = (i + 0.5) * cw, y = h - 2 - (Math.log(v) - lo) / (hi - lo) * (h - 4);
-        d += (pen ? "L" : "M") + x.toFixed(1) + " " + y.toFixed(1);
+        // A step per column: the value holds for the column's span, so a
+        // lone column shows as well as a run of them.
+        var y = (h - 2 - (Math.log(v) - lo) / (hi - lo) * (h - 4)).toFixed(1);
+        d += (pen ? "L" : "M") + (i * cw).toFixed(1) + " " + y + "L" + ((i + 1) * cw).toFixed(1) + " " + y;
         pen = true;
       });
       if (d) svg.appendChild(LS.el("svg:path", { class: name, d: d }));
