@@ -31,6 +31,16 @@ const (
 	webViewerPassword   = "vera-Web-Passw0rd-3"
 )
 
+// bootstrapPassword is the admin password a first start printed.
+func bootstrapPassword(t *testing.T, srv *server) string {
+	t.Helper()
+	m := regexp.MustCompile(`created the user admin with the password\n\s+(\S+)`).FindStringSubmatch(srv.stderr())
+	if m == nil {
+		t.Fatalf("no bootstrap password on stderr:\n%s", srv.stderr())
+	}
+	return m[1]
+}
+
 func startWebServer(t *testing.T, initial int) *webServer {
 	t.Helper()
 	dir := t.TempDir()
@@ -40,12 +50,8 @@ func startWebServer(t *testing.T, initial int) *webServer {
 		t.Fatal(err)
 	}
 	srv := startServe(t, "--data", filepath.Join(dir, "data"), "--listen", freePort(t), file)
-	m := regexp.MustCompile(`created the user admin with the password\n\s+(\S+)`).FindStringSubmatch(srv.stderr())
-	if m == nil {
-		t.Fatalf("no bootstrap password on stderr:\n%s", srv.stderr())
-	}
 	session := &apiClient{t: t, base: srv.base, bodies: &strings.Builder{}}
-	status, b := session.call("POST", "/api/v1/login", `{"user":"admin","password":"`+m[1]+`"}`)
+	status, b := session.call("POST", "/api/v1/login", `{"user":"admin","password":"`+bootstrapPassword(t, srv)+`"}`)
 	var me struct {
 		CSRF string `json:"csrf_token"`
 	}
