@@ -48,6 +48,10 @@ grep -E '^Benchmark(BytesPerSeriesDay|Write200|Read24h)' "$out/go-bench.txt" | t
 echo; echo "== heat-map API: a week of one series at 1 s on 1500 columns: 7 d (1-minute tier), 1 h and 6 h (raw) (docs/benchmarks.md) =="
 grep -E '^BenchmarkHeatmap7Days' "$out/go-bench.txt" | tee "$out/heatmap-api.txt"
 
+echo; echo "== browser view: a week of one series at 1 s in /history, real Chromium: first paint, zoom, pan (docs/benchmarks.md) =="
+LATSCOPE_WEBBENCH=1 go test -count=1 -timeout 20m -run '^TestWebHistoryWeek$' -v ./cmd/latscope 2>&1 |
+	grep -E 'web: |^(--- |FAIL|ok)' | tee "$out/web-bench.txt"
+
 echo
 echo "== 10046 trace: latscope vs grep -c on the same page-cached file, one core =="
 trace_bench() {
