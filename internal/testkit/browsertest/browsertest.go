@@ -23,6 +23,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
 	"github.com/latscope/latscope/internal/testkit/testenv"
@@ -313,4 +314,50 @@ func checkPixels(img image.Image) error {
 		return fmt.Errorf("blank: %d colours, the commonest on %.1f%% of the pixels", len(counts), 100*float64(most)/float64(max(total, 1)))
 	}
 	return nil
+}
+
+// FrameOuterHTML returns the outer HTML of the first element matching a
+// CSS selector inside the page's iframe whose URL contains urlPart,
+// waiting for it. A sandboxed or cross-site iframe runs in a process of
+// its own (a target of type "iframe") that the page cannot script: the
+// query runs in that target; an iframe in the page's process is queried
+// from its node.
+func (b *Browser) FrameOuterHTML(urlPart, selector string) string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	// The iframe's target appears once it has started loading.
+	var info *target.Info
+	for deadline := time.Now().Add(10 * time.Second); info == nil && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		infos, err := chromedp.Targets(ctx)
+		if err != nil {
+			b.t.Fatalf("browser: targets: %v", err)
+		}
+		for _, i := range infos {
+			if i.Type == "iframe" && strings.Contains(i.URL, urlPart) {
+				info = i
+			}
+		}
+	}
+	if info != nil {
+		// Detach when done: closing the iframe's target would close the page.
+		frameCtx, done := chromedp.NewContext(b.ctx, chromedp.WithTargetID(info.TargetID), chromedp.WithDetachOnCancel())
+		defer done()
+		waitCtx, stop := context.WithTimeout(frameCtx, 30*time.Second)
+		defer stop()
+		html, err := chromedp.Run(waitCtx, chromedp.OuterHTML(chromedp.CSS(selector)))
+		if err != nil {
+			b.t.Fatalf("browser: %s in the iframe %s: %v", selector, info.URL, err)
+		}
+		return html
+	}
+	nodes, err := chromedp.Run(ctx, chromedp.Nodes(chromedp.CSS(`iframe[src*=`+strconv.Quote(urlPart)+`]`)))
+	if err != nil || len(nodes) == 0 {
+		b.t.Fatalf("browser: no iframe of %s: %v", urlPart, err)
+	}
+	html, err := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS(selector), chromedp.FromNode(nodes[0])))
+	if err != nil {
+		b.t.Fatalf("browser: %s in the iframe of %s: %v", selector, urlPart, err)
+	}
+	return html
 }
