@@ -57,9 +57,15 @@ func waitOutputs(b *browsertest.Browser, state string, timeout time.Duration) {
 	waitFrames(b)
 }
 
-// waitFrames waits until every iframe of the page has loaded.
+// waitFrames waits until every iframe of the page has loaded and been
+// drawn, for a screenshot.
 func waitFrames(b *browsertest.Browser) {
 	b.WaitFor("the frames loaded", `Array.prototype.every.call(document.querySelectorAll("iframe"), function (f) { return f.getAttribute("data-loaded") === "1"; })`, 20*time.Second)
+	// A frame out of view may not be drawn for the screenshot.
+	srcs := browsertest.Eval[[]string](b, `Array.from(document.querySelectorAll("iframe")).map(function (f) { f.scrollIntoView(); return f.getAttribute("src"); })`)
+	for _, src := range srcs {
+		b.FramePainted(src)
+	}
 }
 
 // TestWebRuns drives the runs pages in a real Chromium against a real
@@ -231,8 +237,13 @@ func viewerSeesNoControls(t *testing.T, b *browsertest.Browser, e *runsEnv) {
 	loginTo(b, base, "otto", webOperatorPassword)
 	b.Open(runPage)
 	browsertest.Eval[bool](b, `window.confirm = function () { return true; }; true`)
+	// Once the stream has drawn the run (its log), the button stays put.
+	b.WaitFor("the run's log", `document.getElementById("run-log").textContent.indexOf("latscope iotest") >= 0`, 10*time.Second)
 	b.Click("#cancel")
-	b.WaitFor("the cancelled run", `!!document.querySelector("#run-info [data-state=cancelled]")`, 30*time.Second)
+	b.WaitFor("the cancel sent", `(function () { var c = document.getElementById("cancel"); return !c || c.disabled; })()`, 10*time.Second)
+	e.op.waitRun(long, "cancelled", 60*time.Second, nil)
+	b.WaitFor("the page showing the run cancelled", `!!document.querySelector("#run-info [data-state=cancelled]")`, 15*time.Second)
+	waitFrames(b)
 	b.Screenshot("run-cancelled")
 }
 

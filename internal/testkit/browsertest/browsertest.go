@@ -318,11 +318,38 @@ func checkPixels(img image.Image) error {
 
 // FrameOuterHTML returns the outer HTML of the first element matching a
 // CSS selector inside the page's iframe whose URL contains urlPart,
-// waiting for it. A sandboxed or cross-site iframe runs in a process of
-// its own (a target of type "iframe") that the page cannot script: the
-// query runs in that target; an iframe in the page's process is queried
-// from its node.
+// waiting for it.
 func (b *Browser) FrameOuterHTML(urlPart, selector string) string {
+	b.t.Helper()
+	var html string
+	b.inFrame(urlPart, func(ctx context.Context, opts ...chromedp.QueryOption) (err error) {
+		html, err = chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS(selector), opts...))
+		return err
+	})
+	return html
+}
+
+// FramePainted waits until the iframe whose URL contains urlPart has
+// loaded and drawn two frames since, so that a screenshot shows it (a
+// frame in another process paints after its load event).
+func (b *Browser) FramePainted(urlPart string) {
+	b.t.Helper()
+	const painted = `new Promise(function (done) {
+		function twice() { requestAnimationFrame(function () { requestAnimationFrame(function () { done(true); }); }); }
+		if (document.readyState === "complete") twice(); else addEventListener("load", twice);
+	})`
+	b.inFrame(urlPart, func(ctx context.Context, _ ...chromedp.QueryOption) error {
+		_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](painted, chromedp.EvalAsValue, awaitPromise))
+		return err
+	})
+}
+
+// inFrame runs do in the page's iframe whose URL contains urlPart. A
+// sandboxed or cross-site iframe runs in a process of its own (a target
+// of type "iframe") that the page cannot script: do runs in that target.
+// An iframe in the page's process is reached from its node (passed as a
+// query option; do then runs in the page).
+func (b *Browser) inFrame(urlPart string, do func(ctx context.Context, opts ...chromedp.QueryOption) error) {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
 	defer cancel()
@@ -343,21 +370,18 @@ func (b *Browser) FrameOuterHTML(urlPart, selector string) string {
 		// Detach when done: closing the iframe's target would close the page.
 		frameCtx, done := chromedp.NewContext(b.ctx, chromedp.WithTargetID(info.TargetID), chromedp.WithDetachOnCancel())
 		defer done()
-		waitCtx, stop := context.WithTimeout(frameCtx, 30*time.Second)
+		runCtx, stop := context.WithTimeout(frameCtx, 30*time.Second)
 		defer stop()
-		html, err := chromedp.Run(waitCtx, chromedp.OuterHTML(chromedp.CSS(selector)))
-		if err != nil {
-			b.t.Fatalf("browser: %s in the iframe %s: %v", selector, info.URL, err)
+		if err := do(runCtx); err != nil {
+			b.t.Fatalf("browser: in the iframe %s: %v", info.URL, err)
 		}
-		return html
+		return
 	}
 	nodes, err := chromedp.Run(ctx, chromedp.Nodes(chromedp.CSS(`iframe[src*=`+strconv.Quote(urlPart)+`]`)))
 	if err != nil || len(nodes) == 0 {
 		b.t.Fatalf("browser: no iframe of %s: %v", urlPart, err)
 	}
-	html, err := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS(selector), chromedp.FromNode(nodes[0])))
-	if err != nil {
-		b.t.Fatalf("browser: %s in the iframe of %s: %v", selector, urlPart, err)
+	if err := do(ctx, chromedp.FromNode(nodes[0])); err != nil {
+		b.t.Fatalf("browser: in the iframe of %s: %v", urlPart, err)
 	}
-	return html
 }

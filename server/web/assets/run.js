@@ -30,7 +30,7 @@ LS.ready(function () {
     title.textContent = "Run #" + r.id + " · " + r.kind;
     document.title = "Run " + r.id + " · latscope";
     var rows = [
-      ["State", [LS.runState(r), r.error ? " — " + r.error : "", r.cancelled_by ? " (cancelled by " + r.cancelled_by + ")" : ""]],
+      ["State", [LS.runState(r), r.error && r.error !== r.state ? " — " + r.error : "", r.cancelled_by ? " by " + r.cancelled_by : ""]],
       ["Started by", r.user + " from " + r.remote],
       ["Created", LS.fmtTime(r.created_at)], ["Started", LS.fmtTime(r.started_at)], ["Ended", LS.fmtTime(r.ended_at)],
       ["Duration", LS.el("span", { id: "run-duration" }, LS.fmtDuration(LS.runSeconds(r)))],
@@ -87,7 +87,10 @@ LS.ready(function () {
   }
   function cancel() {
     if (!confirm("Cancel run #" + id + "?")) return;
-    LS.api(base + "/cancel", { method: "POST" }).then(drawFacts, LS.fail("cancel"));
+    var btn = document.getElementById("cancel");
+    btn.disabled = true;
+    btn.textContent = "Cancelling…"; // the run ends when its children have stopped
+    LS.api(base + "/cancel", { method: "POST" }).then(drawFacts, function (e) { btn.disabled = false; btn.textContent = "Cancel"; LS.fail("cancel")(e); });
   }
   function drawOutputs(r) {
     if (shownOutputs) return;
