@@ -128,6 +128,11 @@ LS.ready(function () {
       if (atEnd) log.scrollTop = log.scrollHeight;
     });
     stream.addEventListener("progress", function (ev) { drawProgress(JSON.parse(ev.data)); });
+    // EventSource retries a dropped connection by itself (resuming the
+    // log); it gives up on a refusal (a session that ended).
+    stream.onerror = function () {
+      if (stream.readyState === EventSource.CLOSED && !(run && LS.runFinal(run.state))) LS.banner("the run's event stream was refused: reload the page (log in again?)");
+    };
     ["unauthorized", "shutdown"].forEach(function (t) {
       stream.addEventListener(t, function (ev) { stream.close(); LS.banner("the run's stream ended: " + JSON.parse(ev.data).reason); });
     });
