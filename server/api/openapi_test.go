@@ -327,6 +327,9 @@ func callRuns(t *testing.T, c *apiClient) {
 		t.Fatalf("report run %v", run)
 	}
 	c.call("GET", "/api/v1/runs/1/log?offset=0", "/api/v1/runs/{id}/log", nil, http.StatusOK)
+	c.call("GET", "/api/v1/runs/options", "/api/v1/runs/options", nil, http.StatusOK)
+	c.call("GET", "/api/v1/runs/1/flame", "/api/v1/runs/{id}/flame", nil, http.StatusNotFound) // a report run: no stacks
+	c.call("GET", "/api/v1/runs/1/flame?base=x", "/api/v1/runs/{id}/flame", nil, http.StatusBadRequest)
 	c.call("GET", "/api/v1/runs/1/events", "/api/v1/runs/{id}/events", nil, http.StatusOK) // ended: its log and final state
 	c.call("GET", "/api/v1/runs/1/events?offset=-1", "/api/v1/runs/{id}/events", nil, http.StatusBadRequest)
 	c.call("GET", "/api/v1/runs/99/events", "/api/v1/runs/{id}/events", nil, http.StatusNotFound)

@@ -2,6 +2,10 @@ package httpsec_test
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -21,7 +25,7 @@ import (
 
 // The security tests of this package enumerate latscope serve's real data
 // and runs routes: an archive holding series 1, a job list and a finished
-// run 1 stand behind them.
+// flame run 1 stand behind them.
 func init() {
 	httpsec.ServeRoutes = func(t *testing.T, rt *httpsec.Router) {
 		a, err := archive.Open(t.TempDir(), archive.Options{})
@@ -42,14 +46,20 @@ func init() {
 		// Streams end after a moment, so that the tests can read them whole.
 		hub := live.NewHub(a, live.Options{MaxAge: 50 * time.Millisecond})
 		api.Register(rt, api.Data{Archive: a, Jobs: status, Sinks: []sink.Format{lsrsink.Format()}, Live: hub})
-		ex, err := runs.Open(context.Background(), runs.Options{Data: t.TempDir(), Binary: "/nonexistent/latscope"})
+		// A fake latscope flame writes its -o file: run 1 is a flame
+		// capture with its stacks, its flame graph and its log.
+		bin := filepath.Join(t.TempDir(), "latscope")
+		fake := "#!/bin/sh\nfor a; do [ \"$prev\" = -o ] && out=$a; prev=$a; done\necho 'main;work 3' > \"$out\"\n"
+		if err := os.WriteFile(bin, []byte(fake), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		ex, err := runs.Open(context.Background(), runs.Options{Data: t.TempDir(), Binary: bin})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { ex.Close() })
-		// Run 1: a report whose binary cannot start fails at once,
-		// leaving its log.
-		if _, err := ex.Start(context.Background(), auth.LocalActor(), "report", nil); err != nil {
+		params := json.RawMessage(`{"pid":` + strconv.Itoa(os.Getpid()) + `,"duration":"1s"}`)
+		if _, err := ex.Start(context.Background(), auth.LocalActor(), "flame", params); err != nil {
 			t.Fatal(err)
 		}
 		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {

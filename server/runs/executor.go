@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/latscope/latscope/server/auth"
@@ -185,6 +186,9 @@ type active struct {
 	stopping  bool // cancelled by the server's shutdown
 	proc      *process
 	log       *runLog
+	// started is when the run started (Unix nanoseconds, 0 before),
+	// read without Executor.mu by the log's progress events.
+	started atomic.Int64
 	feed
 }
 
@@ -222,7 +226,12 @@ func (e *Executor) Start(ctx context.Context, by auth.Actor, kind string, raw js
 	}
 	err = e.store.setCommands(ctx, r.ID, a.run.Commands)
 	if err == nil {
-		a.log, err = openLog(dir, e.opt.LogCap, func(ev Event) { a.publish(ev) })
+		a.log, err = openLog(dir, e.opt.LogCap, func(ev Event) {
+			if ev.Progress != nil {
+				ev.Progress.Percent = a.elapsedPercent(e.opt.Now())
+			}
+			a.publish(ev)
+		})
 	}
 	if err != nil {
 		a.run.State, a.run.Error, a.run.EndedAt = Failed, err.Error(), ptr(pol.now.UTC())
@@ -252,6 +261,7 @@ func (e *Executor) scheduleLocked() {
 		e.queue = e.queue[1:]
 		now := e.opt.Now().UTC()
 		a.run.State, a.run.StartedAt = Running, &now
+		a.started.Store(now.UnixNano())
 		if err := e.store.setStarted(context.Background(), a.run.ID, now); err != nil {
 			e.opt.Logger.Error("run start not stored", "run", a.run.ID, "err", err)
 		}
@@ -453,11 +463,22 @@ func (e *Executor) snapshotLocked(a *active) Run {
 // planned time has passed (at most 99 % until it ends).
 func (a *active) progress(now time.Time) Progress {
 	p := a.log.progress(a.run.Progress)
-	if a.run.State == Running && a.plan.estimate > 0 {
-		done := now.Sub(*a.run.StartedAt).Seconds() / a.plan.estimate.Seconds() * 100
-		p.Percent = percent(min(99, float64(int(done*10))/10))
+	if a.run.State == Running {
+		p.Percent = a.elapsedPercent(now)
 	}
 	return p
+}
+
+// elapsedPercent is the share of the planned time passed since the run
+// started, at most 99 (nil before it starts or when the kind plans no
+// time).
+func (a *active) elapsedPercent(now time.Time) *float64 {
+	start := a.started.Load()
+	if start == 0 || a.plan.estimate <= 0 {
+		return nil
+	}
+	done := now.Sub(time.Unix(0, start)).Seconds() / a.plan.estimate.Seconds() * 100
+	return percent(max(0, min(99, float64(int(done*10))/10)))
 }
 
 // Prune deletes the runs that ended more than Keep ago, with their files.

@@ -20,11 +20,13 @@ func Register(rt *httpsec.Router, e *Executor) {
 	h := handlers{e: e}
 	rt.Handle("POST", "/api/v1/runs", auth.Operator, rt.API(h.start))
 	rt.Handle("GET", "/api/v1/runs", auth.Viewer, rt.API(h.list))
+	rt.Handle("GET", "/api/v1/runs/options", auth.Viewer, rt.API(h.options))
 	rt.Handle("GET", "/api/v1/runs/{id}", auth.Viewer, rt.API(h.get))
 	rt.Handle("POST", "/api/v1/runs/{id}/cancel", auth.Operator, rt.API(h.cancel))
 	rt.Handle("GET", "/api/v1/runs/{id}/log", auth.Viewer, rt.API(h.log))
 	rt.Handle("GET", "/api/v1/runs/{id}/events", auth.Viewer, h.events(rt), httpsec.WriteTimeout(0))
 	rt.Handle("GET", "/api/v1/runs/{id}/outputs/{name}", auth.Viewer, h.output)
+	rt.Handle("GET", "/api/v1/runs/{id}/flame", auth.Viewer, h.flame)
 }
 
 type handlers struct{ e *Executor }
@@ -159,15 +161,26 @@ func readFrom(path string, offset int64, n int) (string, error) {
 	return string(buf[:got]), nil
 }
 
-// output serves one of a run's outputs with its type. HTML pages run in a
-// sandbox (an opaque origin): their scripts draw the page but cannot use
-// the viewer's session.
+// failPlain answers an error as the API does, for the handlers that are
+// not rt.API (they write files).
+func failPlain(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}
+
+// sandboxHTML sets the headers of a stored HTML page: it runs in a
+// sandbox (an opaque origin), so its scripts draw the page but cannot use
+// the viewer's session, and only pages of this server may frame it (the
+// browser view shows reports and flame graphs inside its run pages).
+func sandboxHTML(h http.Header) {
+	h.Set("Content-Security-Policy", "sandbox allow-scripts; "+htmlpage.ContentSecurityPolicy+"; frame-ancestors 'self'")
+	h.Set("X-Frame-Options", "SAMEORIGIN")
+}
+
+// output serves one of a run's outputs with its type.
 func (h handlers) output(w http.ResponseWriter, r *http.Request) {
-	fail := func(status int, msg string) {
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.WriteHeader(status)
-		json.NewEncoder(w).Encode(map[string]string{"error": msg})
-	}
+	fail := func(status int, msg string) { failPlain(w, status, msg) }
 	id, err := pathID(r)
 	if err != nil {
 		fail(http.StatusBadRequest, err.Error())
@@ -176,7 +189,7 @@ func (h handlers) output(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	ct, ok := ContentType(name)
 	if !ok {
-		fail(http.StatusNotFound, fmt.Sprintf("no output %q: runs write only report.json, report.html, flame.html and log.txt", name))
+		fail(http.StatusNotFound, fmt.Sprintf("no output %q: runs write only %s", name, outputNames()))
 		return
 	}
 	path, err := h.e.OutputPath(r.Context(), id, name)
@@ -197,7 +210,7 @@ func (h handlers) output(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", ct)
 	if strings.HasPrefix(ct, "text/html") {
-		w.Header().Set("Content-Security-Policy", "sandbox allow-scripts; "+htmlpage.ContentSecurityPolicy+"; frame-ancestors 'none'")
+		sandboxHTML(w.Header())
 	}
 	w.Header().Set("Content-Disposition", fmt.Sprintf(`inline; filename="run-%d-%s"`, id, name))
 	http.ServeContent(w, r, "", fi.ModTime(), f)

@@ -33,6 +33,19 @@ const (
 	defaultTest = 10 * time.Second
 )
 
+// Defaults of the parameters a client leaves out: the CLI's.
+const (
+	defaultWarmup     = 2 * time.Second
+	defaultIOSize     = "256m"
+	defaultBS         = "8k"
+	defaultNetMode    = "sync"
+	defaultNetSize    = "256"
+	defaultFlameHz    = 99
+	defaultCallGraph  = "fp"
+	defaultInterval   = time.Second
+	defaultConnection = 1
+)
+
 // Kinds are the runs the server can start.
 func Kinds() []string { return []string{"flame", "iotest", "nettest", "report"} }
 
@@ -125,16 +138,16 @@ func (t *IOTestParams) check(p policy) error {
 	}
 	t.Dir = dir
 	setDefault(&t.Duration, defaultTest)
-	setDefault(&t.Interval, time.Second)
+	setDefault(&t.Interval, defaultInterval)
 	if t.Warmup == nil {
-		w := Duration(2 * time.Second)
+		w := Duration(defaultWarmup)
 		t.Warmup = &w
 	}
 	if t.Size == "" {
-		t.Size = "256m"
+		t.Size = defaultIOSize
 	}
 	if t.BS == "" {
-		t.BS = "8k"
+		t.BS = defaultBS
 	}
 	size, err1 := bytesize.Parse(t.Size)
 	bs, err2 := bytesize.Parse(t.BS)
@@ -214,15 +227,15 @@ func (n *NetTestParams) check(p policy) error {
 	}
 	n.Target = target
 	setDefault(&n.Duration, defaultTest)
-	setDefault(&n.Interval, time.Second)
+	setDefault(&n.Interval, defaultInterval)
 	if n.Mode == "" {
-		n.Mode = "sync"
+		n.Mode = defaultNetMode
 	}
 	if n.Size == "" {
-		n.Size = "256"
+		n.Size = defaultNetSize
 	}
 	if n.Connections == 0 {
-		n.Connections = 1
+		n.Connections = defaultConnection
 	}
 	size, err := bytesize.Parse(n.Size)
 	switch {
@@ -253,7 +266,8 @@ func (n *NetTestParams) plan(p policy, dir string) plan {
 }
 
 // FlameParams are a flame capture's: perf record of one process or of
-// every CPU for a while, drawn as the HTML viewer.
+// every CPU for a while, kept as folded stacks and drawn as the HTML
+// viewer.
 type FlameParams struct {
 	PID       int      `json:"pid,omitempty"`
 	All       bool     `json:"all,omitempty"`
@@ -265,10 +279,10 @@ type FlameParams struct {
 func (f *FlameParams) check(p policy) error {
 	setDefault(&f.Duration, defaultTest)
 	if f.Frequency == 0 {
-		f.Frequency = 99
+		f.Frequency = defaultFlameHz
 	}
 	if f.CallGraph == "" {
-		f.CallGraph = "fp"
+		f.CallGraph = defaultCallGraph
 	}
 	switch {
 	case f.All == (f.PID != 0):
@@ -283,7 +297,10 @@ func (f *FlameParams) check(p policy) error {
 	return checkTotal(f.Duration, Duration(time.Second), time.Duration(f.Duration))
 }
 
+// plan records the stacks once, folded (so that two runs can be compared
+// later), and draws the viewer from them.
 func (f *FlameParams) plan(p policy, dir string) plan {
+	folded := filepath.Join(dir, FoldedName)
 	args := []string{"flame"}
 	if f.All {
 		args = append(args, "--all")
@@ -291,8 +308,9 @@ func (f *FlameParams) plan(p policy, dir string) plan {
 		args = append(args, "--pid="+strconv.Itoa(f.PID))
 	}
 	args = append(args, "--duration="+f.Duration.String(), "--frequency="+strconv.Itoa(f.Frequency),
-		"--call-graph="+f.CallGraph, "-o", filepath.Join(dir, "flame.html"))
-	return plan{steps: []step{{args: args}}, estimate: time.Duration(f.Duration)}
+		"--call-graph="+f.CallGraph, "-o", folded)
+	draw := []string{"flame", folded, "-o", filepath.Join(dir, "flame.html")}
+	return plan{steps: []step{{args: args}, {args: draw}}, estimate: time.Duration(f.Duration)}
 }
 
 // ReportParams are a report run's: `latscope report` of the server's own

@@ -13,6 +13,9 @@ package runs
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -77,13 +80,25 @@ type Output struct {
 // child's stderr.
 const LogName = "log.txt"
 
+// FoldedName is a flame run's stacks, folded (frame;frame;... count):
+// what its flame.html is drawn from, and what a differential flame graph
+// of two runs is built from.
+const FoldedName = "flame.folded"
+
 // contentTypes are the only output names a run writes, with the type
 // they are served as.
 var contentTypes = map[string]string{
 	"report.json": "application/json",
 	"report.html": "text/html; charset=utf-8",
 	"flame.html":  "text/html; charset=utf-8",
+	FoldedName:    "text/plain; charset=utf-8",
 	LogName:       "text/plain; charset=utf-8",
+}
+
+// outputNames lists the output names in order, for messages.
+func outputNames() string {
+	names := slices.Sorted(maps.Keys(contentTypes))
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // ContentType returns how an output is served, and whether name is one a

@@ -197,6 +197,7 @@ func TestRunOutputsProgressFeedAndAudit(t *testing.T) {
 	var log strings.Builder
 	first := int64(-1)
 	var last Event
+	progressed := 0
 	for ev := range events {
 		if ev.Type == EventLog {
 			if first < 0 {
@@ -207,10 +208,17 @@ func TestRunOutputsProgressFeedAndAudit(t *testing.T) {
 			}
 			log.WriteString(ev.Text)
 		}
+		// Progress events carry the share of the planned time (1 s).
+		if ev.Type == EventProgress {
+			progressed++
+			if p := ev.Progress.Percent; p == nil || *p < 0 || *p > 99 {
+				t.Errorf("progress event %+v: want a percentage of 0 to 99", ev.Progress)
+			}
+		}
 		last = ev
 	}
-	if last.Type != EventState || last.Run.State != Succeeded {
-		t.Fatalf("last event %+v, want the final state", last)
+	if last.Type != EventState || last.Run.State != Succeeded || progressed == 0 {
+		t.Fatalf("last event %+v after %d progress events, want the final state after some", last, progressed)
 	}
 	got, _ := e.Get(context.Background(), r.ID)
 	if got.Progress.Line != "done" || *got.Progress.Percent != 100 || *got.ExitCode != 0 {

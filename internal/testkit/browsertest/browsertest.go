@@ -23,6 +23,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
 	"github.com/latscope/latscope/internal/testkit/testenv"
@@ -359,5 +360,75 @@ func (b *Browser) Audit(page string) {
 	b.t.Helper()
 	for _, p := range Eval[[]string](b, auditScript) {
 		b.t.Errorf("%s: %s", page, p)
+	}
+}
+
+// FrameOuterHTML returns the outer HTML of the first element matching a
+// CSS selector inside the page's iframe whose URL contains urlPart,
+// waiting for it.
+func (b *Browser) FrameOuterHTML(urlPart, selector string) string {
+	b.t.Helper()
+	var html string
+	b.inFrame(urlPart, func(ctx context.Context, opts ...chromedp.QueryOption) (err error) {
+		html, err = chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS(selector), opts...))
+		return err
+	})
+	return html
+}
+
+// FramePainted waits until the iframe whose URL contains urlPart has
+// loaded and drawn two frames since, so that a screenshot shows it (a
+// frame in another process paints after its load event).
+func (b *Browser) FramePainted(urlPart string) {
+	b.t.Helper()
+	const painted = `new Promise(function (done) {
+		function twice() { requestAnimationFrame(function () { requestAnimationFrame(function () { done(true); }); }); }
+		if (document.readyState === "complete") twice(); else addEventListener("load", twice);
+	})`
+	b.inFrame(urlPart, func(ctx context.Context, _ ...chromedp.QueryOption) error {
+		_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](painted, chromedp.EvalAsValue, awaitPromise))
+		return err
+	})
+}
+
+// inFrame runs do in the page's iframe whose URL contains urlPart. A
+// sandboxed or cross-site iframe runs in a process of its own (a target
+// of type "iframe") that the page cannot script: do runs in that target.
+// An iframe in the page's process is reached from its node (passed as a
+// query option; do then runs in the page).
+func (b *Browser) inFrame(urlPart string, do func(ctx context.Context, opts ...chromedp.QueryOption) error) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	// The iframe's target appears once it has started loading.
+	var info *target.Info
+	for deadline := time.Now().Add(10 * time.Second); info == nil && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		infos, err := chromedp.Targets(ctx)
+		if err != nil {
+			b.t.Fatalf("browser: targets: %v", err)
+		}
+		for _, i := range infos {
+			if i.Type == "iframe" && strings.Contains(i.URL, urlPart) {
+				info = i
+			}
+		}
+	}
+	if info != nil {
+		// Detach when done: closing the iframe's target would close the page.
+		frameCtx, done := chromedp.NewContext(b.ctx, chromedp.WithTargetID(info.TargetID), chromedp.WithDetachOnCancel())
+		defer done()
+		runCtx, stop := context.WithTimeout(frameCtx, 30*time.Second)
+		defer stop()
+		if err := do(runCtx); err != nil {
+			b.t.Fatalf("browser: in the iframe %s: %v", info.URL, err)
+		}
+		return
+	}
+	nodes, err := chromedp.Run(ctx, chromedp.Nodes(chromedp.CSS(`iframe[src*=`+strconv.Quote(urlPart)+`]`)))
+	if err != nil || len(nodes) == 0 {
+		b.t.Fatalf("browser: no iframe of %s: %v", urlPart, err)
+	}
+	if err := do(ctx, chromedp.FromNode(nodes[0])); err != nil {
+		b.t.Fatalf("browser: in the iframe of %s: %v", urlPart, err)
 	}
 }

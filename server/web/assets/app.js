@@ -208,3 +208,38 @@
     document.body.setAttribute("data-ready", "1");
   }
 })();
+
+// ---- runs (shared by runs.js, run.js, runform.js and flame.js) ------------
+(function (LS) {
+  // LS.fmtDuration(75.2) → "1:15": a run's length.
+  LS.fmtDuration = function (s) {
+    if (s === null || s === undefined || isNaN(s)) return "–";
+    if (s < 60) return (Math.round(s * 10) / 10) + " s";
+    var m = Math.floor(s / 60), sec = Math.round(s - m * 60);
+    if (sec === 60) { m++; sec = 0; }
+    return m + ":" + (sec < 10 ? "0" : "") + sec;
+  };
+  // LS.runSeconds: from start to end (or to now while it runs).
+  LS.runSeconds = function (r) {
+    if (!r.started_at) return null;
+    var end = r.ended_at ? new Date(r.ended_at) : new Date();
+    return (end - new Date(r.started_at)) / 1000;
+  };
+  LS.runFinal = function (state) { return state === "succeeded" || state === "failed" || state === "cancelled"; };
+  LS.runState = function (r) {
+    var pct = r.progress && r.progress.percent;
+    return LS.el("span", { class: "state-" + r.state, "data-state": r.state }, r.state + (r.state === "running" && pct !== undefined ? " " + pct + " %" : ""));
+  };
+  // LS.runTarget: the one parameter that says what a run measured.
+  LS.runTarget = function (r) {
+    var p = r.params || {};
+    switch (r.kind) {
+      case "iotest": return p.dir;
+      case "nettest": return p.target;
+      case "flame": return p.all ? "every CPU" : "pid " + p.pid;
+      case "report": return p.series || "every series";
+    }
+    return "";
+  };
+  LS.hasOutput = function (r, name) { return (r.outputs || []).some(function (o) { return o.name === name; }); };
+})(window.LS);
