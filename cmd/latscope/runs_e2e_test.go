@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -66,13 +65,9 @@ func startRunsServe(t *testing.T, runsYAML func(scratch string) string) *runsEnv
 		t.Fatal(err)
 	}
 	e.srv = startServe(t, "--config", e.config)
-	m := regexp.MustCompile(`created the user admin with the password\n\s+(\S+)`).FindStringSubmatch(e.srv.stderr())
-	if m == nil {
-		t.Fatalf("no bootstrap password:\n%s", e.srv.stderr())
-	}
 	bodies := &strings.Builder{}
 	e.admin = &apiClient{t: t, base: e.srv.base, bodies: bodies}
-	status, b := e.admin.call("POST", "/api/v1/login", `{"user":"admin","password":"`+m[1]+`"}`)
+	status, b := e.admin.call("POST", "/api/v1/login", `{"user":"admin","password":"`+bootstrapPassword(t, e.srv)+`"}`)
 	var me struct {
 		CSRF string `json:"csrf_token"`
 	}

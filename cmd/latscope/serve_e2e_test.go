@@ -99,6 +99,16 @@ func startServe(t *testing.T, args ...string) *server {
 	return s
 }
 
+// bootstrapPassword is the admin password a first start printed.
+func bootstrapPassword(t *testing.T, srv *server) string {
+	t.Helper()
+	m := regexp.MustCompile(`created the user admin with the password\n\s+(\S+)`).FindStringSubmatch(srv.stderr())
+	if m == nil {
+		t.Fatalf("no bootstrap password on stderr:\n%s", srv.stderr())
+	}
+	return m[1]
+}
+
 // apiClient calls the API with a bearer token (or a session cookie).
 type apiClient struct {
 	t      *testing.T
@@ -188,12 +198,7 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := startServe(t, "--config", config)
-	logs := srv.stderr()
-	m := regexp.MustCompile(`created the user admin with the password\n\s+(\S+)`).FindStringSubmatch(logs)
-	if m == nil {
-		t.Fatalf("no bootstrap password on stderr:\n%s", logs)
-	}
-	adminPassword := m[1]
+	adminPassword := bootstrapPassword(t, srv)
 	bodies := &strings.Builder{}
 	anon := &apiClient{t: t, base: srv.base, bodies: bodies}
 	if status, _ := anon.call("GET", "/api/v1/jobs", ""); status != http.StatusUnauthorized {
@@ -332,12 +337,8 @@ func TestServeEndToEnd(t *testing.T) {
 // it stays valid across restarts (auth.db).
 func viewerToken(t *testing.T, srv *server) string {
 	t.Helper()
-	m := regexp.MustCompile(`created the user admin with the password\n\s+(\S+)`).FindStringSubmatch(srv.stderr())
-	if m == nil {
-		t.Fatalf("no bootstrap password on stderr:\n%s", srv.stderr())
-	}
 	session := &apiClient{t: t, base: srv.base, bodies: &strings.Builder{}}
-	status, b := session.call("POST", "/api/v1/login", `{"user":"admin","password":"`+m[1]+`"}`)
+	status, b := session.call("POST", "/api/v1/login", `{"user":"admin","password":"`+bootstrapPassword(t, srv)+`"}`)
 	var me struct {
 		CSRF string `json:"csrf_token"`
 	}

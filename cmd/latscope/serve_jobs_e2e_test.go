@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -110,16 +109,12 @@ func TestServeJobsThroughTheAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := startServe(t, "--config", config)
-	m := regexp.MustCompile(`created the user admin with the password\n\s+(\S+)`).FindStringSubmatch(srv.stderr())
-	if m == nil {
-		t.Fatalf("no bootstrap password:\n%s", srv.stderr())
-	}
 	bodies := &strings.Builder{}
 	session := &apiClient{t: t, base: srv.base, bodies: bodies}
 	var login struct {
 		CSRF string `json:"csrf_token"`
 	}
-	json.Unmarshal([]byte(session.want(http.StatusOK, "POST", "/api/v1/login", `{"user":"admin","password":"`+m[1]+`"}`)), &login)
+	json.Unmarshal([]byte(session.want(http.StatusOK, "POST", "/api/v1/login", `{"user":"admin","password":"`+bootstrapPassword(t, srv)+`"}`)), &login)
 	status, b := session.call("POST", "/api/v1/tokens", `{"name":"root","role":"admin"}`, "X-CSRF-Token", login.CSRF)
 	var tok struct{ Token string }
 	if status != http.StatusCreated || json.Unmarshal(b, &tok) != nil {

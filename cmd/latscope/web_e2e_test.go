@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,16 +29,6 @@ const (
 	webOperatorPassword = "otto-Web-Passw0rd-2"
 	webViewerPassword   = "vera-Web-Passw0rd-3"
 )
-
-// bootstrapPassword is the admin password a first start printed.
-func bootstrapPassword(t *testing.T, srv *server) string {
-	t.Helper()
-	m := regexp.MustCompile(`created the user admin with the password\n\s+(\S+)`).FindStringSubmatch(srv.stderr())
-	if m == nil {
-		t.Fatalf("no bootstrap password on stderr:\n%s", srv.stderr())
-	}
-	return m[1]
-}
 
 func startWebServer(t *testing.T, initial int) *webServer {
 	t.Helper()
