@@ -50,6 +50,9 @@ type Query struct {
 	// Sources restricts the query to the sources of these names (empty:
 	// every source).
 	Sources []string
+	// IDs restricts the query to the series of these ids (empty: every
+	// series Series selects).
+	IDs []int64
 }
 
 // CheckPattern reports a malformed --series glob.
@@ -168,11 +171,11 @@ func (a *Archive) selectSeries(ctx context.Context, q Query) ([]sourceSeries, er
 			continue
 		}
 		for _, si := range all {
-			if si.Source == s.name && matches(si) {
+			if si.Source == s.name && matches(si) && (len(q.IDs) == 0 || slices.Contains(q.IDs, si.ID)) {
 				s.series = append(s.series, si)
 			}
 		}
-		if len(s.series) > 0 || q.Series == "" {
+		if len(s.series) > 0 || (q.Series == "" && len(q.IDs) == 0) {
 			out = append(out, s)
 		}
 	}

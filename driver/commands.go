@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,6 +28,8 @@ type ReportConfig struct {
 	// extension picks the format: .json .csv .txt .html .svg .png.
 	Output    string
 	Intervals bool
+	// MapStyle draws the heat maps of an image output.
+	MapStyle
 }
 
 // Report summarises the sources per series.
@@ -48,7 +51,8 @@ func Report(ctx context.Context, rc ReportConfig) error {
 	}
 	if rc.Output != "" {
 		if isImage(rc.Output) {
-			return static.Write(rc.Output, rec.Intervals(), static.Options{Title: strings.Join(rc.Sources, ", ")})
+			rc.noteOctaveRows(rc.Stderr, rec.Intervals())
+			return static.Write(rc.Output, rec.Intervals(), static.Options{Title: strings.Join(rc.Sources, ", "), Scale: rc.Scale, RowScale: rc.RowScale})
 		}
 		return writeFile(rc.Output, func(f *bufio.Writer) error {
 			return report.Write(f, r, formatOf(rc.Output), report.Options{Intervals: true})
@@ -102,11 +106,11 @@ func Heatmap(ctx context.Context, hc HeatmapConfig) error {
 			return err
 		}
 		o.finish(hc.Stderr)
-		hc.noteOctaveRows(rec.Intervals())
+		hc.noteOctaveRows(hc.Stderr, rec.Intervals())
 		return hc.writeImage(rec.Intervals())
 	}
 	all, err := hc.show(ctx, o, nil, nil)
-	hc.noteOctaveRows(all)
+	hc.noteOctaveRows(hc.Stderr, all)
 	if err != nil {
 		return err
 	}
@@ -185,7 +189,7 @@ func (hc HeatmapConfig) writeMatrix(ctx context.Context, o *opened) error {
 	}
 	o.finish(hc.Stderr)
 	ivs := rec.Intervals()
-	hc.noteOctaveRows(ivs)
+	hc.noteOctaveRows(hc.Stderr, ivs)
 	width := hc.ColumnWidth
 	if width <= 0 {
 		width = stream.InferWidth(ivs)
@@ -288,11 +292,12 @@ func writeFile(path string, write func(*bufio.Writer) error) error {
 	return f.Close()
 }
 
-// noteOctaveRows says on stderr which series keep one row per power of two
-// although finer rows were asked for: their sources give bucket counts, not
-// exact durations, and splitting a bucket would invent where its events fell.
-func (hc HeatmapConfig) noteOctaveRows(ivs []stream.Interval) {
-	if hc.RowScale == 0 {
+// noteOctaveRows says on w (stderr) which series keep one row per power of
+// two although finer rows were asked for: their sources give bucket counts,
+// not exact durations, and splitting a bucket would invent where its events
+// fell.
+func (m MapStyle) noteOctaveRows(w io.Writer, ivs []stream.Interval) {
+	if m.RowScale == 0 {
 		return
 	}
 	var coarse []string
@@ -305,7 +310,7 @@ func (hc HeatmapConfig) noteOctaveRows(ivs []stream.Interval) {
 				unit, units[s.Key] = s.Hist.Unit, s.Hist.Unit
 			}
 			// Rebinning to another unit cannot keep finer rows exact either.
-			if noted[s.Key] || (s.Hist.CanSplitRows(hc.RowScale) && s.Hist.Unit == unit) {
+			if noted[s.Key] || (s.Hist.CanSplitRows(m.RowScale) && s.Hist.Unit == unit) {
 				continue
 			}
 			noted[s.Key] = true
@@ -316,6 +321,6 @@ func (hc HeatmapConfig) noteOctaveRows(ivs []stream.Interval) {
 		return
 	}
 	slices.Sort(coarse)
-	fmt.Fprintf(hc.Stderr, "latscope: --rows-per-octave %d: rows stay per octave (power-of-two buckets, not exact durations) for %s\n",
-		1<<hc.RowScale, strings.Join(coarse, ", "))
+	fmt.Fprintf(w, "latscope: --rows-per-octave %d: rows stay per octave (power-of-two buckets, not exact durations) for %s\n",
+		1<<m.RowScale, strings.Join(coarse, ", "))
 }

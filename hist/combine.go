@@ -394,3 +394,16 @@ func (h *Histogram) customRows() Rows {
 	r := g.Rows()
 	return r
 }
+
+// Scaled returns a copy of h with every count and the sum multiplied by f
+// (0 < f ≤ 1): the share of a window's events a part of the window holds,
+// as a heat-map column it overlaps is given.
+func (h *Histogram) Scaled(f float64) *Histogram {
+	c := h.Clone()
+	c.ZeroCount *= f
+	for j := range c.Counts {
+		c.Counts[j] *= f
+	}
+	c.Sum *= f
+	return c
+}

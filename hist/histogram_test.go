@@ -394,3 +394,14 @@ func BenchmarkRecordExact(b *testing.B) {
 		_ = h.Record(float64(i%20000 + 1))
 	}
 }
+
+func TestScaled(t *testing.T) {
+	h := NewExact(Microsecond, 0)
+	for _, v := range []float64{0.5, 100, 300} {
+		_ = h.Record(v)
+	}
+	s := h.Scaled(0.25)
+	if s.Count() != 0.75 || s.Sum != h.Sum/4 || s.Quantile(0.5) != h.Quantile(0.5) || h.Count() != 3 {
+		t.Errorf("scaled: count %v sum %v p50 %v; original count %v", s.Count(), s.Sum, s.Quantile(0.5), h.Count())
+	}
+}

@@ -25,6 +25,10 @@ type Grid struct {
 	// (hist.Histogram.CanSplitRows) keep one row per octave; set it before
 	// the first Add.
 	RowScale int
+	// Origin, when set, is where column 0 starts: a window the caller
+	// chose (a server's "from"). Zero: column 0 starts at the first
+	// interval. Set it before the first Add.
+	Origin time.Time
 
 	origin    time.Time
 	relative  bool
@@ -133,6 +137,9 @@ func (g *Grid) Add(iv Interval) {
 	if !g.started {
 		g.started = true
 		g.origin, g.relative = iv.Start, iv.Relative
+		if !g.Origin.IsZero() {
+			g.origin = g.Origin
+		}
 		if g.Width <= 0 {
 			g.Width = RoundWidth(iv.Duration)
 		}
@@ -163,7 +170,23 @@ func (g *Grid) Add(iv Interval) {
 		}
 		s.extendTime(iv)
 	}
-	// Spread the interval over the columns it overlaps.
+	g.spread(iv, func(c int, from, to time.Duration, frac float64) {
+		cov := g.coverage[c]
+		for len(cov) <= src {
+			cov = append(cov, observed{})
+		}
+		cov[src].add(from, to)
+		g.coverage[c] = cov
+		g.minCol, g.maxCol = min(g.minCol, c), max(g.maxCol, c)
+		for _, s := range iv.Series {
+			g.series[s.Key].addToCell(c, src, s.Hist, frac)
+		}
+	})
+}
+
+// spread calls f for each column iv overlaps, with the overlap as offsets
+// [from, to) within the column and as the fraction of iv it holds.
+func (g *Grid) spread(iv Interval, f func(c int, from, to time.Duration, frac float64)) {
 	start := iv.Start.Sub(g.origin)
 	end := start + iv.Duration
 	first := floorDiv(start, g.Width)
@@ -174,18 +197,19 @@ func (g *Grid) Add(iv Interval) {
 		if overlap <= 0 {
 			continue
 		}
-		frac := float64(overlap) / float64(iv.Duration)
-		cov := g.coverage[c]
-		for len(cov) <= src {
-			cov = append(cov, observed{})
-		}
-		cov[src].add(max(start, cs)-cs, min(end, cs+g.Width)-cs)
-		g.coverage[c] = cov
-		g.minCol, g.maxCol = min(g.minCol, c), max(g.maxCol, c)
-		for _, s := range iv.Series {
-			g.series[s.Key].addToCell(c, src, s.Hist, frac)
-		}
+		f(c, max(start, cs)-cs, min(end, cs+g.Width)-cs, float64(overlap)/float64(iv.Duration))
 	}
+}
+
+// Shares calls f for each column an interval already added overlaps, with
+// the fraction of its events the grid gave that column: what a caller
+// needs to put the interval's other data (a merged histogram, a mean
+// series) on the same columns.
+func (g *Grid) Shares(iv Interval, f func(c int, frac float64)) {
+	if !g.started || iv.Duration <= 0 {
+		return
+	}
+	g.spread(iv, func(c int, _, _ time.Duration, frac float64) { f(c, frac) })
 }
 
 func floorDiv(a, b time.Duration) int {
@@ -322,7 +346,11 @@ func (g *Grid) Columns() (first, last int, ok bool) {
 
 // ColumnStart returns the start time of column c.
 func (g *Grid) ColumnStart(c int) time.Time {
-	return g.origin.Add(time.Duration(c) * g.Width)
+	origin := g.origin
+	if !g.started {
+		origin = g.Origin
+	}
+	return origin.Add(time.Duration(c) * g.Width)
 }
 
 // Relative reports whether the grid's times are relative (no wall clock).
@@ -410,6 +438,16 @@ func (g *Grid) Observed(s *GridSeries, c int) float64 {
 		}
 	}
 	return total
+}
+
+// SourceObserved returns the seconds the named source observed in column
+// c, whether or not any of its series had events there.
+func (g *Grid) SourceObserved(source string, c int) float64 {
+	src, ok := g.sources[source]
+	if cov := g.coverage[c]; ok && src < len(cov) {
+		return cov[src].seconds()
+	}
+	return 0
 }
 
 // observed is the part of a column one source observed: the union of the

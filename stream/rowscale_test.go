@@ -56,3 +56,27 @@ func TestGridRowScaleCoarsensBucketed(t *testing.T) {
 		t.Errorf("rates %v, want 1 in the zero row and 6 in [64, 128) µs", freq)
 	}
 }
+
+// TestGridOrigin starts column 0 at the origin asked for, before the first
+// interval: columns before it are unobserved, and Shares gives an interval's
+// columns the fractions the grid spread its events by.
+func TestGridOrigin(t *testing.T) {
+	t0 := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
+	g := NewGrid(2 * time.Second)
+	g.Origin = t0.Add(-3 * time.Second)
+	if !g.ColumnStart(1).Equal(t0.Add(-time.Second)) {
+		t.Errorf("column 1 starts at %v before any interval", g.ColumnStart(1))
+	}
+	k := Key{Event: "db file sequential read"}
+	iv := exactInterval("trace", t0, 2*time.Second, k, 100, 200)
+	g.Add(iv)
+	shares := map[int]float64{}
+	g.Shares(iv, func(c int, frac float64) { shares[c] = frac })
+	if len(shares) != 2 || shares[1] != 0.5 || shares[2] != 0.5 {
+		t.Errorf("shares %v, want half in columns 1 and 2", shares)
+	}
+	s := g.Series()[0]
+	if g.Observed(s, 0) != 0 || g.Observed(s, 1) != 1 || g.SourceObserved("trace", 2) != 1 || g.SourceObserved("other", 2) != 0 {
+		t.Errorf("observed %v %v %v", g.Observed(s, 0), g.Observed(s, 1), g.SourceObserved("trace", 2))
+	}
+}

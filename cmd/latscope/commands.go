@@ -289,6 +289,7 @@ func newReportCommand(env environment) *cobra.Command {
 		format    string
 		output    string
 		intervals bool
+		style     mapStyleFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "report SOURCE...",
@@ -299,10 +300,12 @@ p50/p90/p99, power-of-two latency buckets and per-interval rows.
 
 --format json gives the machine-readable form (docs/report-format.md); csv gives one long
 table with a "kind" column (series, bucket, interval). -o FILE writes by extension:
-.json, .csv, .txt, or .html/.svg/.png for heat-map images.`,
+.json, .csv, .txt, or .html/.svg/.png for heat-map images, drawn with --scale and
+--rows-per-octave as latscope heatmap draws them.`,
 		Example: `  latscope report DBM11106_ora_6334.trc
   latscope report example_latency_data.txt --format json | jq '.series[0].mean_us'
   latscope report a.trc b.trc --by file --format csv > waits.csv
+  latscope report DBM11106_ora_6334.trc --rows-per-octave 4 --scale log -o waits.html
   latscope report /var/lib/latscope --from -24h --series 'db file*'   # from the archive
   latscope report https://latscope.example:7879 --from -1h --token-file ~/.latscope-token   # from a server`,
 		Args: requireSources,
@@ -316,7 +319,11 @@ table with a "kind" column (series, bucket, interval). -o FILE writes by extensi
 			default:
 				return usagef("--format %q: want table, json or csv", format)
 			}
-			return driver.Report(cmd.Context(), driver.ReportConfig{Config: c, Format: format, Output: output, Intervals: intervals})
+			rc := driver.ReportConfig{Config: c, Format: format, Output: output, Intervals: intervals}
+			if rc.MapStyle, err = style.parse(); err != nil {
+				return err
+			}
+			return driver.Report(cmd.Context(), rc)
 		},
 	}
 	shared.register(cmd)
@@ -325,6 +332,7 @@ table with a "kind" column (series, bucket, interval). -o FILE writes by extensi
 	fl.StringVar(&format, "format", "table", "stdout format: table, json or csv")
 	fl.StringVarP(&output, "output", "o", "", "write to FILE (.json, .csv, .txt, .html, .svg, .png) instead of stdout")
 	fl.BoolVar(&intervals, "intervals", false, "list per-interval rows in the table too")
+	style.register(cmd, "heat-map colour scale of -o .html, .svg or .png: linear or log")
 	return cmd
 }
 

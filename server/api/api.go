@@ -60,6 +60,7 @@ func Register(rt *httpsec.Router, d Data) {
 	rt.Handle("GET", "/api/v1/series", auth.Viewer, rt.API(d.listSeries))
 	rt.Handle("GET", "/api/v1/series/{id}/histogram", auth.Viewer, rt.API(d.histogram))
 	rt.Handle("GET", "/api/v1/series/{id}/intervals", auth.Viewer, rt.API(d.intervals))
+	rt.Handle("GET", "/api/v1/series/{id}/heatmap", auth.Viewer, rt.API(d.heatmap))
 	d.registerExport(rt)
 	registerJobChanges(rt, d.JobControl)
 	live.Register(rt, d.Live)
@@ -190,7 +191,9 @@ func countGaps(ivs []report.Interval) int {
 
 // selection is one series and the window of a request.
 type selection struct {
-	info       archive.SeriesInfo
+	info archive.SeriesInfo
+	// sameSource are the archive's series of info's source, info too.
+	sameSource []archive.SeriesInfo
 	from, to   time.Time
 	resolution time.Duration
 }
@@ -228,6 +231,11 @@ func (d Data) selection(r *http.Request) (selection, error) {
 	for _, info := range infos {
 		if info.ID == id {
 			sel.info, found = info, true
+		}
+	}
+	for _, info := range infos {
+		if found && info.Source == sel.info.Source {
+			sel.sameSource = append(sel.sameSource, info)
 		}
 	}
 	if !found {

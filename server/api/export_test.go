@@ -29,21 +29,7 @@ import (
 func exportServer(t *testing.T, maxExport int) (base, token string, a *archive.Archive) {
 	t.Helper()
 	ctx := context.Background()
-	dir := t.TempDir()
-	store, err := auth.OpenPath(ctx, filepath.Join(dir, "auth.db"),
-		auth.Options{Argon2: auth.Argon2Params{Time: 1, MemoryKiB: 64, Threads: 1, SaltLen: 16, KeyLen: 32}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	if _, err := store.AddUser(ctx, auth.LocalActor(), "viewer", auth.Viewer, rootPassword); err != nil {
-		t.Fatal(err)
-	}
-	tok, err := store.CreateToken(ctx, auth.LocalActor(), "viewer", "export", auth.Viewer, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err = archive.Open(filepath.Join(dir, "data"), archive.Options{})
+	a, err := archive.Open(filepath.Join(t.TempDir(), "data"), archive.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,15 +46,44 @@ func exportServer(t *testing.T, maxExport int) (base, token string, a *archive.A
 			}
 		}
 	}
+	base, token = viewerServer(t, a, maxExport)
+	return base, token, a
+}
+
+// viewerServer serves the data routes over an archive with a viewer
+// token, at most maxExport windows per answer.
+func viewerServer(t testing.TB, a *archive.Archive, maxExport int) (base, token string) {
+	t.Helper()
+	h, token := viewerHandler(t, a, maxExport)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL, token
+}
+
+// viewerHandler is viewerServer's handler, to call in process.
+func viewerHandler(t testing.TB, a *archive.Archive, maxExport int) (http.Handler, string) {
+	t.Helper()
+	ctx := context.Background()
+	store, err := auth.OpenPath(ctx, filepath.Join(t.TempDir(), "auth.db"),
+		auth.Options{Argon2: auth.Argon2Params{Time: 1, MemoryKiB: 64, Threads: 1, SaltLen: 16, KeyLen: 32}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	if _, err := store.AddUser(ctx, auth.LocalActor(), "viewer", auth.Viewer, rootPassword); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := store.CreateToken(ctx, auth.LocalActor(), "viewer", "export", auth.Viewer, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
 	rt := httpsec.NewRouter(store, httpsec.Config{})
 	api.Register(rt, api.Data{Archive: a, Jobs: nil, Sinks: []sink.Format{lsrsink.Format(), jsonl.Format()}, MaxExport: maxExport})
 	h, err := rt.Handler()
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return srv.URL, tok.Secret, a
+	return h, tok.Secret
 }
 
 func get(t *testing.T, url, token string) (*http.Response, []byte) {

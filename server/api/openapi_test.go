@@ -260,6 +260,7 @@ func TestOpenAPIResponses(t *testing.T) {
 			t.Errorf("series %s of kind %s: no %q summary in %v", id, kind, kind, summary)
 		}
 		c.call("GET", "/api/v1/series/"+id+"/intervals?resolution=raw", "/api/v1/series/{id}/intervals", nil, http.StatusOK)
+		c.call("GET", "/api/v1/series/"+id+"/heatmap?columns=10&rows_per_octave=4", "/api/v1/series/{id}/heatmap", nil, http.StatusOK)
 	}
 	if !kinds["histogram"] || !kinds["mean"] {
 		t.Errorf("series of kinds %v; want a histogram and a mean series validated", kinds)
@@ -268,6 +269,7 @@ func TestOpenAPIResponses(t *testing.T) {
 	c.call("GET", "/api/v1/live", "/api/v1/live", nil, http.StatusServiceUnavailable) // no hub behind this router
 	c.call("GET", "/api/v1/series/99/histogram", "/api/v1/series/{id}/histogram", nil, http.StatusNotFound)
 	c.call("GET", "/api/v1/series/1/intervals?resolution=7m", "/api/v1/series/{id}/intervals", nil, http.StatusBadRequest)
+	c.call("GET", "/api/v1/series/1/heatmap?columns=0", "/api/v1/series/{id}/heatmap", nil, http.StatusBadRequest)
 	for _, format := range []string{"table", "json", "csv", "html"} {
 		c.call("GET", "/api/v1/report?series=log*&from=-1h&format="+format, "/api/v1/report", nil, http.StatusOK)
 	}

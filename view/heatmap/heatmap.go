@@ -238,6 +238,10 @@ type Options struct {
 	MaxRows int
 	MinRows int
 	Scale   Scale
+	// Window shows all Columns columns ending at End (HasEnd), also those
+	// before the first that holds data, as gaps: a window the caller chose
+	// rather than the data's extent.
+	Window bool
 }
 
 // Build computes the frame of series s on grid g.
@@ -251,8 +255,13 @@ func Build(g *stream.Grid, s *stream.GridSeries, opt Options) Frame {
 	if opt.Columns <= 0 {
 		opt.Columns = last - first + 1
 	}
-	if ok {
+	switch {
+	case opt.Window:
+		first, ok = last-opt.Columns+1, true
+	case ok:
 		first = max(first, last-opt.Columns+1)
+	}
+	if ok {
 		for c := first; c <= last; c++ {
 			f.Columns = append(f.Columns, Column{Index: c, Start: g.ColumnStart(c), Observed: g.Observed(s, c)})
 		}
