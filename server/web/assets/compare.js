@@ -125,7 +125,7 @@ LS.ready(function () {
       { label: "B / A", num: true, value: function (r) { return r.a > 0 && r.b !== null ? (r.b / r.a).toFixed(2) + "×" : "–"; } }
     ], [shift("mean_us", "mean"), shift("p50_us", "p50"), shift("p90_us", "p90"), shift("p99_us", "p99")], { id: "diff-shifts" });
     return LS.el("section", { id: "difference", "aria-labelledby": "diff-h" }, LS.el("h2", { id: "diff-h" }, "Difference (B against A)"),
-      LS.el("p", {}, LS.el("span", { class: "bar-a" }), " A  ", LS.el("span", { class: "bar-b" }), " B; red: B higher, green: B lower."),
+      LS.el("p", {}, LS.el("span", { class: "sw bar-a" }), " A  ", LS.el("span", { class: "sw bar-b" }), " B; in the differences, red: B higher, green: B lower."),
       LS.el("div", { class: "report-grid" }, shifts, table));
   }
 });

@@ -491,11 +491,14 @@
     ticks(m.t0, t1, g.mapW, 90).forEach(function (tk) {
       var x = g.x + (tk.t - m.t0) / (t1 - m.t0) * g.mapW;
       [g.yF + g.mapH, g.yI + g.mapH, y].forEach(function (yy) { ctx.beginPath(); ctx.moveTo(x + 0.5, yy); ctx.lineTo(x + 0.5, yy + 4); ctx.stroke(); });
-      ctx.fillText(tk.label, x, y + 15);
-      if (tk.date) ctx.fillText(tk.date, x, y + 28);
+      // Labels stay inside the figure: shifted in at the edges.
+      var half = ctx.measureText(tk.date || tk.label).width / 2;
+      var lx = Math.min(Math.max(x, g.x - 30 + half), g.w - half - 1);
+      ctx.fillText(tk.label, lx, y + 15);
+      if (tk.date) ctx.fillText(tk.date, lx, y + 28);
     });
     ctx.textAlign = "right";
-    ctx.fillText("UTC", g.x - 8, y + 15);
+    ctx.fillText("UTC", g.x - 34, y + 15);
     ctx.textAlign = "left";
   };
 

@@ -13,7 +13,7 @@ LS.ready(function () {
     id: Number(q.get("series")) || 0, from: q.get("from") || "", to: q.get("to") || "",
     scale: q.get("scale") === "log" ? "log" : "linear", rows: H.rowsParam(q), sel: parseSel(q.get("sel"))
   };
-  var series = null, view = null, lastEnd = null, loading = null;
+  var series = null, view = null, lastEnd = null, loading = null, reportSeq = 0;
 
   function parseSel(s) {
     if (!s) return null;
@@ -161,7 +161,6 @@ LS.ready(function () {
     showReport();
   }
 
-  var reportSeq = 0;
   function showReport() {
     var sel = st.sel, seq = ++reportSeq;
     zoomSel.disabled = !sel;
