@@ -79,6 +79,7 @@ func TestWebHistorySelectionReport(t *testing.T) {
 		t.Errorf("the history map has %d columns; want one per pixel of a 1400-pixel window", n)
 	}
 	b.Screenshot("history")
+	checkPaintSpeed(t, b)
 
 	dragOnMap(b, 0.2, 0.7, false)
 	b.WaitFor("the selection's report", `!!document.querySelector("#selection[data-ready] #report")`, 20*time.Second)
@@ -362,4 +363,34 @@ func viewState(t *testing.T, b *browsertest.Browser) string {
 		document.getElementById("scale").value, LS.heatmaps[0].scale, document.getElementById("rows").value,
 		JSON.stringify(LS.heatmaps[0].sel), document.getElementById("sel-window").getAttribute("data-from"),
 		document.getElementById("sel-window").getAttribute("data-to")].join(" | ")`)
+}
+
+// checkPaintSpeed draws a map of 1500 columns × 40 rows (every cell
+// non-zero, p50/p99 and a mean series on every column) in the page and
+// times the whole paint: well under 50 ms.
+func checkPaintSpeed(t *testing.T, b *browsertest.Browser) {
+	t.Helper()
+	ms := browsertest.Eval[float64](b, `(function () {
+		var n = 1500, rows = 40, resp = {series: {id: 0, event: "synthetic", source: "x", instance: ""},
+			window: {from: "2026-01-01T00:00:00Z", to: "2026-01-08T00:00:00Z", resolution: "1m0s"}, column_seconds: 403.2, columns: n,
+			rows: [], frequency: [], intensity: [], events: [], observed: [], p50: [], p99: [], mean: [],
+			means: [{series_id: 9, event: "mean", values: []}]};
+		for (var r = 0; r < rows; r++) resp.rows.push({low: Math.pow(2, r) * 1e-6, high: Math.pow(2, r + 1) * 1e-6, label: r + ""});
+		for (var c = 0; c < n; c++) {
+			var f = [], i = [];
+			for (var r = 0; r < rows; r++) { f.push((c * 7 + r * 13) % 97 + 1); i.push(((c + r) % 31 + 1) / 100); }
+			resp.frequency.push(c % 100 === 5 ? null : f); resp.intensity.push(c % 100 === 5 ? null : i);
+			resp.events.push(1000); resp.observed.push(c % 100 === 5 ? 0 : 403.2);
+			resp.p50.push(0.001 * (1 + c % 5)); resp.p99.push(0.05); resp.mean.push(0.002); resp.means[0].values.push(0.003);
+		}
+		var v = new LS.heat.Map({label: "speed", width: 1500 + 92});
+		v.setModel(LS.heat.model(resp));
+		var best = Infinity;
+		for (var k = 0; k < 5; k++) { v.invalidate(); var t0 = performance.now(); v.paint(); best = Math.min(best, performance.now() - t0); }
+		LS.heatmaps.pop();
+		return best; })()`)
+	t.Logf("painting 1500 columns × 40 rows: %.1f ms", ms)
+	if ms > 50 {
+		t.Errorf("painting 1500 columns × 40 rows took %.1f ms; want well under 50", ms)
+	}
 }

@@ -326,7 +326,8 @@
   // paintBase draws everything but the selection into the cached canvas.
   P.paintBase = function (g, dpr) {
     var m = this.model, b = this.base;
-    b.width = Math.round(g.w * dpr); b.height = Math.round(g.h * dpr);
+    var bw = Math.round(g.w * dpr), bh = Math.round(g.h * dpr);
+    if (b.width !== bw || b.height !== bh) { b.width = bw; b.height = bh; }
     var ctx = b.getContext("2d");
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.fillStyle = "#ffffff";
@@ -354,45 +355,49 @@
     this.paintLegend();
   };
 
-  // cells fills one map's cells pixel by pixel: each device pixel column
-  // shows the highest level of the columns it covers.
+  // cells draws one map's cells: each device pixel column shows the
+  // highest level of the columns it covers. The cells go into an image of
+  // one pixel per row, stretched onto the map without smoothing (rows are
+  // all the same height): putImageData is slow for large images.
   P.cells = function (ctx, g, dpr, cols, ext, palette, y0, log) {
-    var m = this.model, W = Math.round(g.mapW * dpr), Hpx = Math.round(g.mapH * dpr), rows = g.rows;
-    if (W <= 0 || Hpx <= 0) return;
-    var img = ctx.createImageData(W, Hpx), buf = new Uint32Array(img.data.buffer);
-    var colours = palette.map(rgba), gap = rgba(GAP), dot = rgba(DOT);
-    var lev = new Int8Array(rows), n = m.n;
-    var rowTop = new Int32Array(rows + 1);
-    for (var r = 0; r <= rows; r++) rowTop[r] = Math.round((rows - r) * g.cellH * dpr); // row r spans rowTop[r+1]..rowTop[r]
+    var m = this.model, W = Math.round(g.mapW * dpr), rows = g.rows, n = m.n;
+    if (W <= 0 || !rows) return;
+    var small = this.small || (this.small = document.createElement("canvas"));
+    if (small.width !== W || small.height !== rows) { small.width = W; small.height = rows; }
+    var sctx = small.getContext("2d");
+    var img = sctx.createImageData(W, rows), buf = new Uint32Array(img.data.buffer);
+    var colours = palette.map(rgba), gap = rgba(GAP), dots = [];
+    var lev = new Int8Array(rows), cw = W / n;
     for (var x = 0; x < W; x++) {
       var ca = Math.floor(x * n / W), cb = Math.max(ca + 1, Math.floor((x + 1) * n / W));
       var observed = false, events = 0;
-      lev.fill(-1);
+      lev.fill(0);
       for (var c = ca; c < cb && c < n; c++) {
         var col = cols[c];
         if (!col) continue;
         observed = true;
         events += m.events[c] || 0;
         for (var k = 0; k < rows; k++) {
-          var l = level(col[k], ext.minNZ, ext.max, log);
-          if (l > lev[k]) lev[k] = l;
+          var v = col[k];
+          if (v > 0) {
+            var l = level(v, ext.minNZ, ext.max, log);
+            if (l > lev[k]) lev[k] = l;
+          }
         }
       }
-      for (var rr = 0; rr < rows; rr++) {
-        var colour = observed ? colours[Math.max(lev[rr], 0)] : gap;
-        for (var y = rowTop[rr + 1]; y < rowTop[rr]; y++) buf[y * W + x] = colour;
-      }
+      // Row 0 (shortest latencies) is the image's bottom line.
+      for (var r = 0; r < rows; r++) buf[(rows - 1 - r) * W + x] = observed ? colours[lev[r]] : gap;
       // An observed column without events: a '.' in each row, as the
       // terminal draws it, where the column is wide enough to show one.
-      if (observed && events === 0) {
-        var cw = W / n;
-        var centre = Math.floor((ca + 0.5) * cw);
-        if (cw >= 3 ? x === centre : x % 3 === 0) {
-          for (var d = 0; d < rows; d++) buf[Math.floor((rowTop[d] + rowTop[d + 1]) / 2) * W + x] = dot;
-        }
-      }
+      if (observed && events === 0 && (cw >= 3 ? x === Math.floor((ca + 0.5) * cw) : x % 3 === 0)) dots.push(x);
     }
-    ctx.putImageData(img, Math.round(g.x * dpr), Math.round(y0 * dpr));
+    sctx.putImageData(img, 0, 0);
+    ctx.imageSmoothingEnabled = false;
+    ctx.drawImage(small, 0, 0, W, rows, Math.round(g.x * dpr), Math.round(y0 * dpr), W, Math.round(g.mapH * dpr));
+    ctx.fillStyle = DOT;
+    dots.forEach(function (dx) {
+      for (var d = 0; d < rows; d++) ctx.fillRect(Math.round(g.x * dpr) + dx, Math.round((y0 + g.mapH - (d + 0.5) * g.cellH) * dpr), 1, 1);
+    });
   };
 
   // rowAxis labels the rows: every octave (and folded row) by its lower
