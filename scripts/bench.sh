@@ -45,6 +45,9 @@ go test -run '^$' -bench . -benchmem -count 1 ./... 2>&1 | grep -E '^(Benchmark|
 echo; echo "== embedded archive: bytes per series-day, a 200-series tick, reading 24 h of one series (docs/benchmarks.md) =="
 grep -E '^Benchmark(BytesPerSeriesDay|Write200|Read24h)' "$out/go-bench.txt" | tee "$out/archive.txt"
 
+echo; echo "== heat-map API: a week of one series at 1 s on 1500 columns: 7 d (1-minute tier), 1 h and 6 h (raw) (docs/benchmarks.md) =="
+grep -E '^BenchmarkHeatmap7Days' "$out/go-bench.txt" | tee "$out/heatmap-api.txt"
+
 echo
 echo "== 10046 trace: latscope vs grep -c on the same page-cached file, one core =="
 trace_bench() {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"net/url"
 	"testing"
 	"time"
 
@@ -53,7 +54,7 @@ func TestGlobLiteral(t *testing.T) {
 }
 
 func FuzzParams(f *testing.F) {
-	for _, s := range []string{"", "now", "-1h", "2026-11-25T03:10:00Z", "raw", "1m", "auto", "-9223372036854775807ns"} {
+	for _, s := range []string{"", "now", "-1h", "2026-11-25T03:10:00Z", "raw", "1m", "auto", "-9223372036854775807ns", "600", "4001", "0x10", "+7"} {
 		f.Add(s)
 	}
 	now := time.Now()
@@ -64,6 +65,9 @@ func FuzzParams(f *testing.F) {
 		}
 		if err := archive.CheckPattern(globLiteral(s)); err != nil {
 			t.Fatalf("%q: escaped pattern refused: %v", s, err)
+		}
+		if n, err := intParam(url.Values{"columns": {s}}, "columns", DefaultHeatmapColumns, 1, MaxHeatmapColumns); err == nil && (n < 1 || n > MaxHeatmapColumns) {
+			t.Fatalf("%q: %d columns accepted", s, n)
 		}
 	})
 }

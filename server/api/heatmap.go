@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -132,9 +133,9 @@ func (d Data) heatmapRequest(r *http.Request) (heatmapRequest, error) {
 	// Columns of whole nanoseconds, rounded up so that they cover the window.
 	req.width = (span + time.Duration(req.columns) - 1) / time.Duration(req.columns)
 	if req.resolution == archive.Auto {
-		req.resolution = autoTier(d.tiers(), req.width)
+		req.resolution, err = d.autoResolution(r.Context(), req)
 	}
-	return req, nil
+	return req, err
 }
 
 // intParam reads an integer parameter in [lo, hi] (def when absent).
@@ -158,7 +159,8 @@ func (d Data) defaultWindow(ctx context.Context, sel *selection) error {
 		if err != nil {
 			return err
 		}
-		if sel.to = time.Now(); ok {
+		sel.to = time.Now()
+		if ok {
 			sel.to = end
 		}
 	}
@@ -172,17 +174,68 @@ func (d Data) defaultWindow(ctx context.Context, sel *selection) error {
 	return nil
 }
 
-// autoTier is the coarsest tier whose windows are no wider than a column
-// (raw when none is): finer windows than a column would be read only to
-// be merged again.
-func autoTier(tiers []archive.Tier, width time.Duration) time.Duration {
-	res := archive.Raw
-	for _, t := range tiers {
-		if t.Step > 0 && t.Step <= width && (res == archive.Raw || t.Step > res) {
-			res = t.Step
+// autoResolution picks what a map reads: the coarsest tier whose windows
+// are no wider than a column (finer ones would only be merged again) and
+// that covers the window as far as the source has data, to within a
+// column; raw when no tier does. A tier lags the raw data by a step or
+// two, and raw data expires first: when nothing covers the window, the
+// one that covers most of it.
+func (d Data) autoResolution(ctx context.Context, req heatmapRequest) (time.Duration, error) {
+	type extent struct {
+		res        time.Duration
+		first, end time.Time
+		ok         bool
+	}
+	var cands []extent
+	for _, t := range d.tiers() {
+		if t.Step > 0 && t.Step <= req.width {
+			cands = append(cands, extent{res: t.Step})
 		}
 	}
-	return res
+	slices.SortFunc(cands, func(a, b extent) int { return cmp.Compare(b.res, a.res) })
+	cands = append(cands, extent{res: archive.Raw})
+	var earliest, latest time.Time
+	for i := range cands {
+		c := &cands[i]
+		var err error
+		if c.first, c.end, c.ok, err = d.Archive.Extent(ctx, req.info.Source, c.res); err != nil {
+			return 0, err
+		}
+		if c.ok && (earliest.IsZero() || c.first.Before(earliest)) {
+			earliest = c.first
+		}
+		if c.ok && c.end.After(latest) {
+			latest = c.end
+		}
+	}
+	from, to := maxTime(req.from, earliest).Add(req.width), minTime(req.to, latest).Add(-req.width)
+	best, bestSpan := archive.Raw, time.Duration(math.MinInt64)
+	for _, c := range cands {
+		if !c.ok {
+			continue
+		}
+		if !c.first.After(from) && !c.end.Before(to) {
+			return c.res, nil
+		}
+		if span := minTime(req.to, c.end).Sub(maxTime(req.from, c.first)); span > bestSpan {
+			best, bestSpan = c.res, span
+		}
+	}
+	return best, nil
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // heatColumns is a window read onto the columns: the grid of the heat

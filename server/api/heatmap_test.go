@@ -415,3 +415,43 @@ func TestHeatmapBadParams(t *testing.T) {
 		t.Errorf("anonymous: %d", resp.StatusCode)
 	}
 }
+
+// TestHeatmapAutoResolution reads the minute tier where it covers the
+// window and its columns are wider than a minute, and raw data where the
+// tier has not been built (an archive recorded from a file).
+func TestHeatmapAutoResolution(t *testing.T) {
+	ctx := context.Background()
+	a, err := archive.Open(filepath.Join(t.TempDir(), "data"), archive.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	start := time.Date(2026, 11, 25, 1, 0, 0, 0, time.UTC)
+	var ivs []stream.Interval
+	for i := range 7200 {
+		h := hist.NewExact(hist.Microsecond, 0)
+		_ = h.Record(float64(100 + i%50))
+		ivs = append(ivs, stream.Interval{Source: "db01", Start: start.Add(time.Duration(i) * time.Second), Duration: time.Second,
+			Series: []stream.SeriesHist{{Key: stream.Key{Event: "log file sync"}, Hist: h}}})
+	}
+	if err := a.WriteBatch(ctx, ivs); err != nil {
+		t.Fatal(err)
+	}
+	base, token := viewerServer(t, a, 0)
+	end := start.Add(2 * time.Hour)
+	if hm := getHeatmap(t, base, token, 1, window(start, end, 40)); hm.Window.Resolution != "raw" || hm.Totals.Events != 7200 {
+		t.Errorf("no minute tier yet: resolution %s, %v events", hm.Window.Resolution, hm.Totals.Events)
+	}
+	if err := a.Maintain(ctx, end.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	for columns, want := range map[int]string{40: "1m0s", 120: "1m0s", 121: "raw", 4000: "raw"} {
+		hm := getHeatmap(t, base, token, 1, window(start, end, columns))
+		if hm.Window.Resolution != want || hm.Totals.Events != 7200 {
+			t.Errorf("%d columns of %vs: resolution %s (want %s), %v events", columns, hm.ColumnSeconds, hm.Window.Resolution, want, hm.Totals.Events)
+		}
+	}
+	if hm := getHeatmap(t, base, token, 1, window(start, end, 40, "resolution", "raw")); hm.Window.Resolution != "raw" {
+		t.Errorf("resolution=raw read %s", hm.Window.Resolution)
+	}
+}
