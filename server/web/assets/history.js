@@ -138,6 +138,7 @@ LS.ready(function () {
     var m = view.model;
     if (!sel || !m) return null;
     var c0 = Math.round((Date.parse(sel.from) - m.t0) / m.w), c1 = Math.round((Date.parse(sel.to) - m.t0) / m.w) - 1;
+    if (c1 < 0 || c0 >= m.n) return null; // panned away from it: the report stays, the mark goes
     var cells = { c0: Math.max(0, c0), c1: Math.min(m.n - 1, Math.max(c0, c1)) };
     if (sel.low !== undefined) {
       var r0 = -1, r1 = -1;
