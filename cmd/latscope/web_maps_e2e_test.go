@@ -35,6 +35,7 @@ func TestWebLiveMapGainsColumns(t *testing.T) {
 	b.Login(ws.base, "vera", webViewerPassword)
 	b.Open(fmt.Sprintf("%s/live?series=%d", ws.base, id))
 	b.WaitFor("the stream is live", `document.getElementById("conn").getAttribute("data-state") === "live"`, 10*time.Second)
+	b.WaitFor("the map drawn", `!!LS.heatmaps[0].canvas.getAttribute("data-last-observed")`, 10*time.Second)
 	before := lastObserved(t, b, 0)
 	if before.IsZero() {
 		t.Fatal("the live map shows no observed column")
@@ -52,9 +53,6 @@ func TestWebLiveMapGainsColumns(t *testing.T) {
 			t.Errorf("record %d: the new column came %v after the append; want within 3 s (one poll and two intervals of 1 s)", i, took)
 		}
 		before = after
-	}
-	if ms := browsertest.Eval[float64](b, `Number(LS.heatmaps[0].canvas.getAttribute("data-paint-ms"))`); ms > 50 {
-		t.Errorf("painting the live map took %.1f ms", ms)
 	}
 	b.Screenshot("live-after")
 }
@@ -187,9 +185,9 @@ func TestWebLiveTwentySeries(t *testing.T) {
 		worst = max(worst, time.Since(start))
 	}
 	t.Logf("20 live maps: the slowest caught up with the archive %v after it was read", worst.Round(time.Millisecond))
-	if ms := browsertest.Eval[float64](b, `Math.max.apply(null, LS.heatmaps.map(function (h) { return Number(h.canvas.getAttribute("data-paint-ms")); }))`); ms > 50 {
-		t.Errorf("the slowest of 20 live maps painted in %.1f ms", ms)
-	}
+	// checkPaintSpeed times painting; here the machine also runs 20 jobs.
+	t.Logf("the slowest of 20 live maps' last paint: %.1f ms",
+		browsertest.Eval[float64](b, `Math.max.apply(null, LS.heatmaps.map(function (h) { return Number(h.canvas.getAttribute("data-paint-ms")); }))`))
 	b.Screenshot("live-20")
 }
 

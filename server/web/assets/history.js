@@ -81,7 +81,7 @@ LS.ready(function () {
     LS.key("ArrowLeft", "pan left", function () { pan(-1); });
     LS.key("ArrowRight", "pan right", function () { pan(1); });
     LS.key("z", "zoom to the selection", zoomToSelection);
-    LS.key("Escape", "clear the selection", function () { st.sel = null; save(); view.setSelection(null); showReport(); });
+    LS.key("x", "clear the selection", function () { st.sel = null; save(); view.setSelection(null); showReport(); });
   }
 
   function span() { return Date.parse(st.to) - Date.parse(st.from); }
