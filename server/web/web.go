@@ -66,6 +66,14 @@ func Pages() []Page {
 	}
 }
 
+// pageLibs are the shared scripts a page loads after app.js and before
+// its own, by the page's script name.
+var pageLibs = map[string][]string{
+	"live":    {"heatmap"},
+	"history": {"heatmap"},
+	"compare": {"heatmap"},
+}
+
 // Register adds the login page, the pages and their assets to the router.
 func Register(rt *httpsec.Router) error {
 	site, err := newSite()
@@ -155,15 +163,23 @@ func (s *site) login(w http.ResponseWriter, r *http.Request) {
 type shellData struct {
 	Title, Script    string
 	CSS, App, PageJS string
+	Libs             []string // URLs of the shared scripts of pageLibs
 }
 
 func (s *site) page(p Page) (http.HandlerFunc, error) {
 	if _, ok := s.versions[p.Script+".js"]; !ok {
 		return nil, fmt.Errorf("web page %s: no script assets/%s.js", p.Path, p.Script)
 	}
+	data := shellData{Title: p.Title, Script: p.Script,
+		CSS: s.assetURL("app.css"), App: s.assetURL("app.js"), PageJS: s.assetURL(p.Script + ".js")}
+	for _, lib := range pageLibs[p.Script] {
+		if _, ok := s.versions[lib+".js"]; !ok {
+			return nil, fmt.Errorf("web page %s: no shared script assets/%s.js", p.Path, lib)
+		}
+		data.Libs = append(data.Libs, s.assetURL(lib+".js"))
+	}
 	var buf bytes.Buffer
-	err := s.shell.Execute(&buf, shellData{Title: p.Title, Script: p.Script,
-		CSS: s.assetURL("app.css"), App: s.assetURL("app.js"), PageJS: s.assetURL(p.Script + ".js")})
+	err := s.shell.Execute(&buf, data)
 	if err != nil {
 		return nil, fmt.Errorf("web page %s: %w", p.Path, err)
 	}
