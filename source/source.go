@@ -191,6 +191,28 @@ func (o Options) KeepEvent(name string) bool {
 	return false
 }
 
+// KeepEvents applies --event to a window of a store: the window stays
+// (observed), its series of other events go.
+func (o Options) KeepEvents(iv stream.Interval) stream.Interval {
+	if len(o.Events) == 0 {
+		return iv
+	}
+	series := iv.Series[:0:0]
+	for _, sh := range iv.Series {
+		if o.KeepEvent(sh.Key.Event) {
+			series = append(series, sh)
+		}
+	}
+	means := iv.Means[:0:0]
+	for _, m := range iv.Means {
+		if o.KeepEvent(m.Key.Event) {
+			means = append(means, m)
+		}
+	}
+	iv.Series, iv.Means = series, means
+	return iv
+}
+
 // Input is an opened input handed to a format.
 type Input struct {
 	// Name is the path (or "-") used in messages.

@@ -308,14 +308,15 @@ func pageReport(t *testing.T, b *browsertest.Browser) figures {
 }
 
 // checkReport compares the page's report with `latscope report DATA
-// --series GLOB --from F --to T --format json` for the page's selection,
+// --series JOB --event EVENT --from F --to T --format json` for the
+// page's selection,
 // and returns it.
 func checkReport(t *testing.T, b *browsertest.Browser, data string) figures {
 	t.Helper()
 	from := browsertest.Eval[string](b, `document.getElementById("sel-window").getAttribute("data-from")`)
 	to := browsertest.Eval[string](b, `document.getElementById("sel-window").getAttribute("data-to")`)
-	glob := browsertest.Eval[string](b, `LS.heat.glob(LS.heatmaps[0].model.series.event)`)
-	out, err := exec.Command(binary, "report", data, "--series", glob, "--from", from, "--to", to, "--format", "json").Output()
+	selects := browsertest.Eval[[]string](b, `LS.heat.reportArgs(LS.heatmaps[0].model.series)`)
+	out, err := exec.Command(binary, append(append([]string{"report", data}, selects...), "--from", from, "--to", to, "--format", "json")...).Output()
 	if err != nil {
 		t.Fatalf("latscope report: %v", err)
 	}

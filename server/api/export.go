@@ -14,6 +14,7 @@ import (
 	"github.com/latscope/latscope/server/auth"
 	"github.com/latscope/latscope/server/httpsec"
 	"github.com/latscope/latscope/sink"
+	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 	"github.com/latscope/latscope/view/report"
 	"github.com/latscope/latscope/view/static"
@@ -90,7 +91,7 @@ func (d Data) export(r *http.Request) (httpsec.Download, error) {
 	if err != nil {
 		return httpsec.Download{}, err
 	}
-	q, err := d.query(r)
+	q, events, err := d.query(r)
 	if err != nil {
 		return httpsec.Download{}, err
 	}
@@ -100,7 +101,7 @@ func (d Data) export(r *http.Request) (httpsec.Download, error) {
 		if err != nil {
 			return err
 		}
-		if err := mergeSources(r.Context(), d.Archive, q, valid(diag, sw.Write)); err != nil {
+		if err := mergeSources(r.Context(), d.Archive, q, keeping(events, valid(diag, sw.Write))); err != nil {
 			return err
 		}
 		return sw.Close()
@@ -142,7 +143,7 @@ func exportType(f sink.Format) string {
 // with a warning, windows of one source and start merged, at most
 // MaxExport windows.
 func (d Data) read(r *http.Request) (*stream.Recording, *input.Diagnostics, error) {
-	q, err := d.query(r)
+	q, events, err := d.query(r)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -152,13 +153,13 @@ func (d Data) read(r *http.Request) (*stream.Recording, *input.Diagnostics, erro
 	}
 	rec := &stream.Recording{}
 	diag := input.NewDiagnostics(io.Discard, input.DefaultReportLimit)
-	err = d.Archive.Read(r.Context(), q, valid(diag, func(iv stream.Interval) error {
+	err = d.Archive.Read(r.Context(), q, keeping(events, valid(diag, func(iv stream.Interval) error {
 		if rec.Len() >= limit {
 			return &httpsec.TooLargeError{Msg: fmt.Sprintf("the selection holds more than %d windows: narrow from and to or series, or ask a coarser resolution", limit)}
 		}
 		rec.Add(iv)
 		return nil
-	}))
+	})))
 	return rec, diag, err
 }
 
@@ -174,29 +175,38 @@ func valid(diag *input.Diagnostics, emit func(stream.Interval) error) func(strea
 	}
 }
 
-// query reads series, from, to and resolution. A series pattern that
-// selects no series of the archive is 404, so that a typo is not taken
-// for a quiet window.
-func (d Data) query(r *http.Request) (archive.Query, error) {
+// query reads series, event (repeatable, exact names: the CLI's --event),
+// from, to and resolution. A selection that matches no series of the
+// archive is 404, so that a typo is not taken for a quiet window.
+func (d Data) query(r *http.Request) (archive.Query, source.Options, error) {
 	var q archive.Query
 	var err error
 	params := r.URL.Query()
+	events := source.Options{Events: params["event"]}
 	if q.From, q.To, q.Resolution, err = d.window(params); err != nil {
-		return q, err
+		return q, events, err
 	}
 	q.Series = params.Get("series")
 	selects, err := q.Selector()
 	if err != nil {
-		return q, fmt.Errorf("%w: series: %v", auth.ErrInvalid, err)
+		return q, events, fmt.Errorf("%w: series: %v", auth.ErrInvalid, err)
 	}
-	if q.Series == "" {
-		return q, nil
+	if q.Series == "" && len(events.Events) == 0 {
+		return q, events, nil
 	}
-	found, err := d.anySeries(r.Context(), selects)
+	found, err := d.anySeries(r.Context(), func(s archive.SeriesInfo) bool { return selects(s) && events.KeepEvent(s.Key.Event) })
 	if err == nil && !found {
-		err = fmt.Errorf("%w: no series of the archive matches %q", auth.ErrNotFound, q.Series)
+		err = fmt.Errorf("%w: no series of the archive matches series %q and event %q", auth.ErrNotFound, q.Series, events.Events)
 	}
-	return q, err
+	return q, events, err
+}
+
+// keeping applies the request's event= (the CLI's --event) before emit.
+func keeping(events source.Options, emit func(stream.Interval) error) func(stream.Interval) error {
+	if len(events.Events) == 0 {
+		return emit
+	}
+	return func(iv stream.Interval) error { return emit(events.KeepEvents(iv)) }
 }
 
 func (d Data) anySeries(ctx context.Context, selects func(archive.SeriesInfo) bool) (bool, error) {

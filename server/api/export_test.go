@@ -160,3 +160,42 @@ func TestExportBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestReportOfOneJobsEvent selects one job's series of an event that
+// another job records too (series=JOB&event=EVENT, the CLI's --series JOB
+// --event EVENT); the event alone merges both.
+func TestReportOfOneJobsEvent(t *testing.T) {
+	base, token, _ := exportServer(t, 0)
+	for _, c := range []struct {
+		query      string
+		count, sum float64
+	}{
+		{"series=db01&event=log%20file%20sync", 5, 100 + 200 + 300 + 400 + 500},
+		{"series=db02&event=log%20file%20sync", 5, 101 + 201 + 301 + 401 + 501},
+		{"series=log%20file%20sync", 10, 1500 + 1505},
+		{"event=log%20file%20sync", 10, 1500 + 1505},
+	} {
+		resp, body := get(t, base+"/api/v1/report?format=json&from=-1h&"+c.query, token)
+		var rep struct {
+			Series []struct {
+				Count float64 `json:"count"`
+				SumUs float64 `json:"sum_us"`
+			} `json:"series"`
+		}
+		if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &rep) != nil || len(rep.Series) != 1 {
+			t.Fatalf("%s: %d %s", c.query, resp.StatusCode, body)
+		}
+		if got := rep.Series[0]; got.Count != c.count || got.SumUs != c.sum {
+			t.Errorf("%s: count %v sum %v µs; want %v and %v", c.query, got.Count, got.SumUs, c.count, c.sum)
+		}
+	}
+	for _, q := range []string{"series=db01&event=log", "event=nothing"} {
+		if resp, body := get(t, base+"/api/v1/report?format=json&"+q, token); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("%s: %d %s; want 404", q, resp.StatusCode, body)
+		}
+	}
+	resp, body := get(t, base+"/api/v1/export?format=jsonl&from=-1h&series=db02&event=log%20file%20sync", token)
+	if resp.StatusCode != http.StatusOK || strings.Count(string(body), "db01") != 0 || strings.Count(string(body), "db02") == 0 {
+		t.Errorf("export of db02's event: %d\n%s", resp.StatusCode, body)
+	}
+}

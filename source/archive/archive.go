@@ -54,28 +54,6 @@ func (s *archiveSource) Run(ctx context.Context, emit func(stream.Interval) erro
 	defer a.Close()
 	q := archive.Query{From: s.opts.From, To: s.opts.To, Series: s.opts.Series}
 	return a.Read(ctx, q, func(iv stream.Interval) error {
-		if len(s.opts.Events) > 0 {
-			iv = keepEvents(iv, s.opts)
-		}
-		return emit(iv)
+		return emit(s.opts.KeepEvents(iv))
 	})
-}
-
-// keepEvents applies --event: the window stays (observed), its other
-// series go.
-func keepEvents(iv stream.Interval, opts source.Options) stream.Interval {
-	series := iv.Series[:0:0]
-	for _, sh := range iv.Series {
-		if opts.KeepEvent(sh.Key.Event) {
-			series = append(series, sh)
-		}
-	}
-	means := iv.Means[:0:0]
-	for _, m := range iv.Means {
-		if opts.KeepEvent(m.Key.Event) {
-			means = append(means, m)
-		}
-	}
-	iv.Series, iv.Means = series, means
-	return iv
 }

@@ -630,11 +630,16 @@
   // ---- the report of a selection ----------------------------------------------
   // H.glob escapes a name so that a --series glob matches it literally.
   H.glob = function (name) { return name.replace(/[*?[\]\\]/g, "\\$&"); };
-  // H.report reads what `latscope report DATA --series EVENT --from --to
-  // --format json` answers for series s over [from, to) (ISO times), and
-  // resolves to that series' entry (null: no events in the window).
+  // H.reportArgs are the CLI's arguments that select series s alone: its
+  // job (the archive's source) and its event, even when other jobs record
+  // the same event.
+  H.reportArgs = function (s) { return ["--series", H.glob(s.source), "--event", s.event]; };
+  // H.report reads what `latscope report DATA --series JOB --event EVENT
+  // --from --to --format json` answers for series s over [from, to) (ISO
+  // times), and resolves to that series' entry (null: no events in the
+  // window).
   H.report = function (s, from, to) {
-    return LS.api("/api/v1/report?format=json&series=" + encodeURIComponent(H.glob(s.event)) +
+    return LS.api("/api/v1/report?format=json&series=" + encodeURIComponent(H.glob(s.source)) + "&event=" + encodeURIComponent(s.event) +
       "&from=" + encodeURIComponent(from) + "&to=" + encodeURIComponent(to)).then(function (r) {
       var mine = (r.series || []).filter(function (x) { return x.event === s.event && x.instance === s.instance; });
       return mine[0] || null;

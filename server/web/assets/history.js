@@ -175,7 +175,7 @@ LS.ready(function () {
       if (seq !== reportSeq) return;
       reportBox.appendChild(H.reportNode(e, "report"));
       reportBox.appendChild(LS.el("p", { class: "muted" }, "As ", LS.el("code", {},
-        "latscope report DATA --series '" + H.glob(series.event) + "' --from " + sel.from + " --to " + sel.to + " --format json"), " answers."));
+        "latscope report DATA --series '" + H.glob(series.source) + "' --event '" + series.event + "' --from " + sel.from + " --to " + sel.to + " --format json"), " answers."));
     });
     return done.then(function () { if (seq === reportSeq) reportBox.setAttribute("data-ready", "1"); }, LS.fail("selection report"));
   }
