@@ -196,7 +196,11 @@ func (d Data) query(r *http.Request) (archive.Query, source.Options, error) {
 	}
 	found, err := d.anySeries(r.Context(), func(s archive.SeriesInfo) bool { return selects(s) && events.KeepEvent(s.Key.Event) })
 	if err == nil && !found {
-		err = fmt.Errorf("%w: no series of the archive matches series %q and event %q", auth.ErrNotFound, q.Series, events.Events)
+		what := fmt.Sprintf("%q", q.Series)
+		if len(events.Events) > 0 {
+			what = fmt.Sprintf("series %q and event %q", q.Series, strings.Join(events.Events, ", "))
+		}
+		err = fmt.Errorf("%w: no series of the archive matches %s", auth.ErrNotFound, what)
 	}
 	return q, events, err
 }
