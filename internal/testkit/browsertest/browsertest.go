@@ -267,8 +267,8 @@ func (b *Browser) SubmitLogin(user, password string) {
 }
 
 // Screenshot captures the whole page as name.png in the screenshots
-// directory and fails the test when it is blank: fewer than 8 colours, or
-// nearly every pixel the same.
+// directory and fails the test when it is blank (fewer than 8 colours,
+// or nearly every pixel the same) or fails the accessibility audit.
 func (b *Browser) Screenshot(name string) string {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
@@ -284,6 +284,7 @@ func (b *Browser) Screenshot(name string) string {
 	if err := notBlank(shot); err != nil {
 		b.t.Errorf("screenshot %s: %v", path, err)
 	}
+	b.Audit(name)
 	return path
 }
 
