@@ -40,38 +40,33 @@ const LoginPath = "/login"
 const pageCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; " +
 	"connect-src 'self'; frame-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
-// Page is one page of the view: its URL, the least role that may open it
-// and the script that builds it (assets/NAME.js).
+// Page is one page of the view: its URL, the least role that may open it,
+// the script that builds it (assets/NAME.js) and the shared scripts it
+// loads before (Libs: assets/LIB.js).
 type Page struct {
 	Path   string
 	Role   auth.Role
 	Script string
 	Title  string
+	Libs   []string
 }
 
 // Pages lists every page, in the order of the navigation.
 func Pages() []Page {
+	maps := []string{"heatmap"} // the canvas heat-map renderer
 	return []Page{
-		{"/{$}", auth.Viewer, "dashboard", "Dashboard"},
-		{"/live", auth.Viewer, "live", "Live"},
-		{"/history", auth.Viewer, "history", "History"},
-		{"/compare", auth.Viewer, "compare", "Compare"},
-		{"/runs", auth.Viewer, "runs", "Runs"},
-		{"/runs/new", auth.Operator, "runform", "New run"},
-		{"/runs/{id}", auth.Viewer, "run", "Run"},
-		{"/flame", auth.Viewer, "flame", "Flame graph"},
-		{"/tokens", auth.Viewer, "tokens", "Tokens"},
-		{"/admin/users", auth.Admin, "users", "Users"},
-		{"/admin/audit", auth.Admin, "audit", "Audit log"},
+		{Path: "/{$}", Role: auth.Viewer, Script: "dashboard", Title: "Dashboard"},
+		{Path: "/live", Role: auth.Viewer, Script: "live", Title: "Live", Libs: maps},
+		{Path: "/history", Role: auth.Viewer, Script: "history", Title: "History", Libs: maps},
+		{Path: "/compare", Role: auth.Viewer, Script: "compare", Title: "Compare", Libs: maps},
+		{Path: "/runs", Role: auth.Viewer, Script: "runs", Title: "Runs"},
+		{Path: "/runs/new", Role: auth.Operator, Script: "runform", Title: "New run"},
+		{Path: "/runs/{id}", Role: auth.Viewer, Script: "run", Title: "Run"},
+		{Path: "/flame", Role: auth.Viewer, Script: "flame", Title: "Flame graph"},
+		{Path: "/tokens", Role: auth.Viewer, Script: "tokens", Title: "Tokens"},
+		{Path: "/admin/users", Role: auth.Admin, Script: "users", Title: "Users"},
+		{Path: "/admin/audit", Role: auth.Admin, Script: "audit", Title: "Audit log"},
 	}
-}
-
-// pageLibs are the shared scripts a page loads after app.js and before
-// its own, by the page's script name.
-var pageLibs = map[string][]string{
-	"live":    {"heatmap"},
-	"history": {"heatmap"},
-	"compare": {"heatmap"},
 }
 
 // Register adds the login page, the pages and their assets to the router.
@@ -163,7 +158,7 @@ func (s *site) login(w http.ResponseWriter, r *http.Request) {
 type shellData struct {
 	Title, Script    string
 	CSS, App, PageJS string
-	Libs             []string // URLs of the shared scripts of pageLibs
+	Libs             []string // URLs of the page's shared scripts
 }
 
 func (s *site) page(p Page) (http.HandlerFunc, error) {
@@ -172,7 +167,7 @@ func (s *site) page(p Page) (http.HandlerFunc, error) {
 	}
 	data := shellData{Title: p.Title, Script: p.Script,
 		CSS: s.assetURL("app.css"), App: s.assetURL("app.js"), PageJS: s.assetURL(p.Script + ".js")}
-	for _, lib := range pageLibs[p.Script] {
+	for _, lib := range p.Libs {
 		if _, ok := s.versions[lib+".js"]; !ok {
 			return nil, fmt.Errorf("web page %s: no shared script assets/%s.js", p.Path, lib)
 		}

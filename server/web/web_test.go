@@ -52,7 +52,11 @@ func TestEveryPageLoadsItsScriptUnderTheStrictPolicy(t *testing.T) {
 		if csp := resp.Header.Get("Content-Security-Policy"); csp != pageCSP || strings.Contains(csp, "unsafe") {
 			t.Errorf("%s: policy %q", p.Path, csp)
 		}
-		for _, asset := range []string{"app.css", "app.js", p.Script + ".js"} {
+		assets := []string{"app.css", "app.js", p.Script + ".js"}
+		for _, lib := range p.Libs {
+			assets = append(assets, lib+".js")
+		}
+		for _, asset := range assets {
 			if !strings.Contains(page, `"`+s.assetURL(asset)+`"`) {
 				t.Errorf("%s does not load %s", p.Path, s.assetURL(asset))
 			}
