@@ -335,7 +335,11 @@ func TestServeEndToEnd(t *testing.T) {
 
 // viewerToken logs in as the bootstrap admin and creates a viewer token;
 // it stays valid across restarts (auth.db).
-func viewerToken(t *testing.T, srv *server) string {
+func viewerToken(t *testing.T, srv *server) string { return bootstrapToken(t, srv, "viewer") }
+
+// bootstrapToken logs in as the bootstrap admin (with the password the
+// first start printed) and creates a token of role.
+func bootstrapToken(t *testing.T, srv *server, role string) string {
 	t.Helper()
 	session := &apiClient{t: t, base: srv.base, bodies: &strings.Builder{}}
 	status, b := session.call("POST", "/api/v1/login", `{"user":"admin","password":"`+bootstrapPassword(t, srv)+`"}`)
@@ -345,7 +349,7 @@ func viewerToken(t *testing.T, srv *server) string {
 	if status != http.StatusOK || json.Unmarshal(b, &me) != nil {
 		t.Fatalf("login: %d %s", status, b)
 	}
-	status, b = session.call("POST", "/api/v1/tokens", `{"name":"viewer","role":"viewer"}`, "X-CSRF-Token", me.CSRF)
+	status, b = session.call("POST", "/api/v1/tokens", `{"name":"`+role+`","role":"`+role+`"}`, "X-CSRF-Token", me.CSRF)
 	var tok struct{ Token string }
 	if status != http.StatusCreated || json.Unmarshal(b, &tok) != nil || tok.Token == "" {
 		t.Fatalf("token: %d %s", status, b)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -39,20 +38,7 @@ func startWebServer(t *testing.T, initial int) *webServer {
 		t.Fatal(err)
 	}
 	srv := startServe(t, "--data", filepath.Join(dir, "data"), "--listen", freePort(t), file)
-	session := &apiClient{t: t, base: srv.base, bodies: &strings.Builder{}}
-	status, b := session.call("POST", "/api/v1/login", `{"user":"admin","password":"`+bootstrapPassword(t, srv)+`"}`)
-	var me struct {
-		CSRF string `json:"csrf_token"`
-	}
-	if status != http.StatusOK || json.Unmarshal(b, &me) != nil {
-		t.Fatalf("login: %d %s", status, b)
-	}
-	status, b = session.call("POST", "/api/v1/tokens", `{"name":"web-e2e","role":"admin"}`, "X-CSRF-Token", me.CSRF)
-	var tok struct{ Token string }
-	if status != http.StatusCreated || json.Unmarshal(b, &tok) != nil {
-		t.Fatalf("token: %d %s", status, b)
-	}
-	admin := &apiClient{t: t, base: srv.base, token: tok.Token, bodies: &strings.Builder{}}
+	admin := &apiClient{t: t, base: srv.base, token: bootstrapToken(t, srv, "admin"), bodies: &strings.Builder{}}
 	admin.want(http.StatusOK, "POST", "/api/v1/users/admin/password", `{"password":"`+webAdminPassword+`"}`)
 	admin.want(http.StatusCreated, "POST", "/api/v1/users", `{"name":"otto","role":"operator","password":"`+webOperatorPassword+`"}`)
 	admin.want(http.StatusCreated, "POST", "/api/v1/users", `{"name":"vera","role":"viewer","password":"`+webViewerPassword+`"}`)
