@@ -24,8 +24,10 @@ import (
 	"github.com/latscope/latscope/server/jobctl"
 	"github.com/latscope/latscope/server/jobs"
 	"github.com/latscope/latscope/server/live"
+	"github.com/latscope/latscope/server/metrics"
 	"github.com/latscope/latscope/server/runs"
 	"github.com/latscope/latscope/server/web"
+	"github.com/latscope/latscope/sink/promnative"
 	"github.com/latscope/latscope/source"
 )
 
@@ -168,7 +170,9 @@ func serveJobs(ctx context.Context, sc ServeConfig, c *config.Config, defs []job
 		backoff = jobs.DefaultBackoff()
 	}
 	hub := live.NewHub(arch, live.Options{MaxStreams: c.LiveStreams, Logger: logger})
-	runner, control, jobStore, err := openJobs(ctx, c.Data, defs, live.Publishing(arch, hub), arch.SetSourceKeep, backoff, store, redactor, logger)
+	var runner *jobs.Runner
+	series := promnative.NewMapper(prometheusOptions(c.Prometheus, func() []jobs.Status { return runner.Status() }))
+	runner, control, jobStore, err := openJobs(ctx, c.Data, defs, live.Publishing(metrics.Counting(arch, series), hub), arch.SetSourceKeep, backoff, store, redactor, logger)
 	if err != nil {
 		arch.Close()
 		return err
@@ -180,7 +184,7 @@ func serveJobs(ctx context.Context, sc ServeConfig, c *config.Config, defs []job
 		return err
 	}
 	rt := httpsec.NewRouter(store, httpsec.Config{TLS: tlsConfig != nil, Logger: logger})
-	api.RegisterServe(rt, api.Data{Archive: arch, Jobs: runner.Status, Sinks: Sinks(), JobControl: control, Runs: executor, Live: hub, Tiers: c.Archive.Parsed})
+	api.RegisterServe(rt, api.Data{Archive: arch, Jobs: runner.Status, Sinks: Sinks(), JobControl: control, Runs: executor, Live: hub, Tiers: c.Archive.Parsed, Metrics: series})
 	err = web.Register(rt)
 	var h http.Handler
 	if err == nil {
@@ -201,6 +205,29 @@ func serveJobs(ctx context.Context, sc ServeConfig, c *config.Config, defs []job
 	}
 	fmt.Fprintf(sc.Stderr, "latscope: serving on %s://%s: %d job(s), data in %s\n", scheme, ln.Addr(), len(runner.Status()), c.Data)
 	return runServer(ctx, srv, ln, runner, arch, maintenance{arch: arch, users: store, auditKeep: c.Audit.Retention(), runs: executor, log: logger})
+}
+
+// prometheusOptions are the configuration's labels and guard for the
+// Prometheus series; a job's source kind is the scheme of its SOURCE.
+// status is called only once intervals flow, after the runner exists.
+func prometheusOptions(p config.Prometheus, status func() []jobs.Status) promnative.Options {
+	host := p.Host
+	if host == "" {
+		host, _ = os.Hostname()
+	}
+	guard := p.MaxEventsPerJob
+	if guard == 0 { // a configuration not read from a file
+		guard = config.DefaultMaxEventsPerJob
+	}
+	return promnative.Options{Host: host, MaxEventsPerJob: guard, Metric: p.Metric,
+		SourceKind: func(job string) string {
+			for _, s := range status() {
+				if s.Name == job {
+					return promnative.SourceKind(s.Source)
+				}
+			}
+			return ""
+		}}
 }
 
 // openJobs makes the runner of the configured jobs and of those created
