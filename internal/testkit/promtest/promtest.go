@@ -16,7 +16,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -200,13 +199,4 @@ func (s *Server) WaitFor(t testing.TB, expr string, timeout time.Duration, done 
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-}
-
-// Key renders the named labels of a sample, in that order: {a="1",b="2"}.
-func (sm Sample) Key(names ...string) string {
-	var parts []string
-	for _, n := range names {
-		parts = append(parts, n+"="+strconv.Quote(sm.Metric[n]))
-	}
-	return "{" + strings.Join(parts, ",") + "}"
 }
