@@ -2,7 +2,6 @@ package metrics_test
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -64,24 +63,30 @@ type nopWriter struct{}
 
 func (nopWriter) Write(context.Context, stream.Interval) error { return nil }
 
-// scrapeConfig scrapes url every second with the viewer's token from a
-// credentials file, keeping latscope's job and instance labels.
+// scrapeConfig is the prometheus.yml of docs/fleet.md, scraping target
+// every second with the viewer's token in a credentials file.
 func scrapeConfig(t *testing.T, target, token string) string {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(file, []byte(token), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return fmt.Sprintf(`global:
-  scrape_interval: 1s
-scrape_configs:
-  - job_name: latscope
-    honor_labels: true
-    authorization:
-      credentials_file: %s
-    static_configs:
-      - targets: [%q]
-`, file, target)
+	doc, err := os.ReadFile("../../docs/fleet.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(doc), "```yaml\n# prometheus.yml\n")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/fleet.md has no prometheus.yml example")
+	}
+	for _, r := range [][2]string{{"/etc/prometheus/latscope.token", file}, {"127.0.0.1:7879", target}, {"scrape_interval: 15s", "scrape_interval: 1s"}} {
+		if !strings.Contains(block, r[0]) {
+			t.Fatalf("docs/fleet.md's prometheus.yml has no %q", r[0])
+		}
+		block = strings.ReplaceAll(block, r[0], r[1])
+	}
+	return block
 }
 
 // TestPrometheusScrapes has a real Prometheus scrape /metrics with a
