@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/internal/testkit/dbtest"
 	"github.com/latscope/latscope/internal/testkit/testenv"
 )
 
@@ -65,7 +65,7 @@ func Start(t testing.TB, opts Options) *Server {
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	addr := "127.0.0.1:" + strconv.Itoa(dbtest.FreePort(t))
 	args := []string{"--config.file=" + filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path=" + filepath.Join(dir, "data"),
 		"--web.listen-address=" + addr, "--log.level=warn"}
 	if opts.NativeHistograms {
@@ -121,16 +121,6 @@ func Start(t testing.TB, opts Options) *Server {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-func freePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("finding a free port: %v", err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // Sample is one element of an instant vector: its labels and its float
