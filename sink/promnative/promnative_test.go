@@ -258,3 +258,23 @@ func TestSourceKind(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentAddAndSeries is for -race: jobs add while scrapes read.
+func TestConcurrentAddAndSeries(t *testing.T) {
+	m := NewMapper(Options{MaxEventsPerJob: 3})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 200 {
+			for _, s := range m.Series() {
+				checkNative(t, s.Native)
+			}
+		}
+	}()
+	r := rand.New(rand.NewPCG(5, 6))
+	for k := range 200 {
+		h := exactHist(t, r, 20, 1, 1e5)
+		m.Add(fmt.Sprint("job", k%3), interval(t0.Add(time.Duration(k)*time.Second), series(fmt.Sprint("e", k%7), h)))
+	}
+	<-done
+}
