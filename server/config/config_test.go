@@ -128,6 +128,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("jobs: 3\n"))
 	f.Add([]byte("archive:\n  tiers:\n    - resolution: raw\n      keep: 1d12h\n    - resolution: 1m\n  max_size: 1.5G\n"))
 	f.Add([]byte("- a\n- b\n"))
+	f.Add([]byte("prometheus:\n  host: db01\n  max_events_per_job: -1\n  metric: x_seconds\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := Parse("f.yaml", b)
 		if err != nil {
