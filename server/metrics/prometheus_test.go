@@ -24,7 +24,7 @@ import (
 // durations, several events: native schema 6) and the PyLatencyMap
 // example (Oracle's power-of-two millisecond buckets: schema 0).
 var recordings = map[string]string{
-	"trace": "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc",
+	"trace": "trc10046/jkstill-trace-combine_12.2.0.1/main_trcsess_output.trc",
 	"awr":   "pylatencymap/example_latency_data.txt",
 }
 
