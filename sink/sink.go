@@ -25,6 +25,12 @@ type Options struct {
 	// Diag receives a warning, once per kind, when the target cannot hold
 	// the data exactly (rebinning into power-of-two buckets, lost sums...).
 	Diag *input.Diagnostics
+	// Endpoint is where a format that is sent rather than written
+	// (Format.Sent) sends: a URL.
+	Endpoint string
+	// Host names the machine the data comes from, for formats that carry
+	// it (otlp's host.name); empty: this machine's host name.
+	Host string
 }
 
 // Format is one output format.
@@ -33,7 +39,10 @@ type Format struct {
 	Name string
 	// Extension is the usual file extension, which also selects the format
 	// when --to is not given.
-	Extension   string
+	Extension string
+	// Sent says the format goes to Options.Endpoint over the network, not
+	// to a file: New gets no io.Writer.
+	Sent        bool
 	Description string
 	// Keeps says what the format holds exactly and what it cannot, for
 	// `latscope formats`.
