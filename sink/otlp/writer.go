@@ -128,9 +128,11 @@ func (w *Writer) Write(iv stream.Interval) error {
 	}
 	for _, s := range iv.Series {
 		w.points = append(w.points, w.dataPoint(iv, s))
-	}
-	if len(w.points) >= batchPoints {
-		return w.Flush()
+		if len(w.points) >= batchPoints {
+			if err := w.Flush(); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
