@@ -168,7 +168,18 @@ func serveJobs(ctx context.Context, sc ServeConfig, c *config.Config, defs []job
 		backoff = jobs.DefaultBackoff()
 	}
 	hub := live.NewHub(arch, live.Options{MaxStreams: c.LiveStreams, Logger: logger})
-	runner, control, jobStore, err := openJobs(ctx, c.Data, defs, live.Publishing(arch, hub), arch.SetSourceKeep, backoff, store, redactor, logger)
+	var out jobs.Writer = live.Publishing(arch, hub)
+	if c.OTLP.Enabled() {
+		fwd, err := newOTLPForward(c.OTLP, out, sc.Stderr, logger)
+		if err != nil {
+			arch.Close()
+			return err
+		}
+		defer fwd.close() // after runServer: the jobs' last intervals go too
+		go fwd.run(ctx)
+		out = fwd
+	}
+	runner, control, jobStore, err := openJobs(ctx, c.Data, defs, out, arch.SetSourceKeep, backoff, store, redactor, logger)
 	if err != nil {
 		arch.Close()
 		return err

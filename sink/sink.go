@@ -31,6 +31,9 @@ type Options struct {
 	// Host names the machine the data comes from, for formats that carry
 	// it (otlp's host.name); empty: this machine's host name.
 	Host string
+	// Headers are extra request headers of a sent format (a tenant's
+	// token).
+	Headers map[string]string
 }
 
 // Format is one output format.

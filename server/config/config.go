@@ -39,6 +39,8 @@ type Config struct {
 	// Archive sets the archive's tiers and size cap (absent: the
 	// defaults, archive.DefaultTiers and no cap).
 	Archive Archive `yaml:"archive"`
+	// OTLP sends the jobs' intervals to an OpenTelemetry receiver.
+	OTLP OTLP `yaml:"otlp"`
 }
 
 // Archive is the archive's settings.
@@ -159,6 +161,9 @@ func Parse(name string, b []byte) (*Config, error) {
 	}
 	if err := c.Archive.check(); err != nil {
 		return nil, fmt.Errorf("%s:%d: archive: %w", name, keyLine(&doc, "archive"), err)
+	}
+	if err := c.OTLP.check(); err != nil {
+		return nil, fmt.Errorf("%s:%d: otlp: %w", name, keyLine(&doc, "otlp"), err)
 	}
 	return &c, nil
 }

@@ -61,19 +61,21 @@ type Writer struct {
 	opts     sink.Options
 	points   []metricdata.ExponentialHistogramDataPoint[float64]
 	warned   map[string]bool
-	err      error
 }
 
 // New returns a Writer sending to o.Endpoint (a URL; without a path the
-// OTLP default /v1/metrics is used). Extra headers and TLS settings come
-// from the SDK's usual OTEL_EXPORTER_OTLP_* environment variables.
+// OTLP default /v1/metrics is used), with o.Headers. More headers and
+// TLS settings come from the SDK's usual OTEL_EXPORTER_OTLP_* variables.
 func New(ctx context.Context, o sink.Options) (*Writer, error) {
 	endpoint, err := EndpointURL(o.Endpoint)
 	if err != nil {
 		return nil, err
 	}
-	exp, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(endpoint),
-		otlpmetrichttp.WithCompression(otlpmetrichttp.GzipCompression))
+	opts := []otlpmetrichttp.Option{otlpmetrichttp.WithEndpointURL(endpoint), otlpmetrichttp.WithCompression(otlpmetrichttp.GzipCompression)}
+	if len(o.Headers) > 0 {
+		opts = append(opts, otlpmetrichttp.WithHeaders(o.Headers))
+	}
+	exp, err := otlpmetrichttp.New(ctx, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("otlp exporter for %s: %w", endpoint, err)
 	}
@@ -113,9 +115,6 @@ func (w *Writer) warnOnce(kind, format string, args ...any) {
 // Write adds the interval's series as data points, exporting a batch when
 // it is full.
 func (w *Writer) Write(iv stream.Interval) error {
-	if w.err != nil {
-		return w.err
-	}
 	if iv.Gap {
 		w.warnOnce("gap", "gaps are not sent (a delta stream has no way to say that a window was not observed)")
 		return nil
@@ -227,10 +226,12 @@ func integerCounts(h *hist.Histogram) (zero uint64, counts []uint64) {
 	return whole[0], whole[1:]
 }
 
-// Flush exports the buffered data points.
+// Flush exports the buffered data points. They are dropped when the
+// export fails (after the SDK's retries), so that a later Flush sends
+// only what came after.
 func (w *Writer) Flush() error {
-	if w.err != nil || len(w.points) == 0 {
-		return w.err
+	if len(w.points) == 0 {
+		return nil
 	}
 	rm := &metricdata.ResourceMetrics{
 		Resource: w.resource,
@@ -247,11 +248,11 @@ func (w *Writer) Flush() error {
 			}},
 		}},
 	}
-	if err := w.exp.Export(w.ctx, rm); err != nil {
-		w.err = fmt.Errorf("otlp: sending %d data points: %w", len(w.points), err)
-		return w.err
-	}
+	n := len(w.points)
 	w.points = nil
+	if err := w.exp.Export(w.ctx, rm); err != nil {
+		return fmt.Errorf("otlp: sending %d data points: %w", n, err)
+	}
 	return nil
 }
 
