@@ -54,3 +54,23 @@ type Format struct {
 	Example string
 	New     func(w io.Writer, o Options) (Writer, error)
 }
+
+// Warner warns through Options.Diag the first time each kind of loss
+// occurs, so that a writer says what its format cannot hold once, however
+// often it happens and whatever the details of each occurrence.
+type Warner struct {
+	opts   Options
+	warned map[string]bool
+}
+
+// NewWarner returns a Warner for the output o names.
+func NewWarner(o Options) *Warner { return &Warner{opts: o, warned: map[string]bool{}} }
+
+// Once warns unless kind was warned about already.
+func (w *Warner) Once(kind, format string, args ...any) {
+	if w.warned[kind] {
+		return
+	}
+	w.warned[kind] = true
+	w.opts.Diag.Warn(w.opts.Name, format, args...)
+}

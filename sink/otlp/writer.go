@@ -60,7 +60,7 @@ type Writer struct {
 	resource *resource.Resource
 	opts     sink.Options
 	points   []metricdata.ExponentialHistogramDataPoint[float64]
-	warned   map[string]bool
+	warn     *sink.Warner // once per kind of loss
 }
 
 // New returns a Writer sending to o.Endpoint (a URL; without a path the
@@ -84,7 +84,7 @@ func New(ctx context.Context, o sink.Options) (*Writer, error) {
 		host, _ = os.Hostname() // an unknown host name leaves host.name empty
 	}
 	res := resource.NewSchemaless(attribute.String("service.name", "latscope"), attribute.String("host.name", host))
-	return &Writer{ctx: ctx, exp: exp, resource: res, opts: o, warned: map[string]bool{}}, nil
+	return &Writer{ctx: ctx, exp: exp, resource: res, opts: o, warn: sink.NewWarner(o)}, nil
 }
 
 // EndpointURL checks an OTLP/HTTP endpoint and gives it the default
@@ -104,26 +104,18 @@ func EndpointURL(raw string) (string, error) {
 	return u.String(), nil
 }
 
-func (w *Writer) warnOnce(kind, format string, args ...any) {
-	if w.warned[kind] {
-		return
-	}
-	w.warned[kind] = true
-	w.opts.Diag.Warn(w.opts.Name, format, args...)
-}
-
 // Write adds the interval's series as data points, exporting a batch when
 // it is full.
 func (w *Writer) Write(iv stream.Interval) error {
 	if iv.Gap {
-		w.warnOnce("gap", "gaps are not sent (a delta stream has no way to say that a window was not observed)")
+		w.warn.Once("gap", "gaps are not sent (a delta stream has no way to say that a window was not observed)")
 		return nil
 	}
 	if len(iv.Means) > 0 {
-		w.warnOnce("means", "series known only as a count and a total per window are not sent (they have no histogram)")
+		w.warn.Once("means", "series known only as a count and a total per window are not sent (they have no histogram)")
 	}
 	if iv.Relative {
-		w.warnOnce("relative", "the source has no wall-clock time: its windows are sent as times since 1970")
+		w.warn.Once("relative", "the source has no wall-clock time: its windows are sent as times since 1970")
 	}
 	for _, s := range iv.Series {
 		w.points = append(w.points, w.dataPoint(iv, s))
@@ -140,11 +132,11 @@ func (w *Writer) Write(iv stream.Interval) error {
 func (w *Writer) dataPoint(iv stream.Interval, s stream.SeriesHist) metricdata.ExponentialHistogramDataPoint[float64] {
 	h := InSeconds(s.Hist)
 	if h.TopOpen {
-		w.warnOnce("open", "open top buckets (e.g. Oracle's last bucket) are sent closed at twice their lower edge")
+		w.warn.Once("open", "open top buckets (e.g. Oracle's last bucket) are sent closed at twice their lower edge")
 	}
 	zero, counts := integerCounts(h)
 	if n := s.Hist.Count(); n != math.Round(n) {
-		w.warnOnce("fraction", "some counts are not whole numbers (series merged across units): they are rounded")
+		w.warn.Once("fraction", "some counts are not whole numbers (series merged across units): they are rounded")
 	}
 	positive := metricdata.ExponentialBucket{}
 	first, last := 0, len(counts)
