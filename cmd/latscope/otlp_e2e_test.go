@@ -6,9 +6,12 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	colmetricspb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
@@ -26,6 +29,7 @@ type otlpReceiver struct {
 	*httptest.Server
 	mu       sync.Mutex
 	requests []*colmetricspb.ExportMetricsServiceRequest
+	tenants  []string // X-Scope-OrgID of each request
 	problems []string
 }
 
@@ -65,6 +69,7 @@ func (r *otlpReceiver) serve(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	r.requests = append(r.requests, msg)
+	r.tenants = append(r.tenants, req.Header.Get("X-Scope-OrgID"))
 	out, _ := proto.Marshal(&colmetricspb.ExportMetricsServiceResponse{})
 	w.Header().Set("Content-Type", "application/x-protobuf")
 	_, _ = w.Write(out)
@@ -255,5 +260,75 @@ func TestConvertToOTLPReportsEndpointErrors(t *testing.T) {
 	r := run(t, "", "convert", file, "--to", "jsonl", "--otlp-endpoint", refusing.URL)
 	if r.code == 0 || !strings.Contains(r.stderr, "only a format that is sent") {
 		t.Errorf("--to jsonl with --otlp-endpoint: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// pointCount is how many data points arrived so far.
+func (r *otlpReceiver) pointCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, req := range r.requests {
+		for _, rm := range req.ResourceMetrics {
+			for _, sm := range rm.ScopeMetrics {
+				for _, m := range sm.Metrics {
+					n += len(m.GetExponentialHistogram().GetDataPoints())
+				}
+			}
+		}
+	}
+	return n
+}
+
+// TestServeSendsItsJobsToOTLP: with an otlp block, what a job writes to
+// the archive reaches the receiver too, with the headers file's headers:
+// per event, the received counts and sums equal latscope report of the
+// data directory after a clean stop.
+func TestServeSendsItsJobsToOTLP(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	waits := filepath.Join(dir, "waits.txt")
+	if err := os.WriteFile(waits, []byte(strings.Join(restampedRecords(t), "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	headers := filepath.Join(dir, "otlp.headers")
+	if err := os.WriteFile(headers, []byte("X-Scope-OrgID: team-db\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	recv := newOTLPReceiver(t)
+	config := filepath.Join(dir, "latscope.yaml")
+	yaml := "data: " + data + "\nlisten: " + freePort(t) + "\notlp:\n  endpoint: " + recv.URL +
+		"\n  headers_file: " + headers + "\n  interval: 200ms\njobs:\n  - name: waits\n    source: " + waits + "\n"
+	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServe(t, "--config", config)
+	// The followed file is read at once; wait until sending settles.
+	last, stable := -1, 0
+	for deadline := time.Now().Add(20 * time.Second); stable < 5 && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if n := recv.pointCount(); n > 0 && n == last {
+			stable++
+		} else {
+			last, stable = n, 0
+		}
+	}
+	srv.stop(t)
+	got := recv.seriesByEvent(t)
+	rep := reportJSON(t, data)
+	if len(rep.Series) == 0 || len(got) != len(rep.Series) {
+		t.Fatalf("received %d series, the archive has %d", len(got), len(rep.Series))
+	}
+	for _, want := range rep.Series {
+		s := got[want.Event]
+		if s == nil || s.count != want.Count || math.Abs(s.sum*1e6-want.SumUs) > 1e-9*want.SumUs || s.attrs["source"] != "waits" {
+			t.Errorf("%s: received %+v, archive count %v sum %v µs", want.Event, s, want.Count, want.SumUs)
+		}
+	}
+	recv.mu.Lock()
+	defer recv.mu.Unlock()
+	for _, tenant := range recv.tenants {
+		if tenant != "team-db" {
+			t.Errorf("X-Scope-OrgID %q, want team-db from headers_file", tenant)
+		}
 	}
 }
