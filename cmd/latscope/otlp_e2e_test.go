@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -81,6 +82,30 @@ type otlpSeries struct {
 	points               int
 	lowest, highest      float64 // outer edges of the non-zero buckets, seconds
 	attrs                map[string]string
+	scale                int32
+	zero                 uint64
+	buckets              map[int32]uint64 // all points' counts by bucket index
+}
+
+// quantileBucket returns the edges (seconds) of the bucket holding the
+// q-quantile of all the series' points.
+func (s *otlpSeries) quantileBucket(q float64) (lo, hi float64) {
+	rank := uint64(math.Ceil(q * s.count))
+	if rank <= s.zero {
+		return 0, s.lowest
+	}
+	idx := make([]int32, 0, len(s.buckets))
+	for i := range s.buckets {
+		idx = append(idx, i)
+	}
+	slices.Sort(idx)
+	base, cum := math.Exp2(math.Exp2(-float64(s.scale))), s.zero
+	for _, i := range idx {
+		if cum += s.buckets[i]; cum >= rank {
+			return math.Pow(base, float64(i)), math.Pow(base, float64(i+1))
+		}
+	}
+	return s.highest, math.Inf(1)
 }
 
 // seriesByEvent totals the received data points per event, checking each
@@ -120,14 +145,19 @@ func (r *otlpReceiver) addMetric(t *testing.T, m *metricspb.Metric, out map[stri
 		attrs := attrMap(dp.Attributes)
 		s := out[attrs["event"]]
 		if s == nil {
-			s = &otlpSeries{attrs: attrs, lowest: math.Inf(1)}
+			s = &otlpSeries{attrs: attrs, lowest: math.Inf(1), scale: dp.Scale, buckets: map[int32]uint64{}}
 			out[attrs["event"]] = s
 		}
+		if dp.Scale != s.scale {
+			t.Errorf("%s: scale %d after %d", attrs["event"], dp.Scale, s.scale)
+		}
+		s.zero += dp.ZeroCount
 		buckets := dp.ZeroCount
 		base := math.Exp2(math.Exp2(-float64(dp.Scale)))
 		pos := dp.GetPositive()
 		for j, c := range pos.GetBucketCounts() {
 			buckets += c
+			s.buckets[pos.Offset+int32(j)] += c
 			if c > 0 {
 				i := float64(pos.Offset) + float64(j)
 				s.lowest = math.Min(s.lowest, math.Pow(base, i))
@@ -195,6 +225,15 @@ func TestConvertToOTLPCarriesTheReportsCountsAndSums(t *testing.T) {
 					t.Errorf("%s: sum_exact on %v of %d points, report says exact=%v", want.Event, s.sumExact, s.points, want.SumExact)
 				}
 				checkOTLPCoversBuckets(t, want.Event, s, want.Buckets)
+				if want.P99Us != nil {
+					// latscope's p99 lies in the received p99's bucket or a
+					// neighbour: the conversion error docs state.
+					lo, hi := s.quantileBucket(0.99)
+					base := math.Exp2(math.Exp2(-float64(s.scale)))
+					if p99 := *want.P99Us / 1e6; p99 < lo/base*0.9999 || p99 > hi*base*1.0001 {
+						t.Errorf("%s: report p99 %g s, received p99 bucket [%g, %g) s (scale %d)", want.Event, p99, lo, hi, s.scale)
+					}
+				}
 			}
 		})
 	}
