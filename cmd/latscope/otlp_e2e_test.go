@@ -274,6 +274,7 @@ func TestConvertToOTLPReportsEndpointErrors(t *testing.T) {
 	}))
 	defer refusing.Close()
 	file := testenv.DataFile(t, "pylatencymap/example_latency_data.txt")
+	closed := freePort(t)
 	for _, c := range []struct {
 		name string
 		args []string
@@ -281,6 +282,7 @@ func TestConvertToOTLPReportsEndpointErrors(t *testing.T) {
 	}{
 		{"refused", []string{"--otlp-endpoint", refusing.URL}, []string{"400", refusing.URL + "/v1/metrics", "tenant over quota"}},
 		{"bad url", []string{"--otlp-endpoint", "127.0.0.1:4318"}, []string{"want http://HOST:PORT"}},
+		{"closed port", []string{"--otlp-endpoint", "http://" + closed}, []string{"otlp: sending", closed, "connection refused"}},
 		{"no endpoint", nil, []string{"give --otlp-endpoint URL"}},
 		{"file", []string{"--otlp-endpoint", refusing.URL, "-o", "x.bin"}, []string{"not written to -o x.bin"}},
 	} {
