@@ -16,6 +16,8 @@ type ConvertConfig struct {
 	To string
 	// Output is the file to write; empty or "-": stdout.
 	Output string
+	// Endpoint is where a format that is sent (otlp) goes: a URL.
+	Endpoint string
 }
 
 // Convert writes the sources' stream in another tool's format.
@@ -28,7 +30,7 @@ func Convert(ctx context.Context, cc ConvertConfig) error {
 	if err != nil {
 		return err
 	}
-	out, err := openStreamOut(f, cc.Output, cc.Stdout, o.diag, o.live)
+	out, err := openStreamOut(f, cc.Output, cc.Endpoint, cc.Stdout, o.diag, o.live)
 	if err != nil {
 		return err
 	}
@@ -37,7 +39,10 @@ func Convert(ctx context.Context, cc ConvertConfig) error {
 		err = cerr
 	}
 	o.finish(cc.Stderr)
-	if err == nil && out.name != "-" {
+	switch {
+	case err == nil && out.sent:
+		fmt.Fprintf(cc.Stderr, "latscope: sent %d intervals to %s (%s)\n", out.count, out.name, f.Name)
+	case err == nil && out.name != "-":
 		fmt.Fprintf(cc.Stderr, "latscope: wrote %d intervals to %s (%s)\n", out.count, out.name, f.Name)
 	}
 	return err

@@ -19,6 +19,7 @@ import (
 	hdrlogsink "github.com/latscope/latscope/sink/hdrlog"
 	"github.com/latscope/latscope/sink/jsonl"
 	lsrsink "github.com/latscope/latscope/sink/lsr"
+	otlpsink "github.com/latscope/latscope/sink/otlp"
 	promsink "github.com/latscope/latscope/sink/prometheus"
 	pylatencymapsink "github.com/latscope/latscope/sink/pylatencymap"
 	"github.com/latscope/latscope/source"
@@ -77,7 +78,7 @@ func Stores() []source.Store {
 
 // Sinks lists the formats `latscope convert` writes.
 func Sinks() []sink.Format {
-	return []sink.Format{lsrsink.Format(), pylatencymapsink.Format(), hdrlogsink.Format(), jsonl.Format(), promsink.Format(), csvsink.Format()}
+	return []sink.Format{lsrsink.Format(), pylatencymapsink.Format(), hdrlogsink.Format(), jsonl.Format(), promsink.Format(), csvsink.Format(), otlpsink.Format()}
 }
 
 // Probes lists the live sources named scheme:ARG.

@@ -172,7 +172,18 @@ func serveJobs(ctx context.Context, sc ServeConfig, c *config.Config, defs []job
 	hub := live.NewHub(arch, live.Options{MaxStreams: c.LiveStreams, Logger: logger})
 	var runner *jobs.Runner
 	series := promnative.NewMapper(prometheusOptions(c.Prometheus, func() []jobs.Status { return runner.Status() }))
-	runner, control, jobStore, err := openJobs(ctx, c.Data, defs, live.Publishing(metrics.Counting(arch, series), hub), arch.SetSourceKeep, backoff, store, redactor, logger)
+	var out jobs.Writer = live.Publishing(metrics.Counting(arch, series), hub)
+	if c.OTLP.Enabled() {
+		fwd, err := newOTLPForward(c.OTLP, out, sc.Stderr, logger)
+		if err != nil {
+			arch.Close()
+			return err
+		}
+		defer fwd.close() // after runServer: the jobs' last intervals go too
+		go fwd.run(ctx)
+		out = fwd
+	}
+	runner, control, jobStore, err := openJobs(ctx, c.Data, defs, out, arch.SetSourceKeep, backoff, store, redactor, logger)
 	if err != nil {
 		arch.Close()
 		return err

@@ -24,11 +24,19 @@ type streamOut struct {
 	file  *os.File // nil for stdout
 	name  string
 	live  bool
+	sent  bool // sent over the network (name is the endpoint)
 	count int
 }
 
-// openStreamOut creates path ("" or "-": stdout) and a writer of format f.
-func openStreamOut(f sink.Format, path string, stdout io.Writer, diag *input.Diagnostics, live bool) (*streamOut, error) {
+// openStreamOut creates path ("" or "-": stdout) and a writer of format f;
+// a format that is sent (otlp) goes to endpoint instead of a file.
+func openStreamOut(f sink.Format, path, endpoint string, stdout io.Writer, diag *input.Diagnostics, live bool) (*streamOut, error) {
+	if f.Sent {
+		return openSentOut(f, path, endpoint, diag, live)
+	}
+	if endpoint != "" {
+		return nil, fmt.Errorf("--to %s writes a file; only a format that is sent (otlp) takes an endpoint", f.Name)
+	}
 	out := &streamOut{name: "-", live: live}
 	var w io.Writer = stdout
 	if path != "" && path != "-" {
@@ -47,9 +55,21 @@ func openStreamOut(f sink.Format, path string, stdout io.Writer, diag *input.Dia
 	return out, nil
 }
 
+// openSentOut opens a writer that sends to endpoint.
+func openSentOut(f sink.Format, path, endpoint string, diag *input.Diagnostics, live bool) (*streamOut, error) {
+	if path != "" {
+		return nil, fmt.Errorf("--to %s is sent to an endpoint, not written to -o %s", f.Name, path)
+	}
+	sw, err := f.New(nil, sink.Options{Name: endpoint, Diag: diag, Endpoint: endpoint})
+	if err != nil {
+		return nil, err
+	}
+	return &streamOut{w: sw, name: endpoint, live: live, sent: true}, nil
+}
+
 // openRecording opens a latscope recording for writing.
 func openRecording(path string, diag *input.Diagnostics, live bool) (*streamOut, error) {
-	return openStreamOut(lsrsink.Format(), path, nil, diag, live)
+	return openStreamOut(lsrsink.Format(), path, "", nil, diag, live)
 }
 
 // Write writes one interval.

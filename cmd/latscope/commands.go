@@ -383,8 +383,8 @@ selected with --from, --until and --series.`,
 
 func newConvertCommand(env environment) *cobra.Command {
 	var (
-		shared     sharedFlags
-		to, output string
+		shared               sharedFlags
+		to, output, endpoint string
 	)
 	cmd := &cobra.Command{
 		Use:   "convert SOURCE... --to FORMAT [-o FILE]",
@@ -398,7 +398,8 @@ targets and what each keeps.`,
 		Example: `  latscope convert DBM11106_ora_6334.trc --to hdrlog -o waits.hlog
   latscope convert fio.json --to pylatencymap | python3 LatencyMap.py
   latscope convert example_latency_data.txt -o waits.jsonl
-  latscope convert /var/lib/latscope --from -7d --until -6d -o day.jsonl   # from the archive`,
+  latscope convert /var/lib/latscope --from -7d --until -6d -o day.jsonl   # from the archive
+  latscope convert trace.trc --to otlp --otlp-endpoint http://127.0.0.1:4318   # OpenTelemetry`,
 		Args: requireSources,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := shared.config(env, args)
@@ -408,12 +409,13 @@ targets and what each keeps.`,
 			if to == "" && (output == "" || output == "-") {
 				return usagef("say which format to write with --to (see latscope formats)")
 			}
-			return driver.Convert(cmd.Context(), driver.ConvertConfig{Config: c, To: to, Output: output})
+			return driver.Convert(cmd.Context(), driver.ConvertConfig{Config: c, To: to, Output: output, Endpoint: endpoint})
 		},
 	}
 	shared.register(cmd)
 	cmd.Flags().StringVar(&to, "to", "", "output format (default: from the -o extension)")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "file to write (default: stdout)")
+	cmd.Flags().StringVar(&endpoint, "otlp-endpoint", "", "OTLP/HTTP receiver for --to otlp (http://HOST:4318; path default /v1/metrics)")
 	return cmd
 }
 
@@ -479,7 +481,11 @@ func writeFormats(w io.Writer) error {
 	}
 	b.WriteString("\nOUTPUT FORMATS (latscope convert --to NAME, or by -o extension)\n")
 	for _, f := range driver.Sinks() {
-		fmt.Fprintf(&b, "\n  %s (%s)\n    %s\n    keeps: %s\n", f.Name, f.Extension, f.Description, f.Keeps)
+		where := f.Extension
+		if f.Sent {
+			where = "sent to --otlp-endpoint"
+		}
+		fmt.Fprintf(&b, "\n  %s (%s)\n    %s\n    keeps: %s\n", f.Name, where, f.Description, f.Keeps)
 		if f.Example != "" {
 			fmt.Fprintf(&b, "    example: %s\n", f.Example)
 		}

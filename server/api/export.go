@@ -116,6 +116,9 @@ func (d Data) sinkFormat(name string) (sink.Format, error) {
 	}
 	var names []string
 	for _, f := range d.Sinks {
+		if f.Sent { // sent to an endpoint (otlp): no file to download
+			continue
+		}
 		if f.Name == name || strings.TrimPrefix(f.Extension, ".") == name {
 			return f, nil
 		}

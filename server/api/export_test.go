@@ -78,7 +78,7 @@ func viewerHandler(t testing.TB, a *archive.Archive, maxExport int) (http.Handle
 		t.Fatal(err)
 	}
 	rt := httpsec.NewRouter(store, httpsec.Config{})
-	api.Register(rt, api.Data{Archive: a, Jobs: nil, Sinks: []sink.Format{lsrsink.Format(), jsonl.Format()}, MaxExport: maxExport})
+	api.Register(rt, api.Data{Archive: a, Jobs: nil, Sinks: []sink.Format{lsrsink.Format(), jsonl.Format(), {Name: "otlp", Sent: true}}, MaxExport: maxExport})
 	h, err := rt.Handler()
 	if err != nil {
 		t.Fatal(err)
@@ -141,6 +141,7 @@ func TestExportBounds(t *testing.T) {
 		"/api/v1/export?series=db01&to=-1h":      http.StatusOK,
 		"/api/v1/export?format=jsonl&series=db9": http.StatusNotFound,
 		"/api/v1/export?format=pdf":              http.StatusBadRequest,
+		"/api/v1/export?format=otlp":             http.StatusBadRequest, // sent, not downloaded
 		"/api/v1/report?intervals=maybe":         http.StatusBadRequest,
 		"/api/v1/report?from=-1h&to=-2h":         http.StatusBadRequest,
 	} {

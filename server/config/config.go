@@ -42,6 +42,8 @@ type Config struct {
 	// Prometheus sets the labels and the cardinality guard of the
 	// Prometheus series (GET /metrics).
 	Prometheus Prometheus `yaml:"prometheus"`
+	// OTLP sends the jobs' intervals to an OpenTelemetry receiver.
+	OTLP OTLP `yaml:"otlp"`
 }
 
 // Prometheus configures how intervals become Prometheus series.
@@ -181,6 +183,9 @@ func Parse(name string, b []byte) (*Config, error) {
 	}
 	if err := c.Archive.check(); err != nil {
 		return nil, fmt.Errorf("%s:%d: archive: %w", name, keyLine(&doc, "archive"), err)
+	}
+	if err := c.OTLP.check(); err != nil {
+		return nil, fmt.Errorf("%s:%d: otlp: %w", name, keyLine(&doc, "otlp"), err)
 	}
 	return &c, nil
 }

@@ -64,6 +64,9 @@ func TestDocumentedExampleLoads(t *testing.T) {
 	if want := []archive.Tier{{Keep: 7 * day}, {Step: time.Minute, Keep: 90 * day}}; !reflect.DeepEqual(c.Archive.Parsed, want) || c.Archive.MaxBytes != 20<<30 {
 		t.Errorf("archive settings %+v", c.Archive)
 	}
+	if !c.OTLP.Enabled() || c.OTLP.Every != 10*time.Second || c.OTLP.HeadersFile == "" {
+		t.Errorf("otlp settings %+v", c.OTLP)
+	}
 	if c.Jobs[3].Keep != 3*day || c.Jobs[0].Keep != 0 {
 		t.Errorf("retentions %s %s", c.Jobs[3].Keep, c.Jobs[0].Keep)
 	}
@@ -101,6 +104,9 @@ func TestErrorsNameFileAndLine(t *testing.T) {
 		{"data: d\narchive:\n  tiers:\n    - resolution: raw\n    - resolution: 90s\n    - resolution: 2m\n", "f.yaml:2: archive: tier 3: step 2m0s must be"},
 		{"data: d\narchive:\n  max_size: lots\n", "f.yaml:2: archive: max_size \"lots\""},
 		{"data: d\narchive:\n  tiers:\n    - resolution: raw\n      keep: 1w\n", "f.yaml:2: archive: tier 1: keep \"1w\""},
+		{"data: d\notlp:\n  endpoint: 127.0.0.1:4318\n", "f.yaml:2: otlp: endpoint \"127.0.0.1:4318\": want http://HOST:PORT"},
+		{"data: d\notlp:\n  endpoint: http://c:4318\n  interval: 0s\n", "f.yaml:2: otlp: interval \"0s\""},
+		{"data: d\notlp:\n  interval: 5s\n", "f.yaml:2: otlp: give endpoint"},
 		{"", "empty configuration"},
 	} {
 		_, err := Parse("f.yaml", []byte(tc.yaml))

@@ -57,7 +57,7 @@ type Writer struct {
 	order  []stream.Key
 	last   time.Time // time of the last scrape written
 	wrote  bool
-	warned map[string]bool
+	warn   *sink.Warner // once per kind of loss
 	err    error
 }
 
@@ -73,15 +73,7 @@ type series struct {
 
 // NewWriter returns a Writer to w.
 func NewWriter(w io.Writer, o sink.Options) *Writer {
-	return &Writer{bw: bufio.NewWriterSize(w, 64<<10), opts: o, series: map[stream.Key]*series{}, warned: map[string]bool{}}
-}
-
-func (w *Writer) warnOnce(kind, format string, args ...any) {
-	if w.warned[kind] {
-		return
-	}
-	w.warned[kind] = true
-	w.opts.Diag.Warn(w.opts.Name, format, args...)
+	return &Writer{bw: bufio.NewWriterSize(w, 64<<10), opts: o, series: map[stream.Key]*series{}, warn: sink.NewWarner(o)}
 }
 
 // Write writes the interval as the scrape at its end (preceded, when the
@@ -92,10 +84,10 @@ func (w *Writer) Write(iv stream.Interval) error {
 		return w.err
 	}
 	if iv.Start.Truncate(time.Millisecond) != iv.Start || iv.Duration%time.Millisecond != 0 {
-		w.warnOnce("ms", "interval times are rounded to the millisecond (sample timestamps are in ms)")
+		w.warn.Once("ms", "interval times are rounded to the millisecond (sample timestamps are in ms)")
 	}
 	if w.wrote && iv.Start.Before(w.last) {
-		w.warnOnce("order", "intervals overlap (several sources?); a reader will restart its counters where time goes back")
+		w.warn.Once("order", "intervals overlap (several sources?); a reader will restart its counters where time goes back")
 	}
 	if iv.Gap {
 		return w.writeGap(iv)
@@ -122,7 +114,7 @@ func (w *Writer) writeGap(iv stream.Interval) error {
 		counted = counted || w.series[k].count > 0
 	}
 	if !counted {
-		w.warnOnce("gap", "a gap before anything was counted cannot be written (it reads back as quiet time)")
+		w.warn.Once("gap", "a gap before anything was counted cannot be written (it reads back as quiet time)")
 		return nil
 	}
 	if !iv.Start.Equal(w.last) {
@@ -172,7 +164,7 @@ func (w *Writer) addEdge(s *series, e float64) {
 }
 
 func (w *Writer) warnStraddle() {
-	w.warnOnce("straddle", "a series mixes bucket layouts; buckets that straddle another layout's edges are counted at their upper edge")
+	w.warn.Once("straddle", "a series mixes bucket layouts; buckets that straddle another layout's edges are counted at their upper edge")
 }
 
 // add counts an interval's histogram into the series.
@@ -191,7 +183,7 @@ func (w *Writer) add(sh stream.SeriesHist) {
 	}
 	s.sum += seconds(h.Sum, h.Unit)
 	if !h.SumExact && h.Count() > 0 {
-		w.warnOnce("sum", "some sums are estimates from bucket midpoints; _sum cannot say so")
+		w.warn.Once("sum", "some sums are estimates from bucket midpoints; _sum cannot say so")
 	}
 }
 

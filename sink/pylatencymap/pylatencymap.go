@@ -90,9 +90,9 @@ type Writer struct {
 	// fixed the label and unit (their counts are all zero).
 	waiting []time.Time
 
-	buf    []byte
-	warned map[string]bool
-	err    error
+	buf  []byte
+	warn *sink.Warner // once per kind of loss
+	err  error
 }
 
 // window is the interval whose record is written when the next one begins.
@@ -104,7 +104,7 @@ type window struct {
 
 // NewWriter returns a Writer; nothing is written before the first record.
 func NewWriter(w io.Writer, o sink.Options) *Writer {
-	return &Writer{w: w, opts: o, warned: map[string]bool{}}
+	return &Writer{w: w, opts: o, warn: sink.NewWarner(o)}
 }
 
 // Write adds one interval.
@@ -128,7 +128,7 @@ func (w *Writer) Write(iv stream.Interval) error {
 	if p := w.pending; p != nil {
 		if start.Before(p.end) {
 			if !start.Equal(p.start) || !end.Equal(p.end) {
-				w.warnOnce("overlap", "windows that overlap (several sources?) are written as one record stream: "+
+				w.warn.Once("overlap", "windows that overlap (several sources?) are written as one record stream: "+
 					"the events of a window that starts before the previous one ended are counted in the previous one")
 			}
 			p.add(rows, gap)
@@ -184,7 +184,7 @@ func (w *Writer) sameClock(iv stream.Interval) bool {
 		return true
 	}
 	if iv.Relative != w.relative {
-		w.warnOnce("clock", "dropped the windows of %s: windows without wall-clock time cannot share a PyLatencyMap "+
+		w.warn.Once("clock", "dropped the windows of %s: windows without wall-clock time cannot share a PyLatencyMap "+
 			"record stream with dated ones", iv.Source)
 		return false
 	}
@@ -196,14 +196,14 @@ func (w *Writer) flush() error {
 	p := w.pending
 	w.pending = nil
 	if p.gap {
-		w.warnOnce("gap", "gaps (windows the source could not observe) are written as windows without events: "+
+		w.warn.Once("gap", "gaps (windows the source could not observe) are written as windows without events: "+
 			"PyLatencyMap cannot say \"no data\", and a counter restart would make it draw negative rates")
 	}
 	for e, c := range p.rows {
 		w.cum[e] += c
 		if w.cum[e] > maxCount {
 			w.cum[e] = maxCount
-			w.warnOnce("huge", "bucket counts beyond 2^63 events are written as 2^63")
+			w.warn.Once("huge", "bucket counts beyond 2^63 events are written as 2^63")
 		}
 	}
 	return w.record(p.end)
@@ -295,7 +295,7 @@ func (w *Writer) label() string {
 		return r
 	}, w.key.Event)
 	if l != w.key.Event {
-		w.warnOnce("label", "event %q written as label %q: PyLatencyMap cannot read commas or line breaks in a label", w.key.Event, l)
+		w.warn.Once("label", "event %q written as label %q: PyLatencyMap cannot read commas or line breaks in a label", w.key.Event, l)
 	}
 	return l
 }
@@ -308,13 +308,4 @@ func unitName(u hist.Unit) string {
 		return "microsec"
 	}
 	return "millisec"
-}
-
-// warnOnce warns the first time a kind of loss occurs.
-func (w *Writer) warnOnce(kind, format string, args ...any) {
-	if w.warned[kind] {
-		return
-	}
-	w.warned[kind] = true
-	w.opts.Diag.Warn(w.opts.Name, format, args...)
 }

@@ -13,19 +13,19 @@ import (
 func (w *Writer) rows(iv stream.Interval) (rows [maxExp + 1]float64, events bool) {
 	for _, s := range iv.Series {
 		if s.Hist == nil || s.Hist.Validate() != nil {
-			w.warnOnce("invalid", "skipped an invalid histogram of %s in %s", s.Key, iv.Source)
+			w.warn.Once("invalid", "skipped an invalid histogram of %s in %s", s.Key, iv.Source)
 			continue
 		}
 		if !w.chosen {
 			w.choose(s)
 		}
 		if s.Key.Event != w.key.Event {
-			w.warnOnce("events", "PyLatencyMap draws one series: only event %q is written; %q and any other "+
+			w.warn.Once("events", "PyLatencyMap draws one series: only event %q is written; %q and any other "+
 				"events are dropped (choose one with --event)", w.key.Event, s.Key.Event)
 			continue
 		}
 		if s.Key != w.key {
-			w.warnOnce("sum", "the instances and sources of %q are summed into one record stream, as gv$ records "+
+			w.warn.Once("sum", "the instances and sources of %q are summed into one record stream, as gv$ records "+
 				"sum RAC instances", w.key.Event)
 		}
 		if s.Hist.Empty() {
@@ -33,7 +33,7 @@ func (w *Writer) rows(iv stream.Interval) (rows [maxExp + 1]float64, events bool
 		}
 		events = true
 		if !addRows(&rows, s.Hist, w.unit) {
-			w.warnOnce("rebin", "histograms rebinned into power-of-two buckets of whole %s; PyLatencyMap cannot hold "+
+			w.warn.Once("rebin", "histograms rebinned into power-of-two buckets of whole %s; PyLatencyMap cannot hold "+
 				"finer buckets", unitName(w.unit))
 		}
 	}
