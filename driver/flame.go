@@ -17,6 +17,7 @@ import (
 	"github.com/latscope/latscope/flame/filter"
 	flamehtml "github.com/latscope/latscope/flame/html"
 	"github.com/latscope/latscope/flame/load"
+	"github.com/latscope/latscope/flame/pprof"
 	"github.com/latscope/latscope/flame/svg"
 	"github.com/latscope/latscope/input"
 )
@@ -42,9 +43,10 @@ type FlameConfig struct {
 	Diff    []string
 	Filters StackFilters
 	// Output is the file to write; its extension picks the format (.svg,
-	// .html, .folded/.txt, .json). Empty: stdout in Format.
+	// .html, .folded/.txt, .json, .pb.gz/.pprof or .pb for pprof). Empty:
+	// stdout in Format.
 	Output string
-	// Format for stdout: folded, svg, html or json ("" : folded for
+	// Format for stdout: folded, svg, html, json or pprof ("" : folded for
 	// collapse, svg for flame).
 	Format    string
 	SVG       svg.Options
@@ -190,7 +192,14 @@ func hasMarker(p *flame.Profile) bool {
 // --format.
 func flameOutputFormat(output, format string) (string, error) {
 	if output != "" {
+		if strings.HasSuffix(strings.ToLower(output), ".pb.gz") {
+			return formatPprof, nil
+		}
 		switch strings.ToLower(filepath.Ext(output)) {
+		case ".pprof":
+			return formatPprof, nil
+		case ".pb":
+			return formatPprofRaw, nil
 		case ".svg":
 			return "svg", nil
 		case ".html", ".htm":
@@ -200,16 +209,23 @@ func flameOutputFormat(output, format string) (string, error) {
 		case ".json":
 			return "json", nil
 		}
-		return "", fmt.Errorf("-o %s: write .svg, .html, .folded (or .txt) or .json", output)
+		return "", fmt.Errorf("-o %s: write .svg, .html, .folded (or .txt), .json or .pb.gz (pprof)", output)
 	}
 	switch format {
-	case "svg", "html", "folded", "json":
+	case "svg", "html", "folded", "json", formatPprof:
 		return format, nil
 	case "table":
 		return "folded", nil
 	}
-	return "", fmt.Errorf("--format %q: want folded, svg, html or json", format)
+	return "", fmt.Errorf("--format %q: want folded, svg, html, json or pprof", format)
 }
+
+// The pprof output formats: gzip-compressed protobuf (.pb.gz, what pprof
+// tools write) and the bare protobuf (.pb).
+const (
+	formatPprof    = "pprof"
+	formatPprofRaw = "pprof-raw"
+)
 
 func renderFlame(w io.Writer, p *flame.Profile, format string, fc FlameConfig) error {
 	var describe func(string) string
@@ -229,6 +245,8 @@ func renderFlame(w io.Writer, p *flame.Profile, format string, fc FlameConfig) e
 		})
 	case "json":
 		return writeFlameJSON(w, p)
+	case formatPprof, formatPprofRaw:
+		return pprof.Write(w, p, pprof.WriteOptions{SampleType: fc.SVG.CountName}, format == formatPprofRaw)
 	}
 	return p.WriteFolded(w)
 }
