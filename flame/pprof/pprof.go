@@ -214,24 +214,35 @@ func Read(name string, data []byte, o ReadOptions, p *flame.Profile) (err error)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
+	if err := checkValues(pp, idx); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
 	var frames []string
-	for i, s := range pp.Sample {
-		if idx >= len(s.Value) {
-			return fmt.Errorf("%s: sample %d has %d values, want %d (one per sample type)", name, i+1, len(s.Value), len(pp.SampleType))
-		}
-		v := s.Value[idx]
-		if v < 0 {
-			return fmt.Errorf("%s: sample %d has a negative %s (%d): a pprof -diff_base profile? draw a differential with latscope flame --diff BASE NEW",
-				name, i+1, pp.SampleType[idx].Type, v)
-		}
-		if v == 0 {
+	for _, s := range pp.Sample {
+		if s.Value[idx] == 0 {
 			continue
 		}
 		frames = stackFrames(frames[:0], s)
 		if len(frames) == 0 {
 			continue
 		}
-		p.Add(strings.Join(frames, ";"), v)
+		p.Add(strings.Join(frames, ";"), s.Value[idx])
+	}
+	return nil
+}
+
+// checkValues refuses a profile whose samples lack the chosen value or
+// carry a negative one before any stack is added, so a bad profile adds
+// nothing.
+func checkValues(pp *profile.Profile, idx int) error {
+	for i, s := range pp.Sample {
+		if idx >= len(s.Value) {
+			return fmt.Errorf("sample %d has %d values, want %d (one per sample type)", i+1, len(s.Value), len(pp.SampleType))
+		}
+		if v := s.Value[idx]; v < 0 {
+			return fmt.Errorf("sample %d has a negative %s (%d): a pprof -diff_base profile? draw a differential with latscope flame --diff BASE NEW",
+				i+1, pp.SampleType[idx].Type, v)
+		}
 	}
 	return nil
 }

@@ -330,3 +330,44 @@ func TestDetection(t *testing.T) {
 		}
 	}
 }
+
+// handmade builds a profile of one sample: main calls f, in which g is
+// inlined, then an unsymbolized address in libc; value v.
+func handmade(t *testing.T, v int64) []byte {
+	t.Helper()
+	fn := func(id uint64, name string) *profile.Function { return &profile.Function{ID: id, Name: name} }
+	mainFn, f, g := fn(1, "main"), fn(2, "f;x"), fn(3, "g")
+	libc := &profile.Mapping{ID: 1, File: "/lib/x86_64-linux-gnu/libc.so.6"}
+	locs := []*profile.Location{
+		{ID: 1, Mapping: libc, Address: 0x1a2b},
+		{ID: 2, Line: []profile.Line{{Function: g}, {Function: f}}},
+		{ID: 3, Line: []profile.Line{{Function: mainFn}}},
+	}
+	pp := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}},
+		Sample:     []*profile.Sample{{Location: locs, Value: []int64{v}}},
+		Mapping:    []*profile.Mapping{libc}, Location: locs, Function: []*profile.Function{mainFn, f, g},
+	}
+	var b bytes.Buffer
+	if err := pp.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestFrames: inlined calls are frames outermost first, an unsymbolized
+// location is binary+address, and ';' in a name cannot split a frame.
+func TestFrames(t *testing.T) {
+	p := flame.New()
+	if err := pprof.Read("hand.pb.gz", handmade(t, 4), pprof.ReadOptions{}, p); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := folded(t, p), "main;f:x;g;libc.so.6+0x1a2b 4\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	p = flame.New()
+	err := pprof.Read("diff.pb.gz", handmade(t, -4), pprof.ReadOptions{}, p)
+	if err == nil || !strings.Contains(err.Error(), "diff.pb.gz: sample 1 has a negative samples (-4)") || p.Len() != 0 {
+		t.Errorf("negative value: error %v, %d stacks added", err, p.Len())
+	}
+}
