@@ -88,6 +88,9 @@ func writeFlame(ctx context.Context, fc FlameConfig) error {
 	if err := checkStackFilters(fc.Filters); err != nil {
 		return err
 	}
+	if format == formatPprof && fc.Output == "" && fc.StdoutTTY {
+		return errors.New("--format pprof is binary: give -o out.pb.gz or redirect it (latscope collapse ... --format pprof > out.pb.gz)")
+	}
 	prog := newProgress(fc.Stderr, fc.StderrTTY)
 	diag := input.NewDiagnostics(prog.messages(), input.DefaultReportLimit)
 	p, err := fc.profile(ctx, diag, prog)
