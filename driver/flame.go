@@ -2,6 +2,7 @@ package driver
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -104,7 +105,9 @@ func writeFlame(ctx context.Context, fc FlameConfig) error {
 	if p.Len() == 0 {
 		return errors.New("no stacks to draw: nothing in the input was read as a stack (the warnings above say why)")
 	}
+	sampleType, sampleUnit := p.SampleType, p.SampleUnit
 	p = applyStackFilters(p, fc.Filters)
+	p.SampleType, p.SampleUnit = sampleType, sampleUnit
 	if p.Len() == 0 {
 		return errors.New("no stacks left to draw: the filters (--include, --exclude, --focus) or --view plan removed every stack (with --db, is this a profile of that database's processes?)")
 	}
@@ -114,8 +117,17 @@ func writeFlame(ctx context.Context, fc FlameConfig) error {
 	if err := writeFile(fc.Output, func(w *bufio.Writer) error { return renderFlame(w, p, format, fc) }); err != nil {
 		return err
 	}
-	fmt.Fprintf(fc.Stderr, "latscope: wrote %s: %d samples in %d distinct stacks\n", fc.Output, p.Total(), p.Len())
+	fmt.Fprintf(fc.Stderr, "latscope: wrote %s: %d %s in %d distinct stacks\n", fc.Output, p.Total(), cmp.Or(fc.SVG.CountName, countName(p), "samples"), p.Len())
 	return nil
+}
+
+// countName names what a profile's counts are for the graphs, when its
+// input said (a pprof profile's unit, e.g. nanoseconds); empty: samples.
+func countName(p *flame.Profile) string {
+	if p.SampleUnit == "" || p.SampleUnit == "count" {
+		return p.SampleType
+	}
+	return p.SampleUnit
 }
 
 // profile loads the inputs, or BASE and NEW of a differential.
@@ -235,15 +247,16 @@ func renderFlame(w io.Writer, p *flame.Profile, format string, fc FlameConfig) e
 	if db := fc.Filters.DB; db != "" {
 		describe = func(name string) string { return decode.Describe(db, name) }
 	}
+	count := cmp.Or(fc.SVG.CountName, countName(p))
 	switch format {
 	case "svg":
 		o := fc.SVG
-		o.Describe = describe
+		o.Describe, o.CountName = describe, count
 		return svg.Write(w, p, o)
 	case "html":
 		return flamehtml.Write(w, p, flamehtml.Options{
 			Title: fc.SVG.Title, Subtitle: fc.SVG.Subtitle, Inverted: fc.SVG.Inverted,
-			CountName: fc.SVG.CountName, NameType: fc.SVG.NameType, FlameChart: fc.SVG.FlameChart, Reverse: fc.SVG.Reverse,
+			CountName: count, NameType: fc.SVG.NameType, FlameChart: fc.SVG.FlameChart, Reverse: fc.SVG.Reverse,
 			Describe: describe,
 		})
 	case "json":
@@ -258,11 +271,13 @@ func renderFlame(w io.Writer, p *flame.Profile, format string, fc FlameConfig) e
 // samples, for scripts.
 func writeFlameJSON(w io.Writer, p *flame.Profile) error {
 	out := struct {
-		Samples   int64                `json:"samples"`
-		Stacks    int                  `json:"stacks"`
-		Diff      bool                 `json:"diff"`
-		Functions []flame.FunctionStat `json:"functions"`
-	}{p.Total(), p.Len(), p.Diff, flame.Functions(p)}
+		Samples    int64                `json:"samples"`
+		Stacks     int                  `json:"stacks"`
+		Diff       bool                 `json:"diff"`
+		SampleType string               `json:"sample_type,omitempty"`
+		SampleUnit string               `json:"sample_unit,omitempty"`
+		Functions  []flame.FunctionStat `json:"functions"`
+	}{p.Total(), p.Len(), p.Diff, p.SampleType, p.SampleUnit, flame.Functions(p)}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)

@@ -85,12 +85,31 @@ func TestFlameOfAGoCPUProfile(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "TestFlameOfAGoCPUProfile;github.com/latscope/latscope/cmd/latscope.spinForProfile ") {
 		t.Fatalf("collapse cpu.pb.gz: exit %d, no stack ending in the busy loop:\n%.3000s\n%s", r.code, r.stdout, r.stderr)
 	}
+	// The counts are the profile's default type, cpu nanoseconds, and the
+	// graph, the message and a pprof written from it say so.
 	html := filepath.Join(dir, "cpu.html")
-	if r := run(t, "", "flame", cpu, "-o", html); r.code != 0 {
+	if r := run(t, "", "flame", cpu, "-o", html); r.code != 0 || !strings.Contains(r.stderr, " nanoseconds in ") {
 		t.Fatalf("flame cpu.pb.gz -o cpu.html: exit %d\n%s", r.code, r.stderr)
 	}
-	if b, _ := os.ReadFile(html); !bytes.Contains(b, []byte("latscope.spinForProfile")) {
-		t.Errorf("the flame graph lacks the busy loop")
+	if b, _ := os.ReadFile(html); !bytes.Contains(b, []byte("latscope.spinForProfile")) || !bytes.Contains(b, []byte(`"countName":"nanoseconds"`)) {
+		t.Errorf("the flame graph lacks the busy loop or does not count nanoseconds")
+	}
+	again := filepath.Join(dir, "again.pb.gz")
+	if r := run(t, "", "collapse", cpu, "-o", again); r.code != 0 {
+		t.Fatalf("collapse cpu.pb.gz -o again.pb.gz: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := run(t, "", "flame", again, "--format", "json"); r.code != 0 || !strings.Contains(r.stdout, `"sample_type": "cpu",
+  "sample_unit": "nanoseconds"`) {
+		t.Errorf("pprof from pprof: exit %d, not cpu/nanoseconds:\n%.300s\n%s", r.code, r.stdout, r.stderr)
+	}
+	// Samples counted and nanoseconds do not add up: the second input is
+	// refused (the stacks read before it are written, as for any input).
+	folded := filepath.Join(dir, "cpu.folded")
+	if err := os.WriteFile(folded, []byte("main;f 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t, "", "collapse", folded, cpu); r.stdout != "main;f 1\n" || !strings.Contains(r.stderr, cpu+": its cpu/nanoseconds cannot be added to the samples/count") {
+		t.Errorf("samples, then nanoseconds: exit %d, %q\n%s", r.code, r.stdout, r.stderr)
 	}
 }
 

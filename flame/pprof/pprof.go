@@ -10,6 +10,7 @@ package pprof
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -24,8 +25,9 @@ import (
 
 // WriteOptions name the one sample type written.
 type WriteOptions struct {
-	// SampleType is what a stack's count is (default "samples"); Unit its
-	// unit (default "count").
+	// SampleType is what a stack's count is (default: the profile's
+	// SampleType, else "samples"); Unit its unit (default: the profile's
+	// SampleUnit, else "count").
 	SampleType, Unit string
 }
 
@@ -49,12 +51,8 @@ func Build(p *flame.Profile, o WriteOptions) (*profile.Profile, error) {
 	if p.Diff {
 		return nil, errors.New("pprof output holds one profile, not a differential: write BASE and NEW separately")
 	}
-	if o.SampleType == "" {
-		o.SampleType = "samples"
-	}
-	if o.Unit == "" {
-		o.Unit = "count"
-	}
+	o.SampleType = cmp.Or(o.SampleType, p.SampleType, "samples")
+	o.Unit = cmp.Or(o.Unit, p.SampleUnit, "count")
 	vt := &profile.ValueType{Type: o.SampleType, Unit: o.Unit}
 	// One mapping that says the names are already symbolized, so pprof
 	// tools do not look for binaries to symbolize with.
@@ -197,7 +195,8 @@ func uvarint(data []byte) (v uint64, n int) {
 
 // Read parses a pprof profile (gzip-compressed or not) named name and adds
 // its stacks to p, root first, with the chosen sample type's values as
-// counts. Inlined calls become frames of their own, as pprof shows them.
+// counts, and sets p's sample type. Inlined calls become frames of their
+// own, as pprof shows them.
 func Read(name string, data []byte, o ReadOptions, p *flame.Profile) (err error) {
 	defer func() {
 		// The parser is fuzzed upstream; a panic on hostile bytes must
@@ -217,6 +216,9 @@ func Read(name string, data []byte, o ReadOptions, p *flame.Profile) (err error)
 	if err := checkValues(pp, idx); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
+	if err := setSampleType(p, pp.SampleType[idx]); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
 	var frames []string
 	for _, s := range pp.Sample {
 		if s.Value[idx] == 0 {
@@ -227,6 +229,22 @@ func Read(name string, data []byte, o ReadOptions, p *flame.Profile) (err error)
 			continue
 		}
 		p.Add(strings.Join(frames, ";"), s.Value[idx])
+	}
+	return nil
+}
+
+// setSampleType gives p the sample type read, unless inputs read before
+// count something else: nanoseconds and bytes do not add up.
+func setSampleType(p *flame.Profile, t *profile.ValueType) error {
+	if p.Len() == 0 {
+		p.SampleType, p.SampleUnit = t.Type, t.Unit
+		return nil
+	}
+	if p.SampleType == "" {
+		p.SampleType, p.SampleUnit = "samples", "count"
+	}
+	if p.SampleType != t.Type || p.SampleUnit != t.Unit {
+		return fmt.Errorf("its %s/%s cannot be added to the %s/%s of the inputs before it (choose one with --sample-index)", t.Type, t.Unit, p.SampleType, p.SampleUnit)
 	}
 	return nil
 }
