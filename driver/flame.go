@@ -2,6 +2,7 @@ package driver
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"github.com/latscope/latscope/flame/filter"
 	flamehtml "github.com/latscope/latscope/flame/html"
 	"github.com/latscope/latscope/flame/load"
+	"github.com/latscope/latscope/flame/pprof"
 	"github.com/latscope/latscope/flame/svg"
 	"github.com/latscope/latscope/input"
 )
@@ -42,9 +44,10 @@ type FlameConfig struct {
 	Diff    []string
 	Filters StackFilters
 	// Output is the file to write; its extension picks the format (.svg,
-	// .html, .folded/.txt, .json). Empty: stdout in Format.
+	// .html, .folded/.txt, .json, .pb.gz/.pprof or .pb for pprof). Empty:
+	// stdout in Format.
 	Output string
-	// Format for stdout: folded, svg, html or json ("" : folded for
+	// Format for stdout: folded, svg, html, json or pprof ("" : folded for
 	// collapse, svg for flame).
 	Format    string
 	SVG       svg.Options
@@ -86,6 +89,9 @@ func writeFlame(ctx context.Context, fc FlameConfig) error {
 	if err := checkStackFilters(fc.Filters); err != nil {
 		return err
 	}
+	if format == formatPprof && fc.Output == "" && fc.StdoutTTY {
+		return errors.New("--format pprof is binary: give -o out.pb.gz or redirect it (latscope collapse ... --format pprof > out.pb.gz)")
+	}
 	prog := newProgress(fc.Stderr, fc.StderrTTY)
 	diag := input.NewDiagnostics(prog.messages(), input.DefaultReportLimit)
 	p, err := fc.profile(ctx, diag, prog)
@@ -99,7 +105,9 @@ func writeFlame(ctx context.Context, fc FlameConfig) error {
 	if p.Len() == 0 {
 		return errors.New("no stacks to draw: nothing in the input was read as a stack (the warnings above say why)")
 	}
+	sampleType, sampleUnit := p.SampleType, p.SampleUnit
 	p = applyStackFilters(p, fc.Filters)
+	p.SampleType, p.SampleUnit = sampleType, sampleUnit
 	if p.Len() == 0 {
 		return errors.New("no stacks left to draw: the filters (--include, --exclude, --focus) or --view plan removed every stack (with --db, is this a profile of that database's processes?)")
 	}
@@ -109,8 +117,17 @@ func writeFlame(ctx context.Context, fc FlameConfig) error {
 	if err := writeFile(fc.Output, func(w *bufio.Writer) error { return renderFlame(w, p, format, fc) }); err != nil {
 		return err
 	}
-	fmt.Fprintf(fc.Stderr, "latscope: wrote %s: %d samples in %d distinct stacks\n", fc.Output, p.Total(), p.Len())
+	fmt.Fprintf(fc.Stderr, "latscope: wrote %s: %d %s in %d distinct stacks\n", fc.Output, p.Total(), cmp.Or(fc.SVG.CountName, countName(p), "samples"), p.Len())
 	return nil
+}
+
+// countName names what a profile's counts are for the graphs, when its
+// input said (a pprof profile's unit, e.g. nanoseconds); empty: samples.
+func countName(p *flame.Profile) string {
+	if p.SampleUnit == "" || p.SampleUnit == "count" {
+		return p.SampleType
+	}
+	return p.SampleUnit
 }
 
 // profile loads the inputs, or BASE and NEW of a differential.
@@ -190,7 +207,14 @@ func hasMarker(p *flame.Profile) bool {
 // --format.
 func flameOutputFormat(output, format string) (string, error) {
 	if output != "" {
+		if strings.HasSuffix(strings.ToLower(output), ".pb.gz") {
+			return formatPprof, nil
+		}
 		switch strings.ToLower(filepath.Ext(output)) {
+		case ".pprof":
+			return formatPprof, nil
+		case ".pb":
+			return formatPprofRaw, nil
 		case ".svg":
 			return "svg", nil
 		case ".html", ".htm":
@@ -200,35 +224,45 @@ func flameOutputFormat(output, format string) (string, error) {
 		case ".json":
 			return "json", nil
 		}
-		return "", fmt.Errorf("-o %s: write .svg, .html, .folded (or .txt) or .json", output)
+		return "", fmt.Errorf("-o %s: write .svg, .html, .folded (or .txt), .json or .pb.gz (pprof)", output)
 	}
 	switch format {
-	case "svg", "html", "folded", "json":
+	case "svg", "html", "folded", "json", formatPprof:
 		return format, nil
 	case "table":
 		return "folded", nil
 	}
-	return "", fmt.Errorf("--format %q: want folded, svg, html or json", format)
+	return "", fmt.Errorf("--format %q: want folded, svg, html, json or pprof", format)
 }
+
+// The pprof output formats: gzip-compressed protobuf (.pb.gz, what pprof
+// tools write) and the bare protobuf (.pb).
+const (
+	formatPprof    = "pprof"
+	formatPprofRaw = "pprof-raw"
+)
 
 func renderFlame(w io.Writer, p *flame.Profile, format string, fc FlameConfig) error {
 	var describe func(string) string
 	if db := fc.Filters.DB; db != "" {
 		describe = func(name string) string { return decode.Describe(db, name) }
 	}
+	count := cmp.Or(fc.SVG.CountName, countName(p))
 	switch format {
 	case "svg":
 		o := fc.SVG
-		o.Describe = describe
+		o.Describe, o.CountName = describe, count
 		return svg.Write(w, p, o)
 	case "html":
 		return flamehtml.Write(w, p, flamehtml.Options{
 			Title: fc.SVG.Title, Subtitle: fc.SVG.Subtitle, Inverted: fc.SVG.Inverted,
-			CountName: fc.SVG.CountName, NameType: fc.SVG.NameType, FlameChart: fc.SVG.FlameChart, Reverse: fc.SVG.Reverse,
+			CountName: count, NameType: fc.SVG.NameType, FlameChart: fc.SVG.FlameChart, Reverse: fc.SVG.Reverse,
 			Describe: describe,
 		})
 	case "json":
 		return writeFlameJSON(w, p)
+	case formatPprof, formatPprofRaw:
+		return pprof.Write(w, p, pprof.WriteOptions{SampleType: fc.SVG.CountName}, format == formatPprofRaw)
 	}
 	return p.WriteFolded(w)
 }
@@ -237,11 +271,13 @@ func renderFlame(w io.Writer, p *flame.Profile, format string, fc FlameConfig) e
 // samples, for scripts.
 func writeFlameJSON(w io.Writer, p *flame.Profile) error {
 	out := struct {
-		Samples   int64                `json:"samples"`
-		Stacks    int                  `json:"stacks"`
-		Diff      bool                 `json:"diff"`
-		Functions []flame.FunctionStat `json:"functions"`
-	}{p.Total(), p.Len(), p.Diff, flame.Functions(p)}
+		Samples    int64                `json:"samples"`
+		Stacks     int                  `json:"stacks"`
+		Diff       bool                 `json:"diff"`
+		SampleType string               `json:"sample_type,omitempty"`
+		SampleUnit string               `json:"sample_unit,omitempty"`
+		Functions  []flame.FunctionStat `json:"functions"`
+	}{p.Total(), p.Len(), p.Diff, p.SampleType, p.SampleUnit, flame.Functions(p)}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)

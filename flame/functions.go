@@ -12,6 +12,7 @@ import (
 func Differential(base, next *Profile) *Profile {
 	d := New()
 	d.Diff = true
+	d.SampleType, d.SampleUnit = next.SampleType, next.SampleUnit
 	for _, s := range next.InOrder() {
 		d.AddDiff(s.Frames, 0, s.Count)
 	}

@@ -28,6 +28,10 @@ type Profile struct {
 	index  map[string]int
 	// Diff says the profile carries base counts (a differential).
 	Diff bool
+	// SampleType and SampleUnit say what counts are when the input said
+	// so (a pprof profile's sample type, e.g. cpu/nanoseconds); empty:
+	// samples, counted.
+	SampleType, SampleUnit string
 	// timeOrder keeps every stack where it came and merges only a stack
 	// equal to the one before it (flame charts: time goes left to right).
 	timeOrder bool

@@ -21,6 +21,7 @@ type stackFlags struct {
 	focus, db, view              string
 	compat                       string
 	output, format               string
+	inputFormat, sampleIndex     string
 	diff, all                    bool
 }
 
@@ -47,7 +48,9 @@ func (f *stackFlags) register(cmd *cobra.Command, flame bool) {
 	fl.StringArrayVar(&f.skipAfter, "skip-after", nil, "cut the callers of this function (repeatable)")
 	fl.StringVar(&f.db, "db", "", "decode database frames: oracle (qer* rowsources → plan operations) or postgres (executor → plan nodes)")
 	fl.StringVar(&f.view, "view", "", "with --db: plan (only plan operations) or plan+layers (also the database's layer functions)")
-	fl.StringVarP(&f.output, "output", "o", "", "write to FILE: .svg, .html, .folded/.txt or .json (functions by self and total)")
+	fl.StringVarP(&f.output, "output", "o", "", "write to FILE: .svg, .html, .folded/.txt, .json (functions by self and total) or .pb.gz/.pb (pprof)")
+	fl.StringVar(&f.inputFormat, "input-format", "", "read INPUTs as this format: perf, dtrace, stap, bpftrace, gdb, folded or pprof (default: detected)")
+	fl.StringVar(&f.sampleIndex, "sample-index", "", "pprof input: the sample type to draw, by index or name (default: the profile's default, else its last, as pprof)")
 	fl.BoolVar(&f.diff, "diff", false, "differential: the two INPUTs are BASE and NEW (width from NEW, colour by the change)")
 }
 
@@ -56,7 +59,7 @@ func (f *stackFlags) config(env environment, args []string) (driver.FlameConfig,
 		return driver.FlameConfig{}, usagef("--compat %q: the only choice is perl (the default collapses as inferno)", f.compat)
 	}
 	c := driver.FlameConfig{
-		Input: load.Input{Files: args, Options: collapse.Options{
+		Input: load.Input{Files: args, Format: f.inputFormat, SampleIndex: f.sampleIndex, Options: collapse.Options{
 			Perl: f.compat == "perl", PID: f.pid, TID: f.tid, Kernel: f.kernel, JIT: f.jit, All: f.all, Addrs: f.addrs,
 			EventFilter: f.eventFilter, Threads: f.threads,
 		}},
@@ -81,10 +84,14 @@ func formatWord(args []string) (string, []string) {
 			return "gdb", args[1:]
 		}
 	}
+	names := []string{"pprof"}
 	for _, f := range collapse.Formats() {
-		if args[0] == f.Name {
+		names = append(names, f.Name)
+	}
+	for _, name := range names {
+		if args[0] == name {
 			if _, err := os.Stat(args[0]); err != nil {
-				return f.Name, args[1:]
+				return name, args[1:]
 			}
 		}
 	}
@@ -94,7 +101,7 @@ func formatWord(args []string) (string, []string) {
 func newCollapseCommand(env environment) *cobra.Command {
 	var f stackFlags
 	cmd := &cobra.Command{
-		Use:   "collapse [perf|dtrace|stap|bpftrace|gdb|pstack|folded] INPUT...",
+		Use:   "collapse [perf|dtrace|stap|bpftrace|gdb|pstack|folded|pprof] INPUT...",
 		Short: "Fold sampled stacks (perf script, perf.data, DTrace, SystemTap, bpftrace, gdb) into frame;frame;... count lines",
 		Long: `Fold sampled stacks into the folded format of FlameGraph and inferno: one line per distinct
 stack, frames from the root joined by ';', then the sample count (perf's period when present).
@@ -103,13 +110,16 @@ Stacks are collapsed as inferno does (inferno-collapse-perf, inferno-collapse-dt
 --compat perl gives FlameGraph's stackcollapse-perf.pl output byte for byte, faults included
 (C++ names cut at their first '(', a last sample without a blank line after it lost), and
 stackcollapse.pl's for DTrace (whose first lines are skipped only when they are dtrace's header).
+pprof profiles (.pb.gz, .pb: Go, Pyroscope, Parca) are read too; -o out.pb.gz writes one.
 See docs/flamegraphs.md.
 Inputs may be gzip-compressed; - reads standard input.`,
 		Example: `  perf script | latscope collapse > out.folded           # as inferno-collapse-perf
   latscope collapse perf.data --pid --kernel -o out.folded
   perf script | latscope collapse --compat perl            # stackcollapse-perf.pl's exact output
   latscope collapse dtrace out.stacks                      # DTrace ustack() aggregation
-  latscope collapse perf.data --db oracle --view plan      # Oracle rowsources only (os_explain)`,
+  latscope collapse perf.data --db oracle --view plan      # Oracle rowsources only (os_explain)
+  latscope collapse perf.data -o cpu.pb.gz                 # pprof for go tool pprof, Pyroscope, Parca
+  latscope collapse cpu.pb.gz --sample-index cpu           # a pprof profile as folded stacks`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, rest := formatWord(args) // no INPUT: standard input
 			if len(rest) == 0 {
@@ -119,13 +129,15 @@ Inputs may be gzip-compressed; - reads standard input.`,
 			if err != nil {
 				return err
 			}
-			c.Input.Format = format
+			if format != "" {
+				c.Input.Format = format
+			}
 			return driver.Collapse(cmd.Context(), c)
 		},
 	}
 	f.register(cmd, false)
 	cmd.Flags().BoolVar(&f.all, "all", false, "perf: mark kernel and JIT frames (--kernel --jit)")
-	cmd.Flags().StringVar(&f.format, "format", "", "stdout format: folded (default) or json")
+	cmd.Flags().StringVar(&f.format, "format", "", "stdout format: folded (default), json or pprof")
 	return cmd
 }
 
@@ -147,7 +159,8 @@ func newFlameCommand(env environment) *cobra.Command {
 		Use:   "flame INPUT... -o out.svg|out.html",
 		Short: "Draw a flame graph (SVG or interactive HTML) from perf.data, perf script, folded stacks or a live perf record",
 		Long: `Draw a flame graph from sampled stacks in one command: perf.data (read with perf script),
-perf script text, folded stacks, DTrace, SystemTap, bpftrace or gdb output, or profile live with
+perf script text, folded stacks, DTrace, SystemTap, bpftrace or gdb output, pprof profiles
+(.pb.gz), or profile live with
 --pid PID or --all (runs perf record for --duration, then cleans up).
 
 -o out.svg writes flamegraph.pl's SVG (same options; frame geometry equal to inferno's) with
@@ -159,6 +172,7 @@ function's callers and callees, and --diff BASE NEW.`,
   latscope flame --pid 4242 --duration 10s -o db.html        # runs perf record itself
   latscope flame --all --duration 30s --frequency 99 -o host.svg
   latscope flame --diff before.folded after.folded -o diff.html
+  latscope flame cpu.pb.gz -o cpu.html                       # a Go (or any pprof) profile
   latscope flame perf.data --db postgres --view plan -o plan.svg
   latscope flame oracle.perf.data --db oracle --view plan+layers -o rowsources.html`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -186,7 +200,7 @@ function's callers and callees, and --diff BASE NEW.`,
 	}
 	f.stackFlags.register(cmd, true)
 	fl := cmd.Flags()
-	fl.StringVar(&f.format, "format", "", "stdout format when no -o: svg (default), html, folded or json")
+	fl.StringVar(&f.format, "format", "", "stdout format when no -o: svg (default), html, folded, json or pprof")
 	fl.IntVarP(&f.pidLive, "pid", "p", 0, "profile this process live with perf record")
 	fl.BoolVar(&f.allCPUs, "all", false, "profile every CPU live with perf record -a")
 	fl.DurationVar(&f.duration, "duration", 10*time.Second, "live profiling time")

@@ -236,8 +236,8 @@ func rowsPerOctaveRuns(trace, buckets string) []corpusRun {
 	}
 }
 
-// stackRuns are the commands for one stack input: folded, JSON, SVG and
-// HTML, with perf's --all, a database decoding and the filters on some.
+// stackRuns are the commands for one stack input: folded, JSON, SVG,
+// HTML and pprof (bare protobuf: no compressor's bytes in the golden), with perf's --all, a database decoding and the filters on some.
 func stackRuns(in string) []corpusRun {
 	cmd := func(key string, args ...string) corpusRun {
 		return corpusRun{key: in + " " + key, args: append(append(args[:1:1], in), args[1:]...)}
@@ -252,6 +252,7 @@ func stackRuns(in string) []corpusRun {
 		cmd("flame-json", "flame", "--format", "json"),
 		out("flame-svg", "out.svg", "flame"),
 		out("flame-html", "out.html", "flame"),
+		out("collapse-pprof", "out.pb", "collapse"),
 	}
 	base := filepath.Base(in)
 	switch {

@@ -1,8 +1,8 @@
 // Package load reads sampled stacks into a flame.Profile from what users
 // have: perf.data (through `perf script`, streamed), perf script text,
-// folded stacks, DTrace, SystemTap, bpftrace and gdb/pstack output (format
-// detected, gzip unwrapped), standard input, or a live `perf record` of a
-// process or every CPU.
+// folded stacks, DTrace, SystemTap, bpftrace and gdb/pstack output, pprof
+// profiles (format detected, gzip unwrapped), standard input, or a live
+// `perf record` of a process or every CPU.
 package load
 
 import (
@@ -21,6 +21,7 @@ import (
 
 	"github.com/latscope/latscope/flame"
 	"github.com/latscope/latscope/flame/collapse"
+	"github.com/latscope/latscope/flame/pprof"
 	"github.com/latscope/latscope/input"
 )
 
@@ -29,9 +30,11 @@ import (
 type Input struct {
 	Files []string
 	// Format forces a stack format by name (perf, dtrace, stap, bpftrace,
-	// gdb, folded); empty detects it.
+	// gdb, folded, pprof); empty detects it.
 	Format  string
 	Options collapse.Options
+	// SampleIndex picks a pprof input's sample type (pprof.ReadOptions).
+	SampleIndex string
 	// Live profiling with perf record: a PID, or All for every CPU.
 	PID       int
 	All       bool
@@ -116,11 +119,39 @@ func collapseFile(ctx context.Context, name string, in Input, diag *input.Diagno
 	if err != nil {
 		return err
 	}
+	if isPprof(in.Format, br) {
+		return readPprof(name, br, in, p)
+	}
 	f, err := stackFormat(name, in.Format, br)
 	if err != nil {
+		if head, _ := br.Peek(detectPrefix); in.Format == "" && pprof.StartsLikePprof(head) {
+			return readPprof(name, br, in, p) // a cut or damaged profile: say what is wrong with it
+		}
 		return err
 	}
 	return f.Collapse(collapse.Input{Name: name, Reader: br, Diag: diag}, in.Options, p)
+}
+
+// pprofFormat is the format word of pprof protobuf profiles, read whole
+// rather than collapsed line by line.
+const pprofFormat = "pprof"
+
+// isPprof says whether the input is forced to pprof or starts as a pprof
+// protobuf does.
+func isPprof(forced string, br *bufio.Reader) bool {
+	if forced != "" {
+		return forced == pprofFormat
+	}
+	head, err := br.Peek(detectPrefix)
+	return pprof.LooksLikePprof(head, err != nil)
+}
+
+func readPprof(name string, r io.Reader, in Input, p *flame.Profile) error {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return pprof.Read(name, data, pprof.ReadOptions{SampleIndex: in.SampleIndex}, p)
 }
 
 // stackFormat returns the forced format or the one that recognises the
@@ -151,10 +182,11 @@ func stackFormat(name, forced string, br *bufio.Reader) (collapse.Format, error)
 }
 
 func formatNames(formats []collapse.Format) string {
-	names := make([]string, len(formats))
+	names := make([]string, len(formats), len(formats)+1)
 	for i, f := range formats {
 		names[i] = f.Name
 	}
+	names = append(names, pprofFormat)
 	return strings.Join(names, ", ")
 }
 
