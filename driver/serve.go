@@ -168,11 +168,17 @@ func serveJobs(ctx context.Context, sc ServeConfig, c *config.Config, defs []job
 		backoff = jobs.DefaultBackoff()
 	}
 	hub := live.NewHub(arch, live.Options{MaxStreams: c.LiveStreams, Logger: logger})
-	runner, control, jobStore, err := openJobs(ctx, c.Data, defs, live.Publishing(arch, hub), arch.SetSourceKeep, backoff, store, redactor, logger)
+	senders, err := openRemoteWrites(c, logger)
 	if err != nil {
 		arch.Close()
 		return err
 	}
+	runner, control, jobStore, err := openJobs(ctx, c.Data, defs, senders.writer(live.Publishing(arch, hub)), arch.SetSourceKeep, backoff, store, redactor, logger, senders.setSourceKind)
+	if err != nil {
+		arch.Close()
+		return err
+	}
+	defer senders.run(ctx)()
 	defer jobStore.Close()
 	executor, err := openRuns(ctx, c, store, logger)
 	if err != nil {
@@ -207,7 +213,7 @@ func serveJobs(ctx context.Context, sc ServeConfig, c *config.Config, defs []job
 // through the API (kept in DATA/jobs.db, returned to be closed), and the
 // manager that changes them and gives their retentions to retain.
 func openJobs(ctx context.Context, data string, defs []jobs.Job, out jobs.Writer, retain func(string, time.Duration), backoff jobs.Backoff, audit *auth.Store,
-	redactor *httpsec.Redactor, logger *slog.Logger) (*jobs.Runner, *jobctl.Manager, *jobctl.Store, error) {
+	redactor *httpsec.Redactor, logger *slog.Logger, onJob func(config.Job)) (*jobs.Runner, *jobctl.Manager, *jobctl.Store, error) {
 	runner, err := jobs.NewRunner(nil, out, backoff, logger)
 	if err != nil {
 		return nil, nil, nil, err
@@ -217,7 +223,10 @@ func openJobs(ctx context.Context, data string, defs []jobs.Job, out jobs.Writer
 		return nil, nil, nil, err
 	}
 	control, err := jobctl.New(ctx, runner, store, defs, jobctl.Options{
-		Build:       func(cj config.Job) (jobs.Job, error) { return jobDefinition(cj, redactor, logger) },
+		Build: func(cj config.Job) (jobs.Job, error) {
+			onJob(cj)
+			return jobDefinition(cj, redactor, logger)
+		},
 		CheckSource: checkAPISource, Retain: retain, Audit: audit, Logger: logger})
 	if err != nil {
 		store.Close()

@@ -39,6 +39,8 @@ type Config struct {
 	// Archive sets the archive's tiers and size cap (absent: the
 	// defaults, archive.DefaultTiers and no cap).
 	Archive Archive `yaml:"archive"`
+	// RemoteWrite are the stores every archived interval is sent to.
+	RemoteWrite []RemoteWrite `yaml:"remote_write"`
 }
 
 // Archive is the archive's settings.
@@ -130,7 +132,7 @@ func Parse(name string, b []byte) (*Config, error) {
 	if err := strict.Decode(&c); err != nil {
 		return nil, lineError(name, err)
 	}
-	lines := jobLines(&doc)
+	lines := itemLines(&doc, "jobs")
 	seen := map[string]int{}
 	for i := range c.Jobs {
 		j := &c.Jobs[i]
@@ -159,6 +161,9 @@ func Parse(name string, b []byte) (*Config, error) {
 	}
 	if err := c.Archive.check(); err != nil {
 		return nil, fmt.Errorf("%s:%d: archive: %w", name, keyLine(&doc, "archive"), err)
+	}
+	if err := checkRemoteWrites(name, c.RemoteWrite, itemLines(&doc, "remote_write")); err != nil {
+		return nil, err
 	}
 	return &c, nil
 }
@@ -298,14 +303,14 @@ func CheckJobName(name string) error {
 	return nil
 }
 
-// jobLines finds the line of each item of the top-level jobs list.
-func jobLines(doc *yaml.Node) []int {
+// itemLines finds the line of each item of a top-level list.
+func itemLines(doc *yaml.Node, key string) []int {
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil
 	}
 	m := doc.Content[0].Content
 	for i := 0; i+1 < len(m); i += 2 {
-		if m[i].Value == "jobs" && m[i+1].Kind == yaml.SequenceNode {
+		if m[i].Value == key && m[i+1].Kind == yaml.SequenceNode {
 			var lines []int
 			for _, item := range m[i+1].Content {
 				lines = append(lines, item.Line)
