@@ -189,7 +189,9 @@ func testInterval(t *testing.T, start time.Time, events ...string) stream.Interv
 
 func startSender(t *testing.T, opts Options) (*Sender, context.CancelFunc) {
 	t.Helper()
-	opts.Retry = Retry{Min: 5 * time.Millisecond, Max: 20 * time.Millisecond}
+	if opts.Retry == (Retry{}) {
+		opts.Retry = Retry{Min: 5 * time.Millisecond, Max: 20 * time.Millisecond}
+	}
 	if opts.Spool == "" {
 		opts.Spool = t.TempDir()
 	}

@@ -163,3 +163,86 @@ func TestRemoteWriteClassicToVictoriaMetrics(t *testing.T) {
 	time.Sleep(2 * time.Second) // -search.latencyOffset
 	checkSeries(t, store, ivs, false)
 }
+
+// outageInterval is one interval per second of three events, 100+k
+// events each at second k.
+func outageInterval(t *testing.T, start time.Time, k int) stream.Interval {
+	t.Helper()
+	iv := stream.Interval{Source: "outage", Start: start, Duration: time.Second}
+	for _, e := range []string{"log file sync", "db file sequential read", "direct path read"} {
+		h := hist.NewExact(hist.Microsecond, 0)
+		if err := h.RecordN(float64(500+k), float64(100+k)); err != nil {
+			t.Fatal(err)
+		}
+		iv.Series = append(iv.Series, stream.SeriesHist{Key: stream.Key{Event: e, Instance: "orcl1"}, Hist: h})
+	}
+	return iv
+}
+
+// The store stopped for 60 s while an interval a second is written, then
+// restarted on the same port: every interval arrives, exactly once (one
+// raw sample per timestamp per series, with the cumulative count it had).
+func testOutage(t *testing.T, store *tsdbtest.Store, native bool) {
+	if testing.Short() {
+		t.Skip("an outage of 60 s")
+	}
+	const before, outage, after = 10, 60, 10
+	s, _ := startSender(t, Options{URL: store.WriteURL(), Native: native, Shards: 2, BatchSamples: 100,
+		Retry: Retry{Min: 100 * time.Millisecond, Max: 2 * time.Second}})
+	start := time.Now().Truncate(time.Second).Add(-time.Second)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	want := map[int64]float64{}
+	var cum float64
+	for k := range before + outage + after {
+		switch k {
+		case before:
+			store.Stop()
+		case before + outage:
+			store.Start()
+		}
+		iv := outageInterval(t, start.Add(time.Duration(k)*time.Second), k)
+		if err := s.Write(context.Background(), iv); err != nil {
+			t.Fatal(err)
+		}
+		cum += float64(100 + k)
+		want[iv.End().UnixMilli()] = cum
+		<-tick.C
+	}
+	waitFor(t, "the spool sent after the outage", func() bool { return s.Stats().PendingBatches == 0 })
+	st := s.Stats()
+	if st.Dropped.Batches != 0 || st.Retries == 0 {
+		t.Fatalf("stats %+v: want retries during the outage and nothing dropped", st)
+	}
+	time.Sleep(2 * time.Second) // VictoriaMetrics' -search.latencyOffset
+	metric := "latscope_wait_seconds"
+	if !native {
+		metric += "_count"
+	}
+	end := start.Add((before + outage + after + 1) * time.Second)
+	got := store.Query(t, fmt.Sprintf(`%s{job="outage"}[%ds]`, metric, before+outage+after+10), end)
+	if len(got) != 3 {
+		t.Fatalf("%d series, want 3: %v", len(got), got)
+	}
+	for _, g := range got {
+		if len(g.Values) != len(want) {
+			t.Errorf("%s: %d samples, want %d (one per interval)", g.Labels["event"], len(g.Values), len(want))
+		}
+		for ms, w := range want {
+			if v, ok := g.Values[ms]; !ok || v != w {
+				t.Errorf("%s at %s: %v (present %v), want %v exactly once", g.Labels["event"], time.UnixMilli(ms).UTC().Format(time.TimeOnly), v, ok, w)
+			}
+		}
+	}
+	t.Logf("%d intervals of 3 series through a %d s outage: %d batches sent, %d retries, none dropped", len(want), outage, st.SentBatches, st.Retries)
+}
+
+func TestRemoteWriteOutagePrometheus(t *testing.T) {
+	t.Parallel()
+	testOutage(t, tsdbtest.StartPrometheus(t), true)
+}
+
+func TestRemoteWriteOutageVictoriaMetrics(t *testing.T) {
+	t.Parallel()
+	testOutage(t, tsdbtest.StartVictoriaMetrics(t), false)
+}

@@ -10,6 +10,7 @@ package tsdbtest
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -144,7 +145,9 @@ func (s *Store) Stop() {
 type Sample struct {
 	Labels map[string]string
 	// Value is the instant value; Values the raw samples of a range
-	// selector (query "m[5m]"), as timestamp in ms → value.
+	// selector (query "m[5m]"), as timestamp in ms → value (a native
+	// histogram's: its count). A timestamp returned twice (a duplicate)
+	// has the value -1.
 	Value  float64
 	Values map[int64]float64
 }
@@ -167,6 +170,8 @@ func (s *Store) Query(t testing.TB, promql string, at time.Time) []Sample {
 				Metric map[string]string `json:"metric"`
 				Value  []any             `json:"value"`
 				Values [][]any           `json:"values"`
+				// Histograms are a native histogram's raw samples.
+				Histograms [][]any `json:"histograms"`
 			} `json:"result"`
 		} `json:"data"`
 	}
@@ -182,18 +187,20 @@ func (s *Store) Query(t testing.TB, promql string, at time.Time) []Sample {
 		if len(r.Value) == 2 {
 			smp.Value = parseValue(t, r.Value[1])
 		}
-		if r.Values != nil {
+		if r.Values != nil || r.Histograms != nil {
 			smp.Values = map[int64]float64{}
-			for _, v := range r.Values {
+			for _, v := range append(r.Values, r.Histograms...) {
 				ts, _ := v[0].(float64)
-				ms := int64(ts*1000 + 0.5)
+				ms := int64(math.Round(ts * 1000))
 				if _, dup := smp.Values[ms]; dup {
-					// Two samples of one timestamp: a duplicate; keep
-					// it visible to the test as -1.
 					smp.Values[ms] = -1
 					continue
 				}
-				smp.Values[ms] = parseValue(t, v[1])
+				if h, ok := v[1].(map[string]any); ok {
+					smp.Values[ms] = parseValue(t, h["count"])
+				} else {
+					smp.Values[ms] = parseValue(t, v[1])
+				}
 			}
 		}
 		out = append(out, smp)
