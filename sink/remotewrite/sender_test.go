@@ -326,3 +326,57 @@ func TestSenderBatchesAndShards(t *testing.T) {
 		}
 	}
 }
+
+// latscope stopped while the store is down: the next run's sender (same
+// spool) sends what the last one could not, with the same timestamps, so
+// the store sees each sample once.
+func TestSenderRestartResendsSpool(t *testing.T) {
+	down := &fakeStore{t: t, statuses: make([]int, 1000)}
+	for i := range down.statuses {
+		down.statuses[i] = http.StatusServiceUnavailable
+	}
+	srv := httptest.NewServer(down)
+	dir := t.TempDir()
+	first, stop := startSender(t, Options{URL: srv.URL, Native: true, Shards: 2, Spool: dir})
+	start := time.Date(2026, 11, 26, 3, 0, 0, 0, time.UTC)
+	for i := range 4 {
+		if err := first.Write(context.Background(), testInterval(t, start.Add(time.Duration(i)*time.Second), "e1", "e2", "e3")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "retries", func() bool { return first.Stats().Retries > 2 })
+	stop()
+	srv.Close()
+	if n, _ := first.spool.Pending(); n == 0 {
+		t.Fatal("nothing left spooled")
+	}
+
+	up := &fakeStore{t: t}
+	srv = httptest.NewServer(up)
+	defer srv.Close()
+	second, _ := startSender(t, Options{URL: srv.URL, Native: true, Shards: 2, Spool: dir})
+	waitFor(t, "the spool resent", func() bool { return second.Stats().SentSamples == 12 })
+	_, acc := up.snapshot()
+	seen := map[string]int{}
+	for _, req := range acc {
+		for _, ts := range req {
+			h := ts.histograms[0]
+			seen[fmt.Sprintf("%s@%d", ts.labels["event"], h.Timestamp)]++
+			want := uint64(100 * ((h.Timestamp-start.UnixMilli())/1000))
+			if h.Count != want {
+				t.Errorf("%s at %d: count %d, want the first run's cumulative %d", ts.labels["event"], h.Timestamp, h.Count, want)
+			}
+		}
+	}
+	if len(seen) != 12 {
+		t.Errorf("%d distinct samples resent, want 12: %v", len(seen), seen)
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Errorf("%s sent %d times", k, n)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("spool not empty after the resend: %v", entries)
+	}
+}
