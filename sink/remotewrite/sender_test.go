@@ -362,7 +362,7 @@ func TestSenderRestartResendsSpool(t *testing.T) {
 		for _, ts := range req {
 			h := ts.histograms[0]
 			seen[fmt.Sprintf("%s@%d", ts.labels["event"], h.Timestamp)]++
-			want := uint64(100 * ((h.Timestamp-start.UnixMilli())/1000))
+			want := uint64(100 * ((h.Timestamp - start.UnixMilli()) / 1000))
 			if h.Count != want {
 				t.Errorf("%s at %d: count %d, want the first run's cumulative %d", ts.labels["event"], h.Timestamp, h.Count, want)
 			}
