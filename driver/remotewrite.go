@@ -3,7 +3,6 @@ package driver
 import (
 	"context"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 
@@ -21,19 +20,20 @@ const RemoteWriteDir = "remotewrite"
 // is spooled for each, and each sends on its own.
 type remoteWrites struct {
 	senders []*remotewrite.Sender
+	names   []string
 	log     *slog.Logger
 }
 
 // openRemoteWrites opens a sender per remote_write target, its spool in
-// DATA/remotewrite/NAME (batches left by the last run are sent first).
-func openRemoteWrites(c *config.Config, logger *slog.Logger) (*remoteWrites, error) {
-	host, _ := os.Hostname()
+// DATA/remotewrite/NAME (batches left by the last run are sent first),
+// each mapping intervals as GET /metrics does (its own cumulative state).
+func openRemoteWrites(c *config.Config, mapping promnative.Options, logger *slog.Logger) (*remoteWrites, error) {
 	rw := &remoteWrites{log: logger}
 	for _, t := range c.RemoteWrite {
 		opts := remotewrite.Options{URL: t.URL, Native: t.IsNative, BearerTokenFile: t.BearerTokenFile,
 			CAFile: t.TLS.CAFile, CertFile: t.TLS.CertFile, KeyFile: t.TLS.KeyFile,
 			Spool: filepath.Join(c.Data, RemoteWriteDir, t.Name), SpoolLimits: remotewrite.SpoolLimits{MaxBytes: t.SpoolBytes, MaxAge: t.SpoolAge},
-			Shards: t.Shards, BatchSamples: t.Batch, Mapping: promnative.Options{Host: host, MaxEventsPerJob: t.MaxEventsPerJob},
+			Shards: t.Shards, BatchSamples: t.Batch, Mapping: mapping,
 			Logger: logger.With("remote_write", t.Name)}
 		if b := t.BasicAuth; b != nil {
 			opts.BasicAuthUser, opts.BasicAuthPasswordFile = b.Username, b.PasswordFile
@@ -42,20 +42,9 @@ func openRemoteWrites(c *config.Config, logger *slog.Logger) (*remoteWrites, err
 		if err != nil {
 			return nil, err
 		}
-		rw.senders = append(rw.senders, s)
-	}
-	for _, j := range c.Jobs {
-		rw.setSourceKind(j)
+		rw.senders, rw.names = append(rw.senders, s), append(rw.names, t.Name)
 	}
 	return rw, nil
-}
-
-// setSourceKind labels a job's series with its SOURCE's kind: the
-// intervals carry the job's name, not its SOURCE.
-func (rw *remoteWrites) setSourceKind(j config.Job) {
-	for _, s := range rw.senders {
-		s.SetSourceKind(j.Name, promnative.SourceKind(j.Source))
-	}
 }
 
 // writer hands every interval out writes to the senders too. A spooling
@@ -95,9 +84,9 @@ func (rw *remoteWrites) run(ctx context.Context) (stop func()) {
 	return func() {
 		cancel()
 		wg.Wait()
-		for _, s := range rw.senders {
+		for i, s := range rw.senders {
 			st := s.Stats()
-			rw.log.Info("remote write stopped", "sent_samples", st.SentSamples, "dropped_samples", st.Dropped.Samples, "spooled_batches", st.PendingBatches)
+			rw.log.Info("remote write stopped", "remote_write", rw.names[i], "sent_samples", st.SentSamples, "dropped_samples", st.Dropped.Samples, "spooled_batches", st.PendingBatches)
 		}
 	}
 }

@@ -24,8 +24,10 @@ import (
 	"github.com/latscope/latscope/server/jobctl"
 	"github.com/latscope/latscope/server/jobs"
 	"github.com/latscope/latscope/server/live"
+	"github.com/latscope/latscope/server/metrics"
 	"github.com/latscope/latscope/server/runs"
 	"github.com/latscope/latscope/server/web"
+	"github.com/latscope/latscope/sink/promnative"
 	"github.com/latscope/latscope/source"
 )
 
@@ -168,12 +170,15 @@ func serveJobs(ctx context.Context, sc ServeConfig, c *config.Config, defs []job
 		backoff = jobs.DefaultBackoff()
 	}
 	hub := live.NewHub(arch, live.Options{MaxStreams: c.LiveStreams, Logger: logger})
-	senders, err := openRemoteWrites(c, logger)
+	var runner *jobs.Runner
+	mapping := prometheusOptions(c.Prometheus, func() []jobs.Status { return runner.Status() })
+	series := promnative.NewMapper(mapping)
+	senders, err := openRemoteWrites(c, mapping, logger)
 	if err != nil {
 		arch.Close()
 		return err
 	}
-	runner, control, jobStore, err := openJobs(ctx, c.Data, defs, senders.writer(live.Publishing(arch, hub)), arch.SetSourceKeep, backoff, store, redactor, logger, senders.setSourceKind)
+	runner, control, jobStore, err := openJobs(ctx, c.Data, defs, senders.writer(live.Publishing(metrics.Counting(arch, series), hub)), arch.SetSourceKeep, backoff, store, redactor, logger)
 	if err != nil {
 		arch.Close()
 		return err
@@ -186,7 +191,7 @@ func serveJobs(ctx context.Context, sc ServeConfig, c *config.Config, defs []job
 		return err
 	}
 	rt := httpsec.NewRouter(store, httpsec.Config{TLS: tlsConfig != nil, Logger: logger})
-	api.RegisterServe(rt, api.Data{Archive: arch, Jobs: runner.Status, Sinks: Sinks(), JobControl: control, Runs: executor, Live: hub, Tiers: c.Archive.Parsed})
+	api.RegisterServe(rt, api.Data{Archive: arch, Jobs: runner.Status, Sinks: Sinks(), JobControl: control, Runs: executor, Live: hub, Tiers: c.Archive.Parsed, Metrics: series})
 	err = web.Register(rt)
 	var h http.Handler
 	if err == nil {
@@ -209,11 +214,34 @@ func serveJobs(ctx context.Context, sc ServeConfig, c *config.Config, defs []job
 	return runServer(ctx, srv, ln, runner, arch, maintenance{arch: arch, users: store, auditKeep: c.Audit.Retention(), runs: executor, log: logger})
 }
 
+// prometheusOptions are the configuration's labels and guard for the
+// Prometheus series; a job's source kind is the scheme of its SOURCE.
+// status is called only once intervals flow, after the runner exists.
+func prometheusOptions(p config.Prometheus, status func() []jobs.Status) promnative.Options {
+	host := p.Host
+	if host == "" {
+		host, _ = os.Hostname()
+	}
+	guard := p.MaxEventsPerJob
+	if guard == 0 { // a configuration not read from a file
+		guard = config.DefaultMaxEventsPerJob
+	}
+	return promnative.Options{Host: host, MaxEventsPerJob: guard, Metric: p.Metric,
+		SourceKind: func(job string) string {
+			for _, s := range status() {
+				if s.Name == job {
+					return promnative.SourceKind(s.Source)
+				}
+			}
+			return ""
+		}}
+}
+
 // openJobs makes the runner of the configured jobs and of those created
 // through the API (kept in DATA/jobs.db, returned to be closed), and the
 // manager that changes them and gives their retentions to retain.
 func openJobs(ctx context.Context, data string, defs []jobs.Job, out jobs.Writer, retain func(string, time.Duration), backoff jobs.Backoff, audit *auth.Store,
-	redactor *httpsec.Redactor, logger *slog.Logger, onJob func(config.Job)) (*jobs.Runner, *jobctl.Manager, *jobctl.Store, error) {
+	redactor *httpsec.Redactor, logger *slog.Logger) (*jobs.Runner, *jobctl.Manager, *jobctl.Store, error) {
 	runner, err := jobs.NewRunner(nil, out, backoff, logger)
 	if err != nil {
 		return nil, nil, nil, err
@@ -223,10 +251,7 @@ func openJobs(ctx context.Context, data string, defs []jobs.Job, out jobs.Writer
 		return nil, nil, nil, err
 	}
 	control, err := jobctl.New(ctx, runner, store, defs, jobctl.Options{
-		Build: func(cj config.Job) (jobs.Job, error) {
-			onJob(cj)
-			return jobDefinition(cj, redactor, logger)
-		},
+		Build:       func(cj config.Job) (jobs.Job, error) { return jobDefinition(cj, redactor, logger) },
 		CheckSource: checkAPISource, Retain: retain, Audit: audit, Logger: logger})
 	if err != nil {
 		store.Close()

@@ -10,7 +10,7 @@ import (
 
 	"github.com/latscope/latscope/archive"
 	"github.com/latscope/latscope/internal/testkit/dbtest"
-	"github.com/latscope/latscope/internal/testkit/tsdbtest"
+	"github.com/latscope/latscope/internal/testkit/promtest"
 	"github.com/latscope/latscope/probe/nettest"
 )
 
@@ -19,7 +19,7 @@ import (
 // Prometheus holds the archive's count for the job, with the job's labels,
 // and the spool is empty.
 func TestServeRemoteWrite(t *testing.T) {
-	store := tsdbtest.StartPrometheus(t)
+	store := promtest.Start(t, promtest.Options{NativeHistograms: true, RemoteWriteReceiver: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	srv, err := nettest.Listen(nettest.ServerConfig{Listen: "127.0.0.1:0"})
@@ -69,12 +69,12 @@ remote_write:
 	if count == 0 {
 		t.Fatalf("nothing archived:\n%s", stderr)
 	}
-	got := store.Query(t, `histogram_count(latscope_wait_seconds{job="net",source_kind="nettest"})`, last.Add(time.Millisecond))
+	got := store.QueryAt(t, `histogram_count(latscope_wait_seconds{job="net",source_kind="nettest"})`, last.Add(time.Millisecond))
 	if len(got) != 1 || got[0].Value != count {
 		t.Fatalf("Prometheus has %v, want one series of the archive's %v events\n%s", got, count, stderr)
 	}
 	if entries, err := os.ReadDir(filepath.Join(data, RemoteWriteDir, "prom")); err != nil || len(entries) != 0 {
 		t.Errorf("spool after a clean stop: %v %v, want empty", entries, err)
 	}
-	t.Logf("%v round trips archived and in Prometheus, labels %v", count, got[0].Labels)
+	t.Logf("%v round trips archived and in Prometheus, labels %v", count, got[0].Metric)
 }

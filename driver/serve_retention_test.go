@@ -28,7 +28,7 @@ func TestServeAPIJobRetention(t *testing.T) {
 	users := authtest.Store(t, nil)
 	logger := slog.New(slog.DiscardHandler)
 	ctx := t.Context()
-	_, control, jobStore, err := openJobs(ctx, dir, nil, arch, arch.SetSourceKeep, jobs.DefaultBackoff(), users, &httpsec.Redactor{}, logger, func(config.Job) {})
+	_, control, jobStore, err := openJobs(ctx, dir, nil, arch, arch.SetSourceKeep, jobs.DefaultBackoff(), users, &httpsec.Redactor{}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,8 +18,10 @@ import (
 	"github.com/latscope/latscope/server/jobctl"
 	"github.com/latscope/latscope/server/jobs"
 	"github.com/latscope/latscope/server/live"
+	"github.com/latscope/latscope/server/metrics"
 	"github.com/latscope/latscope/server/runs"
 	"github.com/latscope/latscope/sink"
+	"github.com/latscope/latscope/sink/promnative"
 	"github.com/latscope/latscope/stream"
 	"github.com/latscope/latscope/view/report"
 )
@@ -42,6 +44,8 @@ type Data struct {
 	Runs *runs.Executor
 	// Live streams the archived intervals (nil: GET /api/v1/live answers 503).
 	Live *live.Hub
+	// Metrics holds the Prometheus series of GET /metrics (nil: none).
+	Metrics *promnative.Mapper
 }
 
 // RegisterServe adds every route of latscope serve: the auth API of
@@ -64,6 +68,7 @@ func Register(rt *httpsec.Router, d Data) {
 	d.registerExport(rt)
 	registerJobChanges(rt, d.JobControl)
 	live.Register(rt, d.Live)
+	metrics.Register(rt, d.Metrics)
 }
 
 func (d Data) listJobs(w http.ResponseWriter, r *http.Request) (int, any, error) {

@@ -34,6 +34,7 @@ import (
 	csvsink "github.com/latscope/latscope/sink/csv"
 	"github.com/latscope/latscope/sink/jsonl"
 	lsrsink "github.com/latscope/latscope/sink/lsr"
+	"github.com/latscope/latscope/sink/promnative"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
 )
@@ -75,6 +76,7 @@ func serveRouter(t *testing.T) *httpsec.Router {
 	}
 	t.Cleanup(func() { a.Close() })
 	start := time.Now().Add(-time.Minute).Truncate(time.Second)
+	series := promnative.NewMapper(promnative.Options{Host: "db01"})
 	for i := range 3 {
 		h := hist.NewExact(hist.Microsecond, 0)
 		for _, v := range []float64{180, 250, 900 * float64(i+1)} {
@@ -86,6 +88,7 @@ func serveRouter(t *testing.T) *httpsec.Router {
 		if err := a.Write(ctx, iv); err != nil {
 			t.Fatal(err)
 		}
+		series.Add("db01", iv)
 	}
 	last := start.Add(2 * time.Second)
 	status := func() []jobs.Status {
@@ -95,7 +98,8 @@ func serveRouter(t *testing.T) *httpsec.Router {
 				State: jobs.Reconnecting, Since: &last, LastError: "connection refused", Intervals: 1}}
 	}
 	rt := httpsec.NewRouter(store, httpsec.Config{})
-	api.RegisterServe(rt, api.Data{Archive: a, Jobs: status, Sinks: []sink.Format{lsrsink.Format(), jsonl.Format(), csvsink.Format()}, JobControl: jobControl(t, store, dir), Runs: fakeRuns(t, dir)})
+	api.RegisterServe(rt, api.Data{Archive: a, Jobs: status, Sinks: []sink.Format{lsrsink.Format(), jsonl.Format(), csvsink.Format()}, JobControl: jobControl(t, store, dir), Runs: fakeRuns(t, dir),
+		Metrics: series})
 	return rt
 }
 
@@ -267,6 +271,7 @@ func TestOpenAPIResponses(t *testing.T) {
 	}
 	c.call("GET", "/api/v1/live?series=%5B", "/api/v1/live", nil, http.StatusBadRequest)
 	c.call("GET", "/api/v1/live", "/api/v1/live", nil, http.StatusServiceUnavailable) // no hub behind this router
+	c.call("GET", "/metrics", "/metrics", nil, http.StatusOK)
 	c.call("GET", "/api/v1/series/99/histogram", "/api/v1/series/{id}/histogram", nil, http.StatusNotFound)
 	c.call("GET", "/api/v1/series/1/intervals?resolution=7m", "/api/v1/series/{id}/intervals", nil, http.StatusBadRequest)
 	c.call("GET", "/api/v1/series/1/heatmap?columns=0", "/api/v1/series/{id}/heatmap", nil, http.StatusBadRequest)

@@ -39,9 +39,28 @@ type Config struct {
 	// Archive sets the archive's tiers and size cap (absent: the
 	// defaults, archive.DefaultTiers and no cap).
 	Archive Archive `yaml:"archive"`
+	// Prometheus sets the labels and the cardinality guard of the
+	// Prometheus series (GET /metrics).
+	Prometheus Prometheus `yaml:"prometheus"`
 	// RemoteWrite are the stores every archived interval is sent to.
 	RemoteWrite []RemoteWrite `yaml:"remote_write"`
 }
+
+// Prometheus configures how intervals become Prometheus series.
+type Prometheus struct {
+	// Host is the host label (empty: the machine's host name).
+	Host string `yaml:"host"`
+	// MaxEventsPerJob is how many events of a job (those with the most
+	// time waited) get series of their own; the rest are merged into
+	// event="other" (0: DefaultMaxEventsPerJob; -1: no bound).
+	MaxEventsPerJob int `yaml:"max_events_per_job"`
+	// Metric is the metric name (empty: latscope_wait_seconds).
+	Metric string `yaml:"metric"`
+}
+
+// DefaultMaxEventsPerJob bounds a job's series: Oracle has hundreds of
+// wait events, of which a few dozen matter on any one system.
+const DefaultMaxEventsPerJob = 50
 
 // Archive is the archive's settings.
 type Archive struct {
@@ -153,6 +172,9 @@ func Parse(name string, b []byte) (*Config, error) {
 	if c.LiveStreams < 0 {
 		return nil, fmt.Errorf("%s: live_streams must not be negative", name)
 	}
+	if err := c.Prometheus.check(); err != nil {
+		return nil, fmt.Errorf("%s:%d: prometheus: %w", name, keyLine(&doc, "prometheus"), err)
+	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return nil, fmt.Errorf("%s: tls_cert and tls_key go together", name)
 	}
@@ -166,6 +188,32 @@ func Parse(name string, b []byte) (*Config, error) {
 		return nil, err
 	}
 	return &c, nil
+}
+
+// check applies the defaults and checks the metric name.
+func (p *Prometheus) check() error {
+	if p.MaxEventsPerJob == 0 {
+		p.MaxEventsPerJob = DefaultMaxEventsPerJob
+	}
+	if p.MaxEventsPerJob < -1 {
+		return fmt.Errorf("max_events_per_job %d: want a positive number, or -1 for no bound", p.MaxEventsPerJob)
+	}
+	if p.Metric != "" && !metricName(p.Metric) {
+		return fmt.Errorf("metric %q: want a Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)", p.Metric)
+	}
+	return nil
+}
+
+// metricName reports whether s is a legacy Prometheus metric name, which
+// every scraper and store of any age accepts.
+func metricName(s string) bool {
+	for i, r := range s {
+		ok := r == '_' || r == ':' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9'
+		if !ok {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // Retention is how long audit events are kept.

@@ -157,7 +157,7 @@ func TestDocumentedRemoteWrite(t *testing.T) {
 	}
 	prom, vm := c.RemoteWrite[0], c.RemoteWrite[1]
 	if prom.Name != "prom" || !prom.IsNative || prom.SpoolBytes != 1<<30 || prom.SpoolAge != 2*time.Hour || prom.Shards != 4 ||
-		prom.Batch != 2000 || prom.MaxEventsPerJob != 20 || prom.TLS.CAFile == "" || prom.Line == 0 {
+		prom.Batch != 2000 || prom.TLS.CAFile == "" || prom.Line == 0 {
 		t.Errorf("prom %+v", prom)
 	}
 	if vm.Name != "victoria-8428" || vm.IsNative || vm.SpoolBytes != 1<<30 || vm.SpoolAge != DefaultRemoteWriteAge {

@@ -37,10 +37,6 @@ type RemoteWrite struct {
 	// request (default 2000).
 	Shards int `yaml:"shards"`
 	Batch  int `yaml:"batch"`
-	// MaxEventsPerJob gives the N events of a job with the most time
-	// waited series of their own; the rest are merged into event="other"
-	// (0: no bound).
-	MaxEventsPerJob int `yaml:"max_events_per_job"`
 
 	// Line is where the target is defined; SpoolBytes and SpoolAge are
 	// MaxSpool and MaxAge parsed; IsNative is Native with its default.
@@ -114,9 +110,6 @@ func (r *RemoteWrite) check() error {
 	}
 	if r.Batch < 0 || r.Batch > 1_000_000 {
 		return fmt.Errorf("batch %d: want 1 to 1000000 samples (0: 2000)", r.Batch)
-	}
-	if r.MaxEventsPerJob < 0 {
-		return fmt.Errorf("max_events_per_job %d: want 0 (no bound) or more", r.MaxEventsPerJob)
 	}
 	r.IsNative = r.Native == nil || *r.Native
 	return nil

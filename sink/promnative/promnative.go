@@ -98,6 +98,10 @@ type Options struct {
 	MaxEventsPerJob int
 	// Metric is the metric name (DefaultMetric when empty).
 	Metric string
+	// SourceKind returns the source_kind label of a job's series, asked
+	// once per job (nil, or an empty answer: SourceKind of the
+	// interval's source).
+	SourceKind func(job string) string
 }
 
 // Mapper holds the cumulative state of every series. It is safe for
@@ -192,6 +196,9 @@ func (m *Mapper) Add(job string, iv stream.Interval) []Series {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	j := m.job(job)
+	if j.kind == "" && m.opts.SourceKind != nil {
+		j.kind = m.opts.SourceKind(job)
+	}
 	if j.kind == "" {
 		j.kind = SourceKind(iv.Source)
 	}

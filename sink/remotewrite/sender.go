@@ -187,10 +187,6 @@ func (s *Sender) Run(ctx context.Context) {
 	wg.Wait()
 }
 
-// SetSourceKind sets the source_kind label of a job's series (see
-// promnative.Mapper.SetSourceKind).
-func (s *Sender) SetSourceKind(job, kind string) { s.mapper.SetSourceKind(job, kind) }
-
 // Write maps an interval of job iv.Source to series and spools them in
 // batches; Run sends them. Intervals without wall-clock time (Relative)
 // are not sent: a store would file them in 1970.

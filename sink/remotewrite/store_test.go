@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/internal/testkit/promtest"
 	"github.com/latscope/latscope/internal/testkit/sourcetest"
-	"github.com/latscope/latscope/internal/testkit/tsdbtest"
 	"github.com/latscope/latscope/sink/promnative"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/source/oracle10046"
@@ -98,7 +98,7 @@ func sendAll(t *testing.T, opts Options, ivs []stream.Interval) *Sender {
 // checkSeries compares each series' count and p99 in the store with
 // latscope's own: counts exact, p99 within one bucket (the width factor
 // of the native schema, or 2 for classic power-of-two rows).
-func checkSeries(t *testing.T, store *tsdbtest.Store, ivs []stream.Interval, native bool) {
+func checkSeries(t *testing.T, store *promtest.Server, ivs []stream.Interval, native bool) {
 	t.Helper()
 	mapper := promnative.NewMapper(promnative.Options{})
 	schema := map[string]int32{}
@@ -121,13 +121,13 @@ func checkSeries(t *testing.T, store *tsdbtest.Store, ivs []stream.Interval, nat
 			p99 = "histogram_quantile(0.99, " + e.selector("latscope_wait_seconds_bucket") + ")"
 			width = 2
 		}
-		got := store.Query(t, count, e.last)
+		got := store.QueryAt(t, count, e.last)
 		if len(got) != 1 || got[0].Value != math.Round(e.merged.Count()) {
 			t.Errorf("%s: %v, want one series of %v", count, got, e.merged.Count())
 			continue
 		}
 		want := e.merged.Quantile(0.99) * float64(e.merged.Unit) / float64(hist.Second)
-		got = store.Query(t, p99, e.last)
+		got = store.QueryAt(t, p99, e.last)
 		if len(got) != 1 || got[0].Value < want/width || got[0].Value > want*width {
 			t.Errorf("%s = %v; latscope's p99 %.6g s, want it within a bucket (×%.4g)", p99, got, want, width)
 			continue
@@ -150,14 +150,14 @@ func labelOf(ls []promnative.Label, name string) string {
 }
 
 func TestRemoteWriteNativeToPrometheus(t *testing.T) {
-	store := tsdbtest.StartPrometheus(t)
+	store := promtest.Start(t, promtest.Options{NativeHistograms: true, RemoteWriteReceiver: true})
 	ivs := knownRecording(t, time.Now().Add(-2*time.Second).Truncate(time.Second))
 	sendAll(t, Options{URL: store.WriteURL(), Native: true, Shards: 2, BatchSamples: 50}, ivs)
 	checkSeries(t, store, ivs, true)
 }
 
 func TestRemoteWriteClassicToVictoriaMetrics(t *testing.T) {
-	store := tsdbtest.StartVictoriaMetrics(t)
+	store := promtest.StartVictoriaMetrics(t)
 	ivs := knownRecording(t, time.Now().Add(-2*time.Second).Truncate(time.Second))
 	sendAll(t, Options{URL: store.WriteURL(), Native: false, Shards: 2, BatchSamples: 500}, ivs)
 	time.Sleep(2 * time.Second) // -search.latencyOffset
@@ -182,7 +182,7 @@ func outageInterval(t *testing.T, start time.Time, k int) stream.Interval {
 // The store stopped for 60 s while an interval a second is written, then
 // restarted on the same port: every interval arrives, exactly once (one
 // raw sample per timestamp per series, with the cumulative count it had).
-func testOutage(t *testing.T, store *tsdbtest.Store, native bool) {
+func testOutage(t *testing.T, store *promtest.Server, native bool) {
 	if testing.Short() {
 		t.Skip("an outage of 60 s")
 	}
@@ -199,7 +199,7 @@ func testOutage(t *testing.T, store *tsdbtest.Store, native bool) {
 		case before:
 			store.Stop()
 		case before + outage:
-			store.Start()
+			store.Restart()
 		}
 		iv := outageInterval(t, start.Add(time.Duration(k)*time.Second), k)
 		if err := s.Write(context.Background(), iv); err != nil {
@@ -220,17 +220,17 @@ func testOutage(t *testing.T, store *tsdbtest.Store, native bool) {
 		metric += "_count"
 	}
 	end := start.Add((before + outage + after + 1) * time.Second)
-	got := store.Query(t, fmt.Sprintf(`%s{job="outage"}[%ds]`, metric, before+outage+after+10), end)
+	got := store.QueryAt(t, fmt.Sprintf(`%s{job="outage"}[%ds]`, metric, before+outage+after+10), end)
 	if len(got) != 3 {
 		t.Fatalf("%d series, want 3: %v", len(got), got)
 	}
 	for _, g := range got {
 		if len(g.Values) != len(want) {
-			t.Errorf("%s: %d samples, want %d (one per interval)", g.Labels["event"], len(g.Values), len(want))
+			t.Errorf("%s: %d samples, want %d (one per interval)", g.Metric["event"], len(g.Values), len(want))
 		}
 		for ms, w := range want {
 			if v, ok := g.Values[ms]; !ok || v != w {
-				t.Errorf("%s at %s: %v (present %v), want %v exactly once", g.Labels["event"], time.UnixMilli(ms).UTC().Format(time.TimeOnly), v, ok, w)
+				t.Errorf("%s at %s: %v (present %v), want %v exactly once", g.Metric["event"], time.UnixMilli(ms).UTC().Format(time.TimeOnly), v, ok, w)
 			}
 		}
 	}
@@ -239,10 +239,10 @@ func testOutage(t *testing.T, store *tsdbtest.Store, native bool) {
 
 func TestRemoteWriteOutagePrometheus(t *testing.T) {
 	t.Parallel()
-	testOutage(t, tsdbtest.StartPrometheus(t), true)
+	testOutage(t, promtest.Start(t, promtest.Options{NativeHistograms: true, RemoteWriteReceiver: true}), true)
 }
 
 func TestRemoteWriteOutageVictoriaMetrics(t *testing.T) {
 	t.Parallel()
-	testOutage(t, tsdbtest.StartVictoriaMetrics(t), false)
+	testOutage(t, promtest.StartVictoriaMetrics(t), false)
 }
