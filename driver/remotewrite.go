@@ -53,24 +53,16 @@ func (rw *remoteWrites) writer(out jobs.Writer) jobs.Writer {
 	if len(rw.senders) == 0 {
 		return out
 	}
-	return remoteWriting{out: out, rw: rw}
+	return jobs.Then(out, rw.spool)
 }
 
-type remoteWriting struct {
-	out jobs.Writer
-	rw  *remoteWrites
-}
-
-func (w remoteWriting) Write(ctx context.Context, iv stream.Interval) error {
-	if err := w.out.Write(ctx, iv); err != nil {
-		return err
-	}
-	for _, s := range w.rw.senders {
+// spool hands an archived interval to every sender.
+func (rw *remoteWrites) spool(ctx context.Context, iv stream.Interval) {
+	for i, s := range rw.senders {
 		if err := s.Write(ctx, iv); err != nil {
-			w.rw.log.Warn("remote write: spooling an interval", "job", iv.Source, "error", err.Error())
+			rw.log.Warn("remote write: spooling an interval", "remote_write", rw.names[i], "job", iv.Source, "error", err.Error())
 		}
 	}
-	return nil
 }
 
 // run starts the senders; the returned function stops them (what they

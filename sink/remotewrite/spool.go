@@ -1,6 +1,7 @@
 package remotewrite
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -116,7 +117,7 @@ func OpenSpool(dir string, shards int, limits SpoolLimits, log *slog.Logger) (*S
 		b.shard %= shards
 		found = append(found, b)
 	}
-	slices.SortFunc(found, func(a, b *batch) int { return compareSeq(a.seq, b.seq) })
+	slices.SortFunc(found, func(a, b *batch) int { return cmp.Compare(a.seq, b.seq) })
 	for _, b := range found {
 		s.queues[b.shard] = append(s.queues[b.shard], b)
 		s.bytes += b.size
@@ -129,16 +130,6 @@ func OpenSpool(dir string, shards int, limits SpoolLimits, log *slog.Logger) (*S
 	s.enforceLocked()
 	s.mu.Unlock()
 	return s, nil
-}
-
-func compareSeq(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Append writes a batch for shard (its body as it will be sent) and
