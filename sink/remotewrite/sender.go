@@ -109,12 +109,18 @@ func New(opts Options) (*Sender, error) {
 	if err != nil {
 		return nil, err
 	}
+	auth := authorizer(opts)
+	// Read the credentials once now: a missing file is a start-up error,
+	// not an endless retry.
+	if err := auth(&http.Request{Header: http.Header{}}); err != nil {
+		return nil, err
+	}
 	spool, err := OpenSpool(opts.Spool, opts.Shards, opts.SpoolLimits, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
 	return &Sender{opts: opts, log: opts.Logger, spool: spool, retry: opts.Retry, mapper: promnative.NewMapper(opts.Mapping),
-		poster: &poster{url: opts.URL, client: client, auth: authorizer(opts), timeout: opts.Timeout}}, nil
+		poster: &poster{url: opts.URL, client: client, auth: auth, timeout: opts.Timeout}}, nil
 }
 
 // httpClient trusts CAFile and presents CertFile/KeyFile when given.

@@ -2,6 +2,7 @@ package remotewrite
 
 import (
 	"context"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -378,5 +380,58 @@ func TestSenderRestartResendsSpool(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("spool not empty after the resend: %v", entries)
+	}
+}
+
+// TLS with the store's CA from ca_file, and basic auth from a password
+// file; a missing credentials file stops New.
+func TestSenderTLSAndBasicAuth(t *testing.T) {
+	store := &fakeStore{t: t}
+	srv := httptest.NewTLSServer(store)
+	defer srv.Close()
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pw := filepath.Join(dir, "pw")
+	if err := os.WriteFile(pw, []byte("hunter2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := startSender(t, Options{URL: srv.URL, Native: true, Shards: 1, CAFile: ca, BasicAuthUser: "latscope", BasicAuthPasswordFile: pw})
+	if err := s.Write(context.Background(), testInterval(t, time.Date(2026, 11, 26, 3, 0, 0, 0, time.UTC), "e1")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the batch accepted over TLS", func() bool { _, acc := store.snapshot(); return len(acc) == 1 })
+	store.mu.Lock()
+	user, pass, ok := (&http.Request{Header: store.headers}).BasicAuth()
+	store.mu.Unlock()
+	if !ok || user != "latscope" || pass != "hunter2" {
+		t.Errorf("basic auth %q %q %v", user, pass, ok)
+	}
+
+	_, err := New(Options{URL: srv.URL, Spool: t.TempDir(), BearerTokenFile: filepath.Join(dir, "missing")})
+	if err == nil || !strings.Contains(err.Error(), "bearer_token_file") {
+		t.Errorf("missing token file: %v", err)
+	}
+	_, err = New(Options{URL: srv.URL, Spool: t.TempDir(), CAFile: pw})
+	if err == nil || !strings.Contains(err.Error(), "no PEM certificate") {
+		t.Errorf("a CA file without a certificate: %v", err)
+	}
+}
+
+// Without the store's CA the TLS handshake fails: retried (the store's
+// certificate may be fixed), never sent in clear.
+func TestSenderRefusesUnknownCertificate(t *testing.T) {
+	store := &fakeStore{t: t}
+	srv := httptest.NewTLSServer(store)
+	defer srv.Close()
+	s, _ := startSender(t, Options{URL: srv.URL, Shards: 1})
+	if err := s.Write(context.Background(), testInterval(t, time.Date(2026, 11, 26, 3, 0, 0, 0, time.UTC), "e1")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "retries", func() bool { return s.Stats().Retries >= 2 })
+	if n, _ := store.snapshot(); n != 0 {
+		t.Errorf("%d requests reached the store", n)
 	}
 }
