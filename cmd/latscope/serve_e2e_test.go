@@ -276,6 +276,15 @@ func TestServeEndToEnd(t *testing.T) {
 	if hist.Histogram["count"].(float64) == 0 {
 		t.Error("empty histogram")
 	}
+	// Prometheus' text exposition counts the same events.
+	status, b = api.call("GET", "/metrics", "")
+	count := regexp.MustCompile(`(?m)^latscope_wait_seconds_count\{[^}]*job="waits",source_kind="file"\} (\S+)$`).FindSubmatch(b)
+	if status != http.StatusOK || count == nil {
+		t.Fatalf("GET /metrics: %d\n%s", status, b)
+	}
+	if n, _ := strconv.ParseFloat(string(count[1]), 64); n != rep.Series[0]["count"].(float64) {
+		t.Errorf("/metrics counts %s events, latscope report %v", count[1], rep.Series[0]["count"])
+	}
 	var ivs struct{ Intervals []map[string]any }
 	api.get("/api/v1/series/"+strconv.FormatInt(series.Series[0].ID, 10)+"/intervals?resolution=raw&from=-1h", &ivs)
 	if len(ivs.Intervals) != 8 {

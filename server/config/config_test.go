@@ -131,6 +131,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("remote_write:\n  - url: http://p:9090/api/v1/write\n    native: false\n    max_spool: 10MB\n    max_age: 1d\n"))
 	f.Add([]byte("remote_write:\n  - url: https://[::1]:9090/w\n    basic_auth: {username: u, password_file: /p}\n    shards: 2\n    batch: 1\n"))
 	f.Add([]byte("remote_write: {url: x}\n"))
+	f.Add([]byte("prometheus:\n  host: db01\n  max_events_per_job: -1\n  metric: x_seconds\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := Parse("f.yaml", b)
 		if err != nil {

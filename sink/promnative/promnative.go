@@ -80,7 +80,9 @@ type Classic struct {
 }
 
 // Series is one histogram series at Timestamp (the end of the last interval
-// that touched it). Labels are sorted by name with __name__ first.
+// that touched it). Labels are sorted by name with __name__ first (the
+// metric); as classic series the name takes the suffixes _bucket (with an
+// le label per bound), _sum and _count.
 type Series struct {
 	Labels    []Label
 	Native    Native

@@ -258,3 +258,53 @@ func TestSourceKind(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentAddAndSeries is for -race: jobs add while scrapes read.
+func TestConcurrentAddAndSeries(t *testing.T) {
+	m := NewMapper(Options{MaxEventsPerJob: 3})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 200 {
+			for _, s := range m.Series() {
+				checkNative(t, s.Native)
+			}
+		}
+	}()
+	r := rand.New(rand.NewPCG(5, 6))
+	for k := range 200 {
+		h := exactHist(t, r, 20, 1, 1e5)
+		m.Add(fmt.Sprint("job", k%3), interval(t0.Add(time.Duration(k)*time.Second), series(fmt.Sprint("e", k%7), h)))
+	}
+	<-done
+}
+
+// TestCustomAndMixedLayouts: custom edges map to schema 3; a series whose
+// intervals change layout keeps its first schema and every count.
+func TestCustomAndMixedLayouts(t *testing.T) {
+	m := NewMapper(Options{})
+	custom, err := hist.NewCustom(hist.Microsecond, []float64{0, 20, 40, 60, 80, 100, 200, 400, 800, 1000, 2000, 4000, 6000, 8000, 10000, 20000, 40000, 60000, 80000, 100000, 200000, 400000, 800000, 1000000, 2000000, 4000000, 6000000, 8000000, 10000000, 20000000, 40000000, 60000000, 80000000, 120000000, math.Inf(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []float64{3, 0, 5, 7, 11, 13, 0, 2} {
+		if err := custom.AddCustom(i*3, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := m.Add("netapp", interval(t0, series("read", custom)))[0]
+	if s.Native.Schema != customSchema || s.Native.Count != 41 || s.Classic.Count != 41 {
+		t.Errorf("custom: schema %d counts %d/%d, want %d and 41", s.Native.Schema, s.Native.Count, s.Classic.Count, customSchema)
+	}
+	checkNative(t, s.Native)
+	checkClassic(t, s.Classic)
+
+	r := rand.New(rand.NewPCG(7, 8))
+	m.Add("mixed", interval(t0, series("e", exactHist(t, r, 100, 10, 1e5))))
+	s = m.Add("mixed", interval(t0.Add(10*time.Second), series("e", oracleHist(t, map[float64]float64{1: 4, 8: 6}))))[0]
+	if s.Native.Schema != hist.ExactScale || s.Native.Count != 110 || s.Classic.Count != 110 {
+		t.Errorf("mixed: schema %d counts %d/%d, want %d and 110", s.Native.Schema, s.Native.Count, s.Classic.Count, hist.ExactScale)
+	}
+	checkNative(t, s.Native)
+	checkClassic(t, s.Classic)
+}
