@@ -5,6 +5,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"math"
 	"net/http"
@@ -235,7 +236,7 @@ func TestSenderRetriesServerErrors(t *testing.T) {
 	if err := s.Write(context.Background(), testInterval(t, start, "db file sequential read")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the batch accepted", func() bool { _, acc := store.snapshot(); return len(acc) == 1 })
+	waitFor(t, "the batch acknowledged", func() bool { return s.Stats().SentBatches == 1 })
 	requests, acc := store.snapshot()
 	if requests != 4 {
 		t.Errorf("%d requests, want 4 (3 failures then success)", requests)
@@ -424,7 +425,9 @@ func TestSenderTLSAndBasicAuth(t *testing.T) {
 // certificate may be fixed), never sent in clear.
 func TestSenderRefusesUnknownCertificate(t *testing.T) {
 	store := &fakeStore{t: t}
-	srv := httptest.NewTLSServer(store)
+	srv := httptest.NewUnstartedServer(store)
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshake errors are the point
+	srv.StartTLS()
 	defer srv.Close()
 	s, _ := startSender(t, Options{URL: srv.URL, Shards: 1})
 	if err := s.Write(context.Background(), testInterval(t, time.Date(2026, 11, 26, 3, 0, 0, 0, time.UTC), "e1")); err != nil {
