@@ -171,8 +171,14 @@ func serveJobs(ctx context.Context, sc ServeConfig, c *config.Config, defs []job
 	}
 	hub := live.NewHub(arch, live.Options{MaxStreams: c.LiveStreams, Logger: logger})
 	var runner *jobs.Runner
-	series := promnative.NewMapper(prometheusOptions(c.Prometheus, func() []jobs.Status { return runner.Status() }))
-	var out jobs.Writer = live.Publishing(metrics.Counting(arch, series), hub)
+	mapping := prometheusOptions(c.Prometheus, func() []jobs.Status { return runner.Status() })
+	series := promnative.NewMapper(mapping)
+	senders, err := openRemoteWrites(c, mapping, logger)
+	if err != nil {
+		arch.Close()
+		return err
+	}
+	var out jobs.Writer = senders.writer(live.Publishing(metrics.Counting(arch, series), hub))
 	if c.OTLP.Enabled() {
 		fwd, err := newOTLPForward(c.OTLP, out, sc.Stderr, logger)
 		if err != nil {
@@ -188,6 +194,7 @@ func serveJobs(ctx context.Context, sc ServeConfig, c *config.Config, defs []job
 		arch.Close()
 		return err
 	}
+	defer senders.run(ctx)()
 	defer jobStore.Close()
 	executor, err := openRuns(ctx, c, store, logger)
 	if err != nil {

@@ -44,6 +44,8 @@ type Config struct {
 	Prometheus Prometheus `yaml:"prometheus"`
 	// OTLP sends the jobs' intervals to an OpenTelemetry receiver.
 	OTLP OTLP `yaml:"otlp"`
+	// RemoteWrite are the stores every archived interval is sent to.
+	RemoteWrite []RemoteWrite `yaml:"remote_write"`
 }
 
 // Prometheus configures how intervals become Prometheus series.
@@ -151,7 +153,7 @@ func Parse(name string, b []byte) (*Config, error) {
 	if err := strict.Decode(&c); err != nil {
 		return nil, lineError(name, err)
 	}
-	lines := jobLines(&doc)
+	lines := itemLines(&doc, "jobs")
 	seen := map[string]int{}
 	for i := range c.Jobs {
 		j := &c.Jobs[i]
@@ -186,6 +188,9 @@ func Parse(name string, b []byte) (*Config, error) {
 	}
 	if err := c.OTLP.check(); err != nil {
 		return nil, fmt.Errorf("%s:%d: otlp: %w", name, keyLine(&doc, "otlp"), err)
+	}
+	if err := checkRemoteWrites(name, c.RemoteWrite, itemLines(&doc, "remote_write")); err != nil {
+		return nil, err
 	}
 	return &c, nil
 }
@@ -351,14 +356,14 @@ func CheckJobName(name string) error {
 	return nil
 }
 
-// jobLines finds the line of each item of the top-level jobs list.
-func jobLines(doc *yaml.Node) []int {
+// itemLines finds the line of each item of a top-level list.
+func itemLines(doc *yaml.Node, key string) []int {
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil
 	}
 	m := doc.Content[0].Content
 	for i := 0; i+1 < len(m); i += 2 {
-		if m[i].Value == "jobs" && m[i+1].Kind == yaml.SequenceNode {
+		if m[i].Value == key && m[i+1].Kind == yaml.SequenceNode {
 			var lines []int
 			for _, item := range m[i+1].Content {
 				lines = append(lines, item.Line)

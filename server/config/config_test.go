@@ -134,6 +134,9 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("jobs: 3\n"))
 	f.Add([]byte("archive:\n  tiers:\n    - resolution: raw\n      keep: 1d12h\n    - resolution: 1m\n  max_size: 1.5G\n"))
 	f.Add([]byte("- a\n- b\n"))
+	f.Add([]byte("remote_write:\n  - url: http://p:9090/api/v1/write\n    native: false\n    max_spool: 10MB\n    max_age: 1d\n"))
+	f.Add([]byte("remote_write:\n  - url: https://[::1]:9090/w\n    basic_auth: {username: u, password_file: /p}\n    shards: 2\n    batch: 1\n"))
+	f.Add([]byte("remote_write: {url: x}\n"))
 	f.Add([]byte("prometheus:\n  host: db01\n  max_events_per_job: -1\n  metric: x_seconds\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := Parse("f.yaml", b)
@@ -149,4 +152,43 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestDocumentedRemoteWrite(t *testing.T) {
+	c, err := Parse("latscope.yaml", docExample(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.RemoteWrite) != 2 {
+		t.Fatalf("remote_write %+v", c.RemoteWrite)
+	}
+	prom, vm := c.RemoteWrite[0], c.RemoteWrite[1]
+	if prom.Name != "prom" || !prom.IsNative || prom.SpoolBytes != 1<<30 || prom.SpoolAge != 2*time.Hour || prom.Shards != 4 ||
+		prom.Batch != 2000 || prom.TLS.CAFile == "" || prom.Line == 0 {
+		t.Errorf("prom %+v", prom)
+	}
+	if vm.Name != "victoria-8428" || vm.IsNative || vm.SpoolBytes != 1<<30 || vm.SpoolAge != DefaultRemoteWriteAge {
+		t.Errorf("victoria %+v", vm)
+	}
+}
+
+func TestRemoteWriteErrors(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"remote_write:\n  - url: prometheus:9090\n", `f.yaml:2: remote_write 1: url "prometheus:9090": want http(s)://`},
+		{"remote_write:\n  - url: http://u:pw@p:9090/w\n", "f.yaml:2: remote_write 1: url: no credentials in the URL"},
+		{"remote_write:\n  - url: http://p/w\n  - url: http://p/w2\n", `f.yaml:3: remote_write "p" is already defined at line 2`},
+		{"remote_write:\n  - url: http://p/w\n    name: ../etc\n", `f.yaml:2: remote_write 1: name "../etc"`},
+		{"remote_write:\n  - url: http://p/w\n    max_spool: big\n", `max_spool "big"`},
+		{"remote_write:\n  - url: http://p/w\n    max_age: soon\n", `max_age: keep "soon"`},
+		{"remote_write:\n  - url: http://p/w\n    shards: -1\n", "shards -1"},
+		{"remote_write:\n  - url: http://p/w\n    basic_auth: {username: u}\n", "basic_auth needs username and password_file"},
+		{"remote_write:\n  - url: http://p/w\n    bearer_token_file: t\n    basic_auth: {username: u, password_file: p}\n", "not both"},
+		{"remote_write:\n  - url: http://p/w\n    tls: {cert_file: c}\n", "cert_file and key_file go together"},
+		{"remote_write:\n  - url: http://p/w\n    nativ: false\n", "f.yaml:3: field nativ not found"},
+	} {
+		_, err := Parse("f.yaml", []byte(tc.yaml))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v; want it to contain %q", tc.yaml, err, tc.want)
+		}
+	}
 }

@@ -357,3 +357,23 @@ func sleep(ctx context.Context, d time.Duration) bool {
 		return false
 	}
 }
+
+// Then returns a writer that writes each interval to out and, once out
+// took it, hands it to after: what follows the archive (live streams,
+// /metrics, remote write) sees only what is archived.
+func Then(out Writer, after func(context.Context, stream.Interval)) Writer {
+	return then{out: out, after: after}
+}
+
+type then struct {
+	out   Writer
+	after func(context.Context, stream.Interval)
+}
+
+func (t then) Write(ctx context.Context, iv stream.Interval) error {
+	if err := t.out.Write(ctx, iv); err != nil {
+		return err
+	}
+	t.after(ctx, iv)
+	return nil
+}

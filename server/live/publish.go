@@ -8,26 +8,12 @@ import (
 	"github.com/latscope/latscope/archive"
 	"github.com/latscope/latscope/server/httpsec"
 	"github.com/latscope/latscope/server/jobs"
-	"github.com/latscope/latscope/stream"
 )
 
 // Publishing returns a writer that writes each interval to out (the
 // archive) and then publishes it: a stream sees only what is archived,
 // so that its resume from the archive misses nothing it was not sent.
-func Publishing(out jobs.Writer, h *Hub) jobs.Writer { return publishing{out: out, hub: h} }
-
-type publishing struct {
-	out jobs.Writer
-	hub *Hub
-}
-
-func (p publishing) Write(ctx context.Context, iv stream.Interval) error {
-	if err := p.out.Write(ctx, iv); err != nil {
-		return err
-	}
-	p.hub.Publish(ctx, iv)
-	return nil
-}
+func Publishing(out jobs.Writer, h *Hub) jobs.Writer { return jobs.Then(out, h.Publish) }
 
 // WatchJobs publishes a "job" event (the job's status, as GET
 // /api/v1/jobs shows it) whenever a job's state changes, polling status

@@ -30,19 +30,8 @@ const help = "Latency of database waits, I/O and network round trips measured by
 // Counting returns a writer that writes each interval to out (the archive)
 // and then counts it into m, so that a scrape shows only what is archived.
 // The job is the interval's source: the runner names it after the job.
-func Counting(out jobs.Writer, m *promnative.Mapper) jobs.Writer { return counting{out: out, m: m} }
-
-type counting struct {
-	out jobs.Writer
-	m   *promnative.Mapper
-}
-
-func (c counting) Write(ctx context.Context, iv stream.Interval) error {
-	if err := c.out.Write(ctx, iv); err != nil {
-		return err
-	}
-	c.m.Add(iv.Source, iv)
-	return nil
+func Counting(out jobs.Writer, m *promnative.Mapper) jobs.Writer {
+	return jobs.Then(out, func(_ context.Context, iv stream.Interval) { m.Add(iv.Source, iv) })
 }
 
 // Register adds GET /metrics for viewers; a nil mapper exposes nothing.

@@ -1,14 +1,17 @@
-// Package promtest starts a real Prometheus (Debian's prometheus package,
-// 2.42) for tests: in a temporary directory, on a free loopback port,
-// with the configuration the test gives, stopped when the test ends; and
-// queries its HTTP API. Without the binary the test skips, or fails
-// under LATSCOPE_REQUIRE_INTEGRATION=1 (testenv.SkipOrFail).
+// Package promtest starts real Prometheus-compatible stores for tests
+// (Debian's prometheus 2.42 and victoria-metrics 1.79): in a temporary
+// directory, on a free loopback port, with the configuration the test
+// gives, stoppable and restartable on the same port (outages), stopped
+// when the test ends; and queries their HTTP API. Without the binary the
+// test skips, or fails under LATSCOPE_REQUIRE_INTEGRATION=1
+// (testenv.SkipOrFail).
 package promtest
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -34,23 +37,37 @@ type Options struct {
 	Config string
 }
 
-// Server is a running Prometheus.
+// Server is a running (or stopped) store.
 type Server struct {
 	// URL is its base URL (http://127.0.0.1:PORT).
 	URL string
 	// Dir is its working directory (configuration, TSDB, log).
 	Dir string
+
+	t      testing.TB
+	name   string
+	argv   []string
+	ready  string // the path that answers 200 once it serves
+	cmd    *exec.Cmd
+	exited chan error
 }
 
-// Binary returns the prometheus executable, or skips (fails when
-// integration tests are required).
-func Binary(t testing.TB) string {
+// WriteURL is the store's remote-write endpoint.
+func (s *Server) WriteURL() string { return s.URL + "/api/v1/write" }
+
+// Binary returns a store's executable, or skips (fails when integration
+// tests are required).
+func Binary(t testing.TB, name ...string) string {
 	t.Helper()
-	bin, err := exec.LookPath("prometheus")
-	if err != nil {
-		testenv.SkipOrFail(t, "prometheus is not installed (Debian package prometheus): %v", err)
+	bin := "prometheus"
+	if len(name) > 0 {
+		bin = name[0]
 	}
-	return bin
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		testenv.SkipOrFail(t, "%s is not installed (Debian package %s): %v", bin, bin, err)
+	}
+	return path
 }
 
 // Start starts Prometheus and waits until it is ready.
@@ -66,7 +83,7 @@ func Start(t testing.TB, opts Options) *Server {
 		t.Fatal(err)
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(dbtest.FreePort(t))
-	args := []string{"--config.file=" + filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path=" + filepath.Join(dir, "data"),
+	args := []string{bin, "--config.file=" + filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path=" + filepath.Join(dir, "data"),
 		"--web.listen-address=" + addr, "--log.level=warn"}
 	if opts.NativeHistograms {
 		args = append(args, "--enable-feature=native-histograms")
@@ -74,66 +91,128 @@ func Start(t testing.TB, opts Options) *Server {
 	if opts.RemoteWriteReceiver {
 		args = append(args, "--web.enable-remote-write-receiver")
 	}
-	logFile, err := os.Create(filepath.Join(dir, "prometheus.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting prometheus: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	return launch(t, &Server{URL: "http://" + addr, Dir: dir, name: "prometheus", argv: args, ready: "/-/ready"})
+}
+
+// StartVictoriaMetrics starts VictoriaMetrics (remote write at
+// /api/v1/write, PromQL at /api/v1/query), answering about samples up to
+// a second old (its default hides the last 30 s).
+func StartVictoriaMetrics(t testing.TB) *Server {
+	t.Helper()
+	bin := Binary(t, "victoria-metrics")
+	dir := t.TempDir()
+	addr := "127.0.0.1:" + strconv.Itoa(dbtest.FreePort(t))
+	args := []string{bin, "-storageDataPath=" + filepath.Join(dir, "data"), "-httpListenAddr=" + addr,
+		"-search.latencyOffset=1s", "-search.disableCache", "-retentionPeriod=100y", "-loggerLevel=WARN"}
+	return launch(t, &Server{URL: "http://" + addr, Dir: dir, name: "victoria-metrics", argv: args, ready: "/health"})
+}
+
+// launch starts the store and stops it when the test ends.
+func launch(t testing.TB, s *Server) *Server {
+	t.Helper()
+	s.t = t
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		logFile.Close()
+		s.Stop()
 		if t.Failed() {
-			if b, err := os.ReadFile(logFile.Name()); err == nil {
-				t.Logf("prometheus log:\n%s", b)
+			if b, err := os.ReadFile(s.logPath()); err == nil {
+				t.Logf("%s log:\n%s", s.name, b)
 			}
 		}
 	})
-	s := &Server{URL: "http://" + addr, Dir: dir}
+	s.Restart()
+	return s
+}
+
+func (s *Server) logPath() string { return filepath.Join(s.Dir, s.name+".log") }
+
+// Restart starts the store (again after Stop: the same port and data) and
+// waits until it is ready.
+func (s *Server) Restart() {
+	t := s.t
+	t.Helper()
+	logFile, err := os.OpenFile(s.logPath(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	cmd := exec.Command(s.argv[0], s.argv[1:]...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", s.name, err)
+	}
+	s.cmd, s.exited = cmd, make(chan error, 1)
+	go func(exited chan error) { exited <- cmd.Wait() }(s.exited)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		resp, err := http.Get(s.URL + "/-/ready")
+		resp, err := http.Get(s.URL + s.ready)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return s
+				return
 			}
 		}
 		select {
-		case err := <-exited:
-			b, _ := os.ReadFile(logFile.Name())
-			t.Fatalf("prometheus exited: %v\n%s", err, b)
+		case err := <-s.exited:
+			b, _ := os.ReadFile(s.logPath())
+			s.cmd = nil
+			t.Fatalf("%s exited: %v\n%s", s.name, err, b)
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("prometheus not ready on %s after 30s: %v", addr, err)
+			t.Fatalf("%s not ready on %s after 30s: %v", s.name, s.URL, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 }
 
-// Sample is one element of an instant vector: its labels and its float
-// value (a native histogram sample is left out: query a function of it,
-// histogram_count or histogram_quantile).
+// Stop stops the store cleanly (SIGINT: both flush what they hold),
+// killing it after 20 s; a stopped store is left alone.
+func (s *Server) Stop() {
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-s.exited:
+	case <-time.After(20 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+		s.t.Errorf("%s did not stop within 20 s", s.name)
+	}
+	s.cmd = nil
+}
+
+// Sample is one element of a query's answer: its labels and its float
+// value (a native histogram sample is left out of an instant vector:
+// query a function of it, histogram_count or histogram_quantile). Values
+// are the raw samples of a range selector (expr[5m]) by timestamp in ms
+// (a native histogram's: its count); a timestamp answered twice, a
+// duplicate, has the value -1.
 type Sample struct {
 	Metric map[string]string
 	Value  float64
+	Values map[int64]float64
 }
 
 // Query runs an instant query now.
-func (s *Server) Query(expr string) ([]Sample, error) {
-	resp, err := http.Get(s.URL + "/api/v1/query?query=" + url.QueryEscape(expr))
+func (s *Server) Query(expr string) ([]Sample, error) { return s.query(expr, nil) }
+
+// QueryAt runs an instant query at a time, failing the test on error.
+func (s *Server) QueryAt(t testing.TB, expr string, at time.Time) []Sample {
+	t.Helper()
+	got, err := s.query(expr, url.Values{"time": {strconv.FormatFloat(float64(at.UnixMilli())/1000, 'f', 3, 64)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func (s *Server) query(expr string, params url.Values) ([]Sample, error) {
+	if params == nil {
+		params = url.Values{}
+	}
+	params.Set("query", expr)
+	resp, err := http.Get(s.URL + "/api/v1/query?" + params.Encode())
 	if err != nil {
 		return nil, err
 	}
@@ -148,8 +227,10 @@ func (s *Server) Query(expr string) ([]Sample, error) {
 		Data   struct {
 			ResultType string `json:"resultType"`
 			Result     []struct {
-				Metric map[string]string `json:"metric"`
-				Value  []any             `json:"value"`
+				Metric     map[string]string `json:"metric"`
+				Value      []any             `json:"value"`
+				Values     [][]any           `json:"values"`
+				Histograms [][]any           `json:"histograms"`
 			} `json:"result"`
 		} `json:"data"`
 	}
@@ -161,17 +242,55 @@ func (s *Server) Query(expr string) ([]Sample, error) {
 	}
 	var out []Sample
 	for _, e := range r.Data.Result {
-		if len(e.Value) != 2 {
+		smp := Sample{Metric: e.Metric}
+		switch {
+		case len(e.Value) == 2:
+			if smp.Value, err = parseValue(e.Value[1]); err != nil {
+				return nil, fmt.Errorf("query %s: %w", expr, err)
+			}
+		case e.Values != nil || e.Histograms != nil:
+			if smp.Values, err = rawSamples(append(e.Values, e.Histograms...)); err != nil {
+				return nil, fmt.Errorf("query %s: %w", expr, err)
+			}
+		default:
 			continue
 		}
-		str, _ := e.Value[1].(string)
-		v, err := strconv.ParseFloat(str, 64)
-		if err != nil {
-			return nil, fmt.Errorf("query %s: value %q: %w", expr, str, err)
-		}
-		out = append(out, Sample{Metric: e.Metric, Value: v})
+		out = append(out, smp)
 	}
 	return out, nil
+}
+
+// rawSamples reads [timestamp, value] pairs, a native histogram's value
+// being an object with its count.
+func rawSamples(pairs [][]any) (map[int64]float64, error) {
+	out := map[int64]float64{}
+	for _, p := range pairs {
+		ts, _ := p[0].(float64)
+		ms := int64(math.Round(ts * 1000))
+		if _, dup := out[ms]; dup {
+			out[ms] = -1
+			continue
+		}
+		v := p[1]
+		if h, ok := v.(map[string]any); ok {
+			v = h["count"]
+		}
+		f, err := parseValue(v)
+		if err != nil {
+			return nil, err
+		}
+		out[ms] = f
+	}
+	return out, nil
+}
+
+func parseValue(v any) (float64, error) {
+	str, _ := v.(string)
+	f, err := strconv.ParseFloat(str, 64)
+	if err != nil {
+		return 0, fmt.Errorf("value %q: %w", str, err)
+	}
+	return f, nil
 }
 
 // WaitFor queries expr until done accepts its answer or timeout passes,
