@@ -31,7 +31,7 @@ func knownRecording(t *testing.T, end time.Time) []stream.Interval {
 		ivs []stream.Interval
 	}{
 		{"pylatencymap", sourcetest.ReadShared(t, pylatencymap.Format(), "pylatencymap/example_latency_data.txt", source.Options{})},
-		{"trace", sourcetest.ReadShared(t, oracle10046.Format(), "trc10046/apress-top1e_10.2.0.3_11.1.0.6/DBM11106_ora_6334.trc",
+		{"trace", sourcetest.ReadShared(t, oracle10046.Format(), "trc10046/jkstill-trace-combine_12.2.0.1/main_trcsess_output.trc",
 			source.Options{Interval: 10 * time.Second})},
 	} {
 		var kept []stream.Interval
