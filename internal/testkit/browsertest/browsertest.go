@@ -184,8 +184,16 @@ func (b *Browser) Click(selector string) {
 // and waits until that page is ready.
 func (b *Browser) ClickAndWait(selector string) {
 	b.t.Helper()
-	b.Do(30*time.Second, script(`document.body.removeAttribute("data-ready"); true`), chromedp.Click(chromedp.CSS(selector)),
-		chromedp.WaitReady(chromedp.CSS(`body[data-ready="1"]`)))
+	b.Do(30*time.Second, script(`document.body.removeAttribute("data-ready"); true`), chromedp.Click(chromedp.CSS(selector)))
+	b.waitReady("the page after clicking " + selector)
+}
+
+// waitReady waits for the page that a click or a form leads to. It polls
+// (WaitFor) rather than waiting on a DOM query, which can stay bound to
+// the document being left when the machine is slow.
+func (b *Browser) waitReady(what string) {
+	b.t.Helper()
+	b.WaitFor(what, `!!document.body && document.body.getAttribute("data-ready") === "1"`, 60*time.Second)
 }
 
 // script is an action that runs JavaScript for its effect.
@@ -255,7 +263,7 @@ func (b *Browser) Login(base, user, password string) {
 	b.t.Helper()
 	b.Do(30*time.Second, chromedp.Navigate(base+"/login"), chromedp.WaitVisible(chromedp.ID("user")))
 	b.SubmitLogin(user, password)
-	b.Do(30*time.Second, chromedp.WaitReady(chromedp.CSS(`body[data-ready="1"]`)))
+	b.waitReady("the page after logging in")
 }
 
 // SubmitLogin fills in and submits the login form of the page open.
