@@ -78,7 +78,7 @@ func (rw *remoteWrites) run(ctx context.Context) (stop func()) {
 		wg.Wait()
 		for i, s := range rw.senders {
 			st := s.Stats()
-			rw.log.Info("remote write stopped", "remote_write", rw.names[i], "sent_samples", st.SentSamples, "dropped_samples", st.Dropped.Samples, "spooled_batches", st.PendingBatches)
+			rw.log.Info("remote write stopped", "remote_write", rw.names[i], "sent_samples", st.SentSamples, "sent_bytes", st.SentBytes, "dropped_samples", st.Dropped.Samples, "spooled_batches", st.PendingBatches)
 		}
 	}
 }

@@ -115,11 +115,15 @@ type synthetic struct {
 	start    time.Time
 	stop     time.Time // simulated only
 	realTime bool
+	// events is the number of series (wait events) per window; 0 is one.
+	events int
 	// at is the end of the last window emitted (simulated clock), and
 	// encoded the bytes of the histograms emitted, as the archive's
 	// value encoding (recording.AppendHistogram) writes them.
 	at      *atomic.Int64
 	encoded *atomic.Int64
+	// emitted counts the series emitted, when not nil.
+	emitted *atomic.Int64
 }
 
 func (s synthetic) Name() string { return "synthetic" }
@@ -136,16 +140,29 @@ func (s synthetic) Run(ctx context.Context, emit func(stream.Interval) error) er
 			<-ctx.Done()
 			return ctx.Err()
 		}
-		h := s.hists[(s.offset+k)%len(s.hists)]
-		iv := stream.Interval{Start: start, Duration: time.Second,
-			Series: []stream.SeriesHist{{Key: stream.Key{Event: "db file sequential read"}, Hist: h}}}
+		iv := stream.Interval{Start: start, Duration: time.Second}
+		for e := range max(1, s.events) {
+			h := s.hists[(s.offset+k+e)%len(s.hists)]
+			iv.Series = append(iv.Series, stream.SeriesHist{Key: stream.Key{Event: syntheticEvent(e)}, Hist: h})
+			buf = recording.AppendHistogram(buf[:0], h)
+			s.encoded.Add(int64(len(buf)))
+		}
 		if err := emit(iv); err != nil {
 			return err
 		}
-		buf = recording.AppendHistogram(buf[:0], h)
-		s.encoded.Add(int64(len(buf)))
+		if s.emitted != nil {
+			s.emitted.Add(int64(len(iv.Series)))
+		}
 		s.at.Store(iv.End().UnixNano())
 	}
+}
+
+// syntheticEvent names a synthetic job's e-th series.
+func syntheticEvent(e int) string {
+	if e == 0 {
+		return "db file sequential read"
+	}
+	return fmt.Sprintf("db file sequential read %d", e)
 }
 
 func sleepUntil(ctx context.Context, t time.Time) bool {

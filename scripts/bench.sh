@@ -165,3 +165,14 @@ serve_load() {
 : > "$out/serve-load.txt"
 serve_load TestServeLoad
 serve_load TestServeLoadSimulated
+echo; echo "== remote write to a real Prometheus 2.42: 500 series at 1 s for 60 s, native and classic; then senders doubled until it falls behind (docs/fleet.md \"Scale\") =="
+# LATSCOPE_LOADBENCH_RW* and _SAT* knobs are described in
+# driver/serve_remotewrite_load_test.go; prometheus is Debian's package.
+if ! command -v prometheus >/dev/null && can_install; then
+	apt_install prometheus || true
+fi
+: > "$out/remote-write-load.txt"
+for t in TestRemoteWriteLoad TestRemoteWriteSaturation; do
+	LATSCOPE_LOADBENCH=1 go test -count=1 -timeout 30m -run "^$t\$" -v ./driver |
+		grep -E '^(load:|--- |FAIL|ok)' | tee -a "$out/remote-write-load.txt"
+done

@@ -81,7 +81,7 @@ type Sender struct {
 	mu     sync.Mutex // one Write at a time: the mapper's state and the shards' order
 	mapper *promnative.Mapper
 
-	stats struct{ sentBatches, sentSamples, retries atomic.Uint64 }
+	stats struct{ sentBatches, sentSamples, sentBytes, retries atomic.Uint64 }
 }
 
 // New opens the spool (batches left by an earlier run are sent first)
@@ -308,7 +308,9 @@ func formatLe(v float64) string {
 
 // Stats is what a Sender did so far.
 type Stats struct {
-	SentBatches, SentSamples, Retries uint64
+	// SentBytes counts the request bodies acknowledged (snappy-compressed
+	// protobuf, as on the wire; HTTP headers not counted).
+	SentBatches, SentSamples, SentBytes, Retries uint64
 	Dropped                           DropStats
 	PendingBatches                    int
 	PendingBytes                      int64
@@ -316,7 +318,7 @@ type Stats struct {
 
 // Stats returns the counts so far.
 func (s *Sender) Stats() Stats {
-	st := Stats{SentBatches: s.stats.sentBatches.Load(), SentSamples: s.stats.sentSamples.Load(), Retries: s.stats.retries.Load(),
+	st := Stats{SentBatches: s.stats.sentBatches.Load(), SentSamples: s.stats.sentSamples.Load(), SentBytes: s.stats.sentBytes.Load(), Retries: s.stats.retries.Load(),
 		Dropped: s.spool.Dropped()}
 	st.PendingBatches, st.PendingBytes = s.spool.Pending()
 	return st
@@ -325,6 +327,7 @@ func (s *Sender) Stats() Stats {
 func (s *Sender) sent(b *batch) {
 	s.stats.sentBatches.Add(1)
 	s.stats.sentSamples.Add(uint64(b.samples))
+	s.stats.sentBytes.Add(uint64(b.size))
 }
 
 // retried logs a failed attempt (the first of a series of failures at

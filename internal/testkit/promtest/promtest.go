@@ -123,6 +123,15 @@ func launch(t testing.TB, s *Server) *Server {
 	return s
 }
 
+// PID is the running store's process id (0 when stopped), for reading
+// its CPU time and memory from /proc.
+func (s *Server) PID() int {
+	if s.cmd == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
 func (s *Server) logPath() string { return filepath.Join(s.Dir, s.name+".log") }
 
 // Restart starts the store (again after Stop: the same port and data) and
