@@ -311,9 +311,9 @@ type Stats struct {
 	// SentBytes counts the request bodies acknowledged (snappy-compressed
 	// protobuf, as on the wire; HTTP headers not counted).
 	SentBatches, SentSamples, SentBytes, Retries uint64
-	Dropped                           DropStats
-	PendingBatches                    int
-	PendingBytes                      int64
+	Dropped                                      DropStats
+	PendingBatches                               int
+	PendingBytes                                 int64
 }
 
 // Stats returns the counts so far.
