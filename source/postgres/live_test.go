@@ -137,9 +137,11 @@ func sampleUnderPgbench(t *testing.T, pg *dbtest.Postgres, secs string) (stream.
 		names = append(names, fmt.Sprintf("%s: n=%v mean=%.0fµs p50=%.0fµs p99=%.0fµs", k, h.Count(), h.Sum/h.Count(), h.Quantile(0.5), h.Quantile(0.99)))
 		if k == CPUEvent || strings.HasPrefix(k, "Lock:") || strings.HasPrefix(k, "IO:") || strings.HasPrefix(k, "Client:") || strings.HasPrefix(k, "LWLock:") {
 			waits += h.Count()
-			// Every estimate spans at least one sample period (10 ms;
-			// allow for jitter).
-			if mean := h.Sum / h.Count(); mean < 5000 {
+			// Every estimate spans at least one sample gap: 10 ms, but
+			// a tick that comes late is followed by one that comes early
+			// (time.Ticker keeps its schedule), so under load a wait seen
+			// once can span 4.5 ms (a clean clone's CI saw that at load 8).
+			if mean := h.Sum / h.Count(); mean < 2000 {
 				t.Errorf("%s: mean %.0f µs, below the sample period", k, mean)
 			}
 		}
