@@ -184,7 +184,11 @@ func (b *Browser) Click(selector string) {
 // and waits until that page is ready.
 func (b *Browser) ClickAndWait(selector string) {
 	b.t.Helper()
-	b.Do(30*time.Second, script(`document.body.removeAttribute("data-ready"); true`), chromedp.Click(chromedp.CSS(selector)))
+	// The element's own click(), not a mouse at its coordinates: a page
+	// that redraws while the machine is slow (a run page following its
+	// events) can move the element between the two (a clean clone's CI
+	// clicked beside the link at load 8).
+	b.Do(30*time.Second, script(`document.body.removeAttribute("data-ready"); document.querySelector(`+strconv.Quote(selector)+`).click(); true`))
 	b.waitReady("the page after clicking " + selector)
 }
 
