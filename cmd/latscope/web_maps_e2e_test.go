@@ -388,8 +388,7 @@ func checkPaintSpeed(t *testing.T, b *browsertest.Browser) {
 		for (var k = 0; k < 5; k++) { v.invalidate(); var t0 = performance.now(); v.paint(); best = Math.min(best, performance.now() - t0); }
 		LS.heatmaps.pop();
 		return best; })()`)
+	// Logged, not bounded: speed is the benchmark's to prove
+	// (TestWebHistoryWeek, make bench), not a timed test's on a shared machine.
 	t.Logf("painting 1500 columns × 40 rows: %.1f ms", ms)
-	if ms > 50 {
-		t.Errorf("painting 1500 columns × 40 rows took %.1f ms; want well under 50", ms)
-	}
 }

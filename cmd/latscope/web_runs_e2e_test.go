@@ -242,7 +242,7 @@ func viewerSeesNoControls(t *testing.T, b *browsertest.Browser, e *runsEnv) {
 	b.Click("#cancel")
 	b.WaitFor("the cancel sent", `(function () { var c = document.getElementById("cancel"); return !c || c.disabled; })()`, 10*time.Second)
 	e.op.waitRun(long, "cancelled", 60*time.Second, nil)
-	b.WaitFor("the page showing the run cancelled", `!!document.querySelector("#run-info [data-state=cancelled]")`, 15*time.Second)
+	b.WaitFor("the page showing the run cancelled", `!!document.querySelector("#run-info [data-state=cancelled]")`, 60*time.Second)
 	waitFrames(b)
 	b.Screenshot("run-cancelled")
 }
