@@ -2,7 +2,6 @@ package driver
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"io"
 	"log/slog"
@@ -16,10 +15,8 @@ import (
 	"testing"
 	"time"
 
-	colmetricspb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
-	"google.golang.org/protobuf/proto"
-
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/internal/testkit/otlptest"
 	"github.com/latscope/latscope/server/config"
 	"github.com/latscope/latscope/stream"
 )
@@ -40,14 +37,8 @@ func (r *countingReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "store down", http.StatusInternalServerError)
 		return
 	}
-	zr, err := gzip.NewReader(req.Body)
+	msg, err := otlptest.Decode(req)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	b, _ := io.ReadAll(zr)
-	msg := &colmetricspb.ExportMetricsServiceRequest{}
-	if err := proto.Unmarshal(b, msg); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}

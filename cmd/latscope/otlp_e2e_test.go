@@ -1,8 +1,6 @@
 package main
 
 import (
-	"compress/gzip"
-	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -17,8 +15,8 @@ import (
 	colmetricspb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
-	"google.golang.org/protobuf/proto"
 
+	"github.com/latscope/latscope/internal/testkit/otlptest"
 	"github.com/latscope/latscope/internal/testkit/testenv"
 )
 
@@ -45,35 +43,15 @@ func newOTLPReceiver(t *testing.T) *otlpReceiver {
 func (r *otlpReceiver) serve(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if req.URL.Path != "/v1/metrics" || req.Header.Get("Content-Type") != "application/x-protobuf" {
-		r.problems = append(r.problems, "unexpected request "+req.URL.Path+" "+req.Header.Get("Content-Type"))
-	}
-	if req.Header.Get("Content-Encoding") != "gzip" {
-		r.problems = append(r.problems, "request not gzip-compressed")
-		http.Error(w, "want gzip", http.StatusBadRequest)
-		return
-	}
-	zr, err := gzip.NewReader(req.Body)
+	msg, err := otlptest.Decode(req)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	body, err := io.ReadAll(zr)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	msg := &colmetricspb.ExportMetricsServiceRequest{}
-	if err := proto.Unmarshal(body, msg); err != nil {
-		r.problems = append(r.problems, "decoding: "+err.Error())
+		r.problems = append(r.problems, err.Error())
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	r.requests = append(r.requests, msg)
 	r.tenants = append(r.tenants, req.Header.Get("X-Scope-OrgID"))
-	out, _ := proto.Marshal(&colmetricspb.ExportMetricsServiceResponse{})
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	_, _ = w.Write(out)
+	otlptest.Accept(w)
 }
 
 // otlpSeries is what the receiver got for one event.
