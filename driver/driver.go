@@ -73,7 +73,7 @@ func Formats() []source.Format {
 // Stores lists the inputs that are paths to databases, or URLs: the
 // archive, and a latscope serve's archive over its API.
 func Stores() []source.Store {
-	return []source.Store{archivesource.Store(), remote.Store()}
+	return []source.Store{archivesource.Store(), remote.Store(), prometheus.Store()}
 }
 
 // Sinks lists the formats `latscope convert` writes.

@@ -3,17 +3,23 @@ package remotewrite
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/testkit/promtest"
 	"github.com/latscope/latscope/internal/testkit/sourcetest"
 	"github.com/latscope/latscope/sink/promnative"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/source/oracle10046"
+	"github.com/latscope/latscope/source/prometheus"
 	"github.com/latscope/latscope/source/pylatencymap"
 	"github.com/latscope/latscope/stream"
 )
@@ -154,6 +160,7 @@ func TestRemoteWriteNativeToPrometheus(t *testing.T) {
 	ivs := knownRecording(t, time.Now().Add(-2*time.Second).Truncate(time.Second))
 	sendAll(t, Options{URL: store.WriteURL(), Native: true, Shards: 2, BatchSamples: 50}, ivs)
 	checkSeries(t, store, ivs, true)
+	checkReadBack(t, store, ivs, true)
 }
 
 func TestRemoteWriteClassicToVictoriaMetrics(t *testing.T) {
@@ -162,6 +169,7 @@ func TestRemoteWriteClassicToVictoriaMetrics(t *testing.T) {
 	sendAll(t, Options{URL: store.WriteURL(), Native: false, Shards: 2, BatchSamples: 500}, ivs)
 	time.Sleep(2 * time.Second) // -search.latencyOffset
 	checkSeries(t, store, ivs, false)
+	checkReadBack(t, store, ivs, false)
 }
 
 // outageInterval is one interval per second of three events, 100+k
@@ -245,4 +253,92 @@ func TestRemoteWriteOutagePrometheus(t *testing.T) {
 func TestRemoteWriteOutageVictoriaMetrics(t *testing.T) {
 	t.Parallel()
 	testOutage(t, promtest.StartVictoriaMetrics(t), false)
+}
+
+// checkReadBack reads the store back through its query API, as `latscope
+// report promql+http://...` does, one step a second: every series' count
+// in every interval equals what was written, exactly, and each series'
+// p99 over the whole is within a bucket of latscope's own.
+func checkReadBack(t *testing.T, store *promtest.Server, ivs []stream.Interval, native bool) {
+	t.Helper()
+	from, to := ivs[0].Start, ivs[0].End()
+	want := map[string]float64{}
+	for _, iv := range ivs {
+		if iv.Start.Before(from) {
+			from = iv.Start
+		}
+		if iv.End().After(to) {
+			to = iv.End()
+		}
+		for _, s := range iv.Series {
+			want[fmt.Sprintf("%s|%s|%s|%s", iv.Source, s.Key.Event, s.Key.Instance, iv.End().Format(time.RFC3339))] += s.Hist.Count()
+		}
+	}
+	base, err := url.Parse(store.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &prometheus.Client{Base: base, HTTP: http.DefaultClient}
+	diag := input.NewDiagnostics(io.Discard, 10)
+	got := map[string]float64{}
+	var read []stream.Interval
+	err = client.Read(context.Background(), "store", prometheus.Selection{From: from, To: to, Step: time.Second}, diag, func(iv stream.Interval) error {
+		if err := iv.Validate(); err != nil {
+			return err
+		}
+		read = append(read, iv)
+		for _, s := range iv.Series {
+			job := s.Key.Source[strings.LastIndex(s.Key.Source, "/")+1:] // host/job, or job without a host label
+			got[fmt.Sprintf("%s|%s|%s|%s", job, s.Key.Event, s.Key.Instance, iv.End().Format(time.RFC3339))] += s.Hist.Count()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := diag.Count("store"); n > 0 {
+		t.Errorf("%d malformed samples: %v", n, diag.Problems())
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: read back %v events, wrote %v", k, got[k], w)
+		}
+	}
+	for k, g := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("%s: read back %v events, wrote none", k, g)
+		}
+	}
+	checked := 0
+	for _, e := range expectations(ivs) {
+		var back *hist.Histogram
+		for _, iv := range read {
+			for _, s := range iv.Series {
+				if job := s.Key.Source[strings.LastIndex(s.Key.Source, "/")+1:]; job == e.job && s.Key.Event == e.event && s.Key.Instance == e.instance {
+					if back == nil {
+						back = s.Hist.Clone()
+					} else {
+						back.Merge(s.Hist)
+					}
+				}
+			}
+		}
+		if back == nil {
+			continue
+		}
+		width := 2.0
+		if native && !e.merged.IsCustom() {
+			width = math.Exp2(math.Exp2(-float64(min(e.merged.Scale, hist.MaxScale))))
+		}
+		wantP99 := e.merged.Quantile(0.99) * float64(e.merged.Unit)
+		gotP99 := back.Quantile(0.99) * float64(back.Unit)
+		if gotP99 < wantP99/width || gotP99 > wantP99*width {
+			t.Errorf("%s %q: p99 read back %.6g ns, latscope's %.6g ns: more than a bucket (×%.4g) apart", e.job, e.event, gotP99, wantP99, width)
+		}
+		checked++
+	}
+	t.Logf("read back %d intervals, %d series-intervals equal; %d series' p99 within a bucket", len(read), len(want), checked)
+	if len(want) < 10 || checked < 3 {
+		t.Errorf("%d series-intervals, %d series checked: want many", len(want), checked)
+	}
 }

@@ -71,7 +71,7 @@ func open(spec string, opts source.Options, diag *input.Diagnostics) (source.Sou
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", t.Server, err)
 	}
-	client, err := newClient(opts.Server, warn)
+	client, err := NewClient(opts.Server, warn)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", t.Server, err)
 	}
@@ -151,6 +151,11 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// ReadTokenFile reads a bearer token from the first line of file, with
+// the checks of readToken: other sources that send a token (a
+// Prometheus-compatible store) read theirs the same way.
+func ReadTokenFile(file string, warn io.Writer) (string, error) { return readToken(file, "", warn) }
+
 // readToken reads the API token from file (its first line), else takes
 // env's value. A file that group or others may read is warned about, as
 // ssh warns of an open key, but read: secrets mounted by orchestrators are
@@ -191,10 +196,10 @@ func checkToken(token, from string) (string, error) {
 	return token, nil
 }
 
-// newClient is an HTTP client that checks certificates against the
+// NewClient is an HTTP client that checks certificates against the
 // system's roots plus --ca-file (or not at all, warned) and follows no
 // redirect, so that the token goes nowhere but the server named.
-func newClient(o source.ServerOptions, warn io.Writer) (*http.Client, error) {
+func NewClient(o source.ServerOptions, warn io.Writer) (*http.Client, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 	if o.CAFile != "" {
 		pem, err := os.ReadFile(o.CAFile)

@@ -113,14 +113,14 @@ var errPlainToken = errors.New("refusing to send the API token over plain http:/
 // checkTransport refuses plain http to any host but loopback: the token
 // would cross the network in clear.
 func (t Target) checkTransport() error {
-	if t.Export.Scheme == "https" || isLoopback(t.Export.Hostname()) {
+	if t.Export.Scheme == "https" || IsLoopback(t.Export.Hostname()) {
 		return nil
 	}
 	return fmt.Errorf("%s: %w", t.Server, errPlainToken)
 }
 
-// isLoopback reports whether host is localhost or a loopback address.
-func isLoopback(host string) bool {
+// IsLoopback reports whether host is localhost or a loopback address.
+func IsLoopback(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}
