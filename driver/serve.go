@@ -29,6 +29,7 @@ import (
 	"github.com/latscope/latscope/server/web"
 	"github.com/latscope/latscope/sink/promnative"
 	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/source/prometheus"
 )
 
 // AuthDBName is the users' database inside a data directory, beside the
@@ -60,6 +61,9 @@ type ServeConfig struct {
 	Stderr   io.Writer
 	// Backoff bounds restarts of failed jobs (zero: jobs.DefaultBackoff).
 	Backoff jobs.Backoff
+	// Prometheus is the fleet store's query API (--prometheus): it
+	// overrides the file's fleet.prometheus.
+	Prometheus string
 }
 
 // maintainServeEvery is how often serve downsamples, applies retention
@@ -84,6 +88,12 @@ func (sc ServeConfig) resolve() (*config.Config, error) {
 		}
 	}
 	c.InsecureListen = c.InsecureListen || sc.InsecureListen
+	if sc.Prometheus != "" {
+		c.Fleet.Prometheus = sc.Prometheus
+		if err := c.Fleet.Check(); err != nil {
+			return nil, fmt.Errorf("--prometheus: %w", err)
+		}
+	}
 	quick, err := quickJobs(sc.Sources, sc.Interval, sc.Schedule)
 	if err != nil {
 		return nil, err
@@ -92,8 +102,8 @@ func (sc ServeConfig) resolve() (*config.Config, error) {
 	if c.Data == "" {
 		return nil, errors.New("serve needs a data directory: --data DIR or data: in the configuration")
 	}
-	if len(c.Jobs) == 0 {
-		return nil, errors.New("serve needs at least one SOURCE to record, or jobs: in the configuration")
+	if len(c.Jobs) == 0 && !c.Fleet.Enabled() {
+		return nil, errors.New("serve needs at least one SOURCE to record, jobs: in the configuration, or a fleet store to show (--prometheus)")
 	}
 	return c, nil
 }
@@ -202,7 +212,13 @@ func serveJobs(ctx context.Context, sc ServeConfig, c *config.Config, defs []job
 		return err
 	}
 	rt := httpsec.NewRouter(store, httpsec.Config{TLS: tlsConfig != nil, Logger: logger})
-	api.RegisterServe(rt, api.Data{Archive: arch, Jobs: runner.Status, Sinks: Sinks(), JobControl: control, Runs: executor, Live: hub, Tiers: c.Archive.Parsed, Metrics: series})
+	fleet, err := openFleet(c.Fleet, sc.Stderr)
+	if err != nil {
+		executor.Close()
+		arch.Close()
+		return err
+	}
+	api.RegisterServe(rt, api.Data{Archive: arch, Jobs: runner.Status, Sinks: Sinks(), JobControl: control, Runs: executor, Live: hub, Tiers: c.Archive.Parsed, Metrics: series, Fleet: fleet})
 	err = web.Register(rt)
 	var h http.Handler
 	if err == nil {
@@ -223,6 +239,22 @@ func serveJobs(ctx context.Context, sc ServeConfig, c *config.Config, defs []job
 	}
 	fmt.Fprintf(sc.Stderr, "latscope: serving on %s://%s: %d job(s), data in %s\n", scheme, ln.Addr(), len(runner.Status()), c.Data)
 	return runServer(ctx, srv, ln, runner, arch, maintenance{arch: arch, users: store, auditKeep: c.Audit.Retention(), runs: executor, log: logger})
+}
+
+// openFleet connects the fleet block's store (nil: none configured).
+func openFleet(f config.Fleet, warn io.Writer) (*api.Fleet, error) {
+	if !f.Enabled() {
+		return nil, nil
+	}
+	base, err := url.Parse(f.Prometheus)
+	if err != nil {
+		return nil, fmt.Errorf("fleet: %w", err)
+	}
+	client, err := prometheus.NewClient(base, source.ServerOptions{TokenFile: f.BearerTokenFile, CAFile: f.CAFile}, warn)
+	if err != nil {
+		return nil, fmt.Errorf("fleet: %w", err)
+	}
+	return &api.Fleet{Client: client, Metric: f.Metric, MinStep: f.Step, Lookback: f.Back}, nil
 }
 
 // prometheusOptions are the configuration's labels and guard for the

@@ -30,11 +30,12 @@ closes the archive cleanly.`,
   latscope serve postgres://latscope@db01/app --data /var/lib/latscope   # password from PGPASSWORD or --config
   latscope serve --config /etc/latscope/latscope.yaml
   latscope serve /var/log/app/latency.log --data ./data --listen 0.0.0.0:7879 --tls-cert cert.pem --tls-key key.pem
+  latscope serve --prometheus http://prometheus:9090 --data ./fleet-ui       # one browser view of every host in the store
   latscope serve users add alice --role viewer --data /var/lib/latscope
   latscope serve users reset admin --data /var/lib/latscope`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if sc.ConfigFile == "" && len(args) == 0 {
-				return usagef("serve needs SOURCE arguments and --data DIR, or --config FILE; see --help")
+			if sc.ConfigFile == "" && len(args) == 0 && sc.Prometheus == "" {
+				return usagef("serve needs SOURCE arguments and --data DIR, or --config FILE, or --prometheus URL; see --help")
 			}
 			if sc.ConfigFile == "" && sc.Data == "" {
 				return usagef("serve needs --data DIR (the archive and the users are kept there)")
@@ -51,6 +52,7 @@ closes the archive cleanly.`,
 	f.StringVar(&sc.TLSKey, "tls-key", "", "TLS private key (PEM)")
 	f.BoolVar(&sc.InsecureListen, "insecure-listen", false, "serve plain HTTP on a non-loopback address (warned at every start)")
 	f.DurationVar(&sc.Interval, "interval", 0, "interval of the SOURCE arguments' windows (default 1s)")
+	f.StringVar(&sc.Prometheus, "prometheus", "", "fleet store: a Prometheus-compatible query API (http://HOST:9090) whose latscope series the browser view shows beside the archive's (docs/fleet.md)")
 	f.StringVar(&schedule, "schedule", "", "run probe SOURCEs for a while every period, e.g. '30s every 15m' (default: continuously)")
 	cmd.AddCommand(newUsersCommand(env))
 	return cmd

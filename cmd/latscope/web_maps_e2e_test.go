@@ -313,10 +313,22 @@ func pageReport(t *testing.T, b *browsertest.Browser) figures {
 // and returns it.
 func checkReport(t *testing.T, b *browsertest.Browser, data string) figures {
 	t.Helper()
-	from := browsertest.Eval[string](b, `document.getElementById("sel-window").getAttribute("data-from")`)
-	to := browsertest.Eval[string](b, `document.getElementById("sel-window").getAttribute("data-to")`)
+	from, to := selectionWindow(b)
 	selects := browsertest.Eval[[]string](b, `LS.heat.reportArgs(LS.heatmaps[0].model.series)`)
-	out, err := exec.Command(binary, append(append([]string{"report", data}, selects...), "--from", from, "--to", to, "--format", "json")...).Output()
+	return compareReport(t, b, from, to, append(append([]string{"report", data}, selects...), "--from", from, "--to", to))
+}
+
+// selectionWindow is the window of the history page's selection.
+func selectionWindow(b *browsertest.Browser) (from, to string) {
+	return browsertest.Eval[string](b, `document.getElementById("sel-window").getAttribute("data-from")`),
+		browsertest.Eval[string](b, `document.getElementById("sel-window").getAttribute("data-to")`)
+}
+
+// compareReport compares the page's report for the selection [from, to)
+// with what the latscope command args prints as JSON, and returns it.
+func compareReport(t *testing.T, b *browsertest.Browser, from, to string, args []string) figures {
+	t.Helper()
+	out, err := exec.Command(binary, append(args, "--format", "json")...).Output()
 	if err != nil {
 		t.Fatalf("latscope report: %v", err)
 	}

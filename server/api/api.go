@@ -46,6 +46,8 @@ type Data struct {
 	Live *live.Hub
 	// Metrics holds the Prometheus series of GET /metrics (nil: none).
 	Metrics *promnative.Mapper
+	// Fleet is the store the fleet routes read (nil: none configured).
+	Fleet *Fleet
 }
 
 // RegisterServe adds every route of latscope serve: the auth API of
@@ -66,6 +68,7 @@ func Register(rt *httpsec.Router, d Data) {
 	rt.Handle("GET", "/api/v1/series/{id}/intervals", auth.Viewer, rt.API(d.intervals))
 	rt.Handle("GET", "/api/v1/series/{id}/heatmap", auth.Viewer, rt.API(d.heatmap))
 	d.registerExport(rt)
+	d.registerFleet(rt)
 	registerJobChanges(rt, d.JobControl)
 	live.Register(rt, d.Live)
 	metrics.Register(rt, d.Metrics)
@@ -264,19 +267,24 @@ func (d Data) summarise(ctx context.Context, sel selection) (*report.Series, *re
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading series %d: %w", sel.info.ID, err)
 	}
-	rep := report.Build(rec, nil)
-	k := sel.info.Key
+	s, m := pick(report.Build(rec, nil), sel.info.Key)
+	return s, m, nil
+}
+
+// pick finds a series' summary in a report (neither: no window of the
+// series in the range).
+func pick(rep report.Report, k stream.Key) (*report.Series, *report.Mean) {
 	for i, s := range rep.Series {
 		if s.Event == k.Event && s.Instance == k.Instance && s.Source == k.Source {
-			return &rep.Series[i], nil, nil
+			return &rep.Series[i], nil
 		}
 	}
 	for i, m := range rep.Means {
 		if m.Event == k.Event && m.Instance == k.Instance && m.Source == k.Source {
-			return nil, &rep.Means[i], nil
+			return nil, &rep.Means[i]
 		}
 	}
-	return nil, nil, nil // no window of the series in the range
+	return nil, nil
 }
 
 // only keeps one series of an interval; the window itself stays, so

@@ -117,25 +117,38 @@ func (d Data) heatmapRequest(r *http.Request) (heatmapRequest, error) {
 	if req.selection, err = d.selection(r); err != nil {
 		return req, err
 	}
-	q := r.URL.Query()
-	if req.columns, err = intParam(q, "columns", DefaultHeatmapColumns, 1, MaxHeatmapColumns); err != nil {
+	if err := req.readShape(r.URL.Query()); err != nil {
 		return req, err
 	}
-	perOctave, err := intParam(q, "rows_per_octave", 1, 1, 8)
-	if err != nil || bits.OnesCount(uint(perOctave)) != 1 {
-		return req, fmt.Errorf("%w: rows_per_octave %q: want 1, 2, 4 or 8", auth.ErrInvalid, q.Get("rows_per_octave"))
-	}
-	req.rowScale = bits.TrailingZeros(uint(perOctave))
 	if err := d.defaultWindow(r.Context(), &req.selection); err != nil {
 		return req, err
 	}
-	span := req.to.Sub(req.from)
-	// Columns of whole nanoseconds, rounded up so that they cover the window.
-	req.width = (span + time.Duration(req.columns) - 1) / time.Duration(req.columns)
+	req.setWidth()
 	if req.resolution == archive.Auto {
 		req.resolution, err = d.autoResolution(r.Context(), req)
 	}
 	return req, err
+}
+
+// readShape reads columns and rows_per_octave.
+func (req *heatmapRequest) readShape(q url.Values) error {
+	var err error
+	if req.columns, err = intParam(q, "columns", DefaultHeatmapColumns, 1, MaxHeatmapColumns); err != nil {
+		return err
+	}
+	perOctave, err := intParam(q, "rows_per_octave", 1, 1, 8)
+	if err != nil || bits.OnesCount(uint(perOctave)) != 1 {
+		return fmt.Errorf("%w: rows_per_octave %q: want 1, 2, 4 or 8", auth.ErrInvalid, q.Get("rows_per_octave"))
+	}
+	req.rowScale = bits.TrailingZeros(uint(perOctave))
+	return nil
+}
+
+// setWidth makes columns of whole nanoseconds, rounded up so that they
+// cover the window.
+func (req *heatmapRequest) setWidth() {
+	span := req.to.Sub(req.from)
+	req.width = (span + time.Duration(req.columns) - 1) / time.Duration(req.columns)
 }
 
 // intParam reads an integer parameter in [lo, hi] (def when absent).
@@ -241,33 +254,41 @@ func minTime(a, b time.Time) time.Time {
 // heatColumns is a window read onto the columns: the grid of the heat
 // maps, each column's merged histogram, and the mean series' shares.
 type heatColumns struct {
-	grid  *stream.Grid
-	hists []*hist.Histogram
-	means map[stream.Key][]stream.SeriesMean
+	grid    *stream.Grid
+	columns int
+	hists   []*hist.Histogram
+	means   map[stream.Key][]stream.SeriesMean
 }
 
 // readColumns reads the selected series, and the mean series of its
 // source, from the archive onto the request's columns.
 func (d Data) readColumns(ctx context.Context, req heatmapRequest) (*heatColumns, error) {
-	g := stream.NewGrid(req.width)
-	g.RowScale, g.Origin = req.rowScale, req.from
-	hc := &heatColumns{grid: g, hists: make([]*hist.Histogram, req.columns), means: map[stream.Key][]stream.SeriesMean{}}
+	hc := newHeatColumns(req)
 	q := archive.Query{From: req.from, To: req.to, Resolution: req.resolution, Sources: []string{req.info.Source}, IDs: req.seriesIDs()}
-	err := d.Archive.Read(ctx, q, func(iv stream.Interval) error {
-		g.Add(iv)
-		if !iv.Gap {
-			g.Shares(iv, func(c int, frac float64) {
-				if c >= 0 && c < req.columns {
-					hc.add(c, iv, frac, req.columns)
-				}
-			})
-		}
-		return nil
-	})
-	if err != nil {
+	if err := d.Archive.Read(ctx, q, hc.take); err != nil {
 		return nil, fmt.Errorf("reading series %d: %w", req.info.ID, err)
 	}
 	return hc, nil
+}
+
+func newHeatColumns(req heatmapRequest) *heatColumns {
+	g := stream.NewGrid(req.width)
+	g.RowScale, g.Origin = req.rowScale, req.from
+	return &heatColumns{grid: g, columns: req.columns, hists: make([]*hist.Histogram, req.columns), means: map[stream.Key][]stream.SeriesMean{}}
+}
+
+// take places an interval on the grid and gives each column it covers its
+// share.
+func (hc *heatColumns) take(iv stream.Interval) error {
+	hc.grid.Add(iv)
+	if !iv.Gap {
+		hc.grid.Shares(iv, func(c int, frac float64) {
+			if c >= 0 && c < hc.columns {
+				hc.add(c, iv, frac, hc.columns)
+			}
+		})
+	}
+	return nil
 }
 
 // seriesIDs are the series a heat map reads: a mean series alone, or a

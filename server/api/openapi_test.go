@@ -273,6 +273,12 @@ func TestOpenAPIResponses(t *testing.T) {
 	c.call("GET", "/api/v1/live", "/api/v1/live", nil, http.StatusServiceUnavailable) // no hub behind this router
 	c.call("GET", "/metrics", "/metrics", nil, http.StatusOK)
 	c.call("GET", "/api/v1/series/99/histogram", "/api/v1/series/{id}/histogram", nil, http.StatusNotFound)
+	// No fleet store behind this router: the list says so, a series is
+	// not found (cmd/latscope's fleet test validates the answers of a
+	// real Prometheus).
+	c.call("GET", "/api/v1/fleet/series", "/api/v1/fleet/series", nil, http.StatusOK)
+	c.call("GET", "/api/v1/fleet/series/7/heatmap", "/api/v1/fleet/series/{id}/heatmap", nil, http.StatusNotFound)
+	c.call("GET", "/api/v1/fleet/series/7/histogram", "/api/v1/fleet/series/{id}/histogram", nil, http.StatusNotFound)
 	c.call("GET", "/api/v1/series/1/intervals?resolution=7m", "/api/v1/series/{id}/intervals", nil, http.StatusBadRequest)
 	c.call("GET", "/api/v1/series/1/heatmap?columns=0", "/api/v1/series/{id}/heatmap", nil, http.StatusBadRequest)
 	for _, format := range []string{"table", "json", "csv", "html"} {

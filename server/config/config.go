@@ -46,6 +46,8 @@ type Config struct {
 	OTLP OTLP `yaml:"otlp"`
 	// RemoteWrite are the stores every archived interval is sent to.
 	RemoteWrite []RemoteWrite `yaml:"remote_write"`
+	// Fleet is the store the browser view reads every host's series from.
+	Fleet Fleet `yaml:"fleet"`
 }
 
 // Prometheus configures how intervals become Prometheus series.
@@ -191,6 +193,9 @@ func Parse(name string, b []byte) (*Config, error) {
 	}
 	if err := checkRemoteWrites(name, c.RemoteWrite, itemLines(&doc, "remote_write")); err != nil {
 		return nil, err
+	}
+	if err := c.Fleet.Check(); err != nil {
+		return nil, fmt.Errorf("%s:%d: fleet: %w", name, keyLine(&doc, "fleet"), err)
 	}
 	return &c, nil
 }

@@ -214,11 +214,14 @@ func (c *client) createToken(name, role, expiresIn string) (secret, id string) {
 // routes from the router with the auth API's.
 var ServeRoutes func(t *testing.T, rt *Router)
 
+// FleetSeriesID is a series of the fleet store ServeRoutes sets up.
+var FleetSeriesID string
+
 // concretePath fills a route's wildcards with a value valid for them
 // (series 1 exists in ServeRoutes' archive, run 1 with its log in its
 // runs).
 func concretePath(pattern string) string {
-	r := strings.NewReplacer("{$}", "", "/ui/{file}", "/ui/app.js", "/series/{id}", "/series/1", "/runs/{id}", "/runs/1", "/outputs/{name}", "/outputs/log.txt",
+	r := strings.NewReplacer("{$}", "", "/fleet/series/{id}", "/fleet/series/"+FleetSeriesID, "/ui/{file}", "/ui/app.js", "/series/{id}", "/series/1", "/runs/{id}", "/runs/1", "/outputs/{name}", "/outputs/log.txt",
 		"{name}", "view", "{id}", "AAAAAAAAAAAA")
 	return r.Replace(pattern)
 }

@@ -3,6 +3,10 @@ package httpsec_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +15,7 @@ import (
 
 	"github.com/latscope/latscope/archive"
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/internal/testkit/testenv"
 	"github.com/latscope/latscope/server/api"
 	"github.com/latscope/latscope/server/auth"
 	"github.com/latscope/latscope/server/httpsec"
@@ -20,6 +25,7 @@ import (
 	"github.com/latscope/latscope/server/web"
 	"github.com/latscope/latscope/sink"
 	lsrsink "github.com/latscope/latscope/sink/lsr"
+	"github.com/latscope/latscope/source/prometheus"
 	"github.com/latscope/latscope/stream"
 )
 
@@ -45,7 +51,7 @@ func init() {
 		}
 		// Streams end after a moment, so that the tests can read them whole.
 		hub := live.NewHub(a, live.Options{MaxAge: 50 * time.Millisecond})
-		api.Register(rt, api.Data{Archive: a, Jobs: status, Sinks: []sink.Format{lsrsink.Format()}, Live: hub})
+		api.Register(rt, api.Data{Archive: a, Jobs: status, Sinks: []sink.Format{lsrsink.Format()}, Live: hub, Fleet: recordedFleet(t)})
 		// A fake latscope flame writes its -o file: run 1 is a flame
 		// capture with its stacks, its flame graph and its log.
 		bin := filepath.Join(t.TempDir(), "latscope")
@@ -72,4 +78,42 @@ func init() {
 			t.Fatal(err)
 		}
 	}
+}
+
+// recordedFleet is a fleet store that answers with what a real Prometheus
+// 2.42 answered (testdata/promql: native histograms of a 10046 trace's
+// events); the fleet's live tests are cmd/latscope's TestFleetView.
+func recordedFleet(t *testing.T) *api.Fleet {
+	answer, err := os.ReadFile(testenv.DataFile(t, "promql/prometheus-2.42-native.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parsed struct {
+		Data struct {
+			Result []struct {
+				Metric map[string]string `json:"metric"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(answer, &parsed); err != nil {
+		t.Fatal(err)
+	}
+	var sets []map[string]string
+	for _, r := range parsed.Data.Result {
+		sets = append(sets, r.Metric)
+	}
+	list, _ := json.Marshal(map[string]any{"status": "success", "data": sets})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/v1/series" {
+			w.Write(list)
+			return
+		}
+		w.Write(answer)
+	}))
+	t.Cleanup(srv.Close)
+	labels := maps.Clone(sets[0])
+	delete(labels, "__name__")
+	httpsec.FleetSeriesID = strconv.FormatInt(api.FleetID(labels), 10)
+	base, _ := url.Parse(srv.URL)
+	return &api.Fleet{Client: &prometheus.Client{Base: base, HTTP: srv.Client()}}
 }

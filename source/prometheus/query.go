@@ -196,12 +196,20 @@ func (c *Client) get(ctx context.Context, path string, params url.Values, data a
 	if len(b) > maxAnswer {
 		return fmt.Errorf("the answer exceeds %d MiB: narrow the selection or the window, or raise the step", maxAnswer>>20)
 	}
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		return fmt.Errorf("%s: the store refused the credentials: check --token-file (bearer_token_file)", resp.Status)
+	}
+	return decodeAnswer(resp.Status, b, data)
+}
+
+// decodeAnswer reads the API's envelope and its data.
+func decodeAnswer(status string, b []byte, data any) error {
 	var a apiAnswer
 	if err := json.Unmarshal(b, &a); err != nil {
-		return fmt.Errorf("%s: not the Prometheus API's answer: %.200q", resp.Status, b)
+		return fmt.Errorf("%s: not the Prometheus API's answer: %.200q", status, b)
 	}
 	if a.Status != "success" {
-		return fmt.Errorf("%s: %s: %s", resp.Status, a.ErrorType, a.Error)
+		return fmt.Errorf("%s: %s: %s", status, a.ErrorType, a.Error)
 	}
 	if err := json.Unmarshal(a.Data, data); err != nil {
 		return fmt.Errorf("decoding the answer: %w", err)

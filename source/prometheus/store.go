@@ -181,6 +181,10 @@ func (s Selection) resolve(now time.Time) (Selection, error) {
 	return s, nil
 }
 
+// end is the last instant a read evaluates: every step whose interval
+// starts before To, as an archive's windows are selected (start < To).
+func (s Selection) end() time.Time { return s.To.Add(s.Step - time.Millisecond) }
+
 func (s Selection) selector(metric string) string {
 	return metric + "{" + strings.Join(s.Matchers, ",") + "}"
 }
@@ -355,16 +359,16 @@ func (cs *cumulative) increase(k int) (*hist.Histogram, bool, error) {
 // stamped after the previous instant up to its own.
 func (s Selection) stepIndex(at time.Time) int {
 	d := at.Sub(s.From)
-	if d < 0 || d%s.Step != 0 {
-		return -1
+	if d < 0 || d%s.Step != 0 || at.After(s.end()) {
+		return -1 // a store that answers instants it was not asked for is not believed
 	}
 	return int(d / s.Step)
 }
 
-// keyOf is the series key of a label set: latscope's own labels give
+// LabelsKey is the series key of a label set: latscope's own labels give
 // event, instance and host/job; any other histogram is its metric with
 // its labels, as the exposition reader names it.
-func keyOf(metric string, labels map[string]string) stream.Key {
+func LabelsKey(metric string, labels map[string]string) stream.Key {
 	if ev, ok := labels["event"]; ok && labels["job"] != "" {
 		return stream.Key{Event: ev, Instance: labels["instance"], Source: hostJob(labels)}
 	}
@@ -390,7 +394,7 @@ func hostJob(labels map[string]string) string {
 // readNative reads the metric's native histograms (none: the store keeps
 // no native histograms of it).
 func (c *Client) readNative(ctx context.Context, sel Selection, name string, diag *input.Diagnostics) ([]*cumulative, error) {
-	res, err := c.QueryRange(ctx, sel.selector(sel.Metric), sel.From, sel.To, sel.Step)
+	res, err := c.QueryRange(ctx, sel.selector(sel.Metric), sel.From, sel.end(), sel.Step)
 	if err != nil {
 		return nil, err
 	}
@@ -399,7 +403,7 @@ func (c *Client) readNative(ctx context.Context, sel Selection, name string, dia
 		if len(rs.Histograms) == 0 {
 			continue
 		}
-		cs := &cumulative{key: keyOf(sel.Metric, rs.Metric), points: map[int]*hist.Histogram{}}
+		cs := &cumulative{key: LabelsKey(sel.Metric, rs.Metric), points: map[int]*hist.Histogram{}}
 		for _, p := range rs.Histograms {
 			k := sel.stepIndex(p.At)
 			if k < 0 {
@@ -503,11 +507,11 @@ func zeroPow(zeroUpper float64, buckets []nativeBucket, scale int) int {
 
 // readClassic reads the metric's classic buckets and sums.
 func (c *Client) readClassic(ctx context.Context, sel Selection, name string, diag *input.Diagnostics) ([]*cumulative, error) {
-	buckets, err := c.QueryRange(ctx, sel.selector(sel.Metric+"_bucket"), sel.From, sel.To, sel.Step)
+	buckets, err := c.QueryRange(ctx, sel.selector(sel.Metric+"_bucket"), sel.From, sel.end(), sel.Step)
 	if err != nil || len(buckets) == 0 {
 		return nil, err
 	}
-	sums, err := c.QueryRange(ctx, sel.selector(sel.Metric+"_sum"), sel.From, sel.To, sel.Step)
+	sums, err := c.QueryRange(ctx, sel.selector(sel.Metric+"_sum"), sel.From, sel.end(), sel.Step)
 	if err != nil {
 		return nil, err
 	}
@@ -519,7 +523,7 @@ func (c *Client) readClassic(ctx context.Context, sel Selection, name string, di
 	byKey := map[stream.Key]*scrapes{}
 	var order []*scrapes
 	at := func(labels map[string]string) *scrapes {
-		k := keyOf(sel.Metric, labels)
+		k := LabelsKey(sel.Metric, labels)
 		s := byKey[k]
 		if s == nil {
 			s = &scrapes{key: k, hists: map[int]*dto.Histogram{}}
@@ -546,7 +550,7 @@ func (c *Client) readClassic(ctx context.Context, sel Selection, name string, di
 		}
 	}
 	for _, rs := range sums {
-		s := byKey[keyOf(sel.Metric, rs.Metric)]
+		s := byKey[LabelsKey(sel.Metric, rs.Metric)]
 		for _, p := range rs.Values {
 			if k := sel.stepIndex(p.At); s != nil && k >= 0 && s.hists[k] != nil {
 				s.hists[k].SampleSum = &p.Value

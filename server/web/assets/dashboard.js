@@ -88,7 +88,36 @@ LS.ready(function () {
     return svg;
   }
 
-  var first = Promise.all([loadJobs(), LS.api("/api/v1/series").then(function (b) { return drawSeries(b.series || []); }, LS.fail("series"))]);
+  // The fleet: the series of the fleet store, when one is configured,
+  // each opening the history page on the store's data; a filter narrows
+  // a long list (thousands of hosts) by host, job or event.
+  function drawFleet(b) {
+    if (!b.configured) return;
+    var box = LS.el("section", { id: "fleet" }, LS.el("h2", {}, "Fleet"),
+      LS.el("p", { class: "muted" }, "Series in the fleet store " + b.store + " over the last day: " + b.series.length + "."));
+    LS.main.appendChild(box);
+    var filter = LS.el("input", { id: "fleet-filter", type: "search", placeholder: "host, job or event", "aria-label": "Filter the fleet's series" });
+    var shown = 200, holder = LS.el("div", {});
+    box.appendChild(LS.el("label", { class: "control" }, "Filter ", filter));
+    box.appendChild(holder);
+    function draw() {
+      var text = filter.value.toLowerCase();
+      var rows = b.series.filter(function (s) { return !text || (s.host + " " + s.job + " " + s.event + " " + s.instance).toLowerCase().indexOf(text) >= 0; });
+      LS.clear(holder);
+      holder.appendChild(LS.table(null, [
+        { label: "Host", value: function (s) { return s.host; } },
+        { label: "Job", value: function (s) { return s.job + (s.source_kind ? " (" + s.source_kind + ")" : ""); } },
+        { label: "Event", value: function (s) { return s.event + (s.instance ? " [" + s.instance + "]" : ""); } },
+        { label: "View", value: function (s) { return LS.el("a", { href: "/history?fleet=1&series=" + s.id }, "history"); } }
+      ], rows.slice(0, shown), { id: "fleet-series" }));
+      if (rows.length > shown) holder.appendChild(LS.el("p", { class: "muted" }, rows.length - shown + " more: narrow the filter."));
+    }
+    filter.addEventListener("input", draw);
+    draw();
+  }
+
+  var first = Promise.all([loadJobs(), LS.api("/api/v1/series").then(function (b) { return drawSeries(b.series || []); }, LS.fail("series")),
+    LS.api("/api/v1/fleet/series").then(drawFleet, LS.fail("fleet"))]);
   // Job states change while the page is open.
   setInterval(function () { if (!document.hidden) loadJobs(); }, 5000);
   LS.key("R", "reload the jobs", loadJobs);

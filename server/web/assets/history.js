@@ -5,8 +5,11 @@
 // across the map selects columns and shows the report of exactly that
 // window (GET /api/v1/report, as `latscope report`); shift-drag selects a
 // rectangle and shows the events and time waited within its rows (the
-// histogram route's buckets). Everything is in the URL:
-//   /history?series=ID&from=...&to=...&scale=log&rows=4&sel=FROM,TO[,LOW,HIGH]
+// histogram route's buckets). With fleet=1 the series are those of the
+// fleet store (GET /api/v1/fleet/series: every host that writes to it),
+// read back through PromQL by the same routes below /api/v1/fleet.
+// Everything is in the URL:
+//   /history?[fleet=1&]series=ID&from=...&to=...&scale=log&rows=4&sel=FROM,TO[,LOW,HIGH]
 LS.ready(function () {
   var H = LS.heat, q = LS.query();
   var st = {
@@ -14,6 +17,7 @@ LS.ready(function () {
     scale: q.get("scale") === "log" ? "log" : "linear", rows: H.rowsParam(q), sel: parseSel(q.get("sel"))
   };
   var series = null, view = null, lastEnd = null, loading = null, reportSeq = 0;
+  var fleet = q.get("fleet") === "1", base = fleet ? "/api/v1/fleet/series" : "/api/v1/series", storeURL = "";
 
   function parseSel(s) {
     if (!s) return null;
@@ -30,16 +34,19 @@ LS.ready(function () {
     return p.join(",");
   }
   function save() {
-    LS.setQuery({ series: st.id || null, from: st.from, to: st.to, scale: st.scale === "log" ? "log" : null,
+    LS.setQuery({ fleet: fleet ? "1" : null, series: st.id || null, from: st.from, to: st.to, scale: st.scale === "log" ? "log" : null,
       rows: st.rows > 1 ? st.rows : null, sel: selParam(st.sel) });
   }
 
-  return LS.api("/api/v1/series").then(function (b) {
+  return LS.api(base).then(function (b) {
     var list = (b.series || []).filter(function (s) { return s.kind === "histogram"; });
     series = list.filter(function (s) { return s.id === st.id; })[0] || null;
+    storeURL = b.store || "";
+    if (fleet) LS.main.appendChild(LS.el("p", { id: "fleet-store", class: "muted" }, b.configured ? "Fleet store " + b.store + " (the last day's series)." :
+      "No fleet store is configured: see the fleet: block or --prometheus in docs/fleet.md."));
     LS.main.appendChild(picker(list));
     if (!series) {
-      LS.main.appendChild(LS.el("p", { id: "no-series" }, list.length ? "Choose a series." : "No series in the archive yet."));
+      LS.main.appendChild(LS.el("p", { id: "no-series" }, list.length ? "Choose a series." : fleet ? "No latscope series in the fleet store." : "No series in the archive yet."));
       return;
     }
     build();
@@ -47,7 +54,7 @@ LS.ready(function () {
   });
 
   function picker(list) {
-    var sel = LS.el("select", { id: "series", onchange: function () { location.assign("/history?series=" + sel.value); } },
+    var sel = LS.el("select", { id: "series", onchange: function () { location.assign("/history?" + (fleet ? "fleet=1&" : "") + "series=" + sel.value); } },
       series ? null : LS.el("option", { value: "" }, "—"),
       list.map(function (s) { return LS.el("option", { value: s.id, selected: series && s.id === series.id }, H.seriesName(s)); }));
     return LS.el("div", { class: "toolbar" }, LS.el("label", { class: "control" }, "Series ", sel));
@@ -104,14 +111,14 @@ LS.ready(function () {
   }
   // preset: the last p before the series' last window.
   function preset(p) {
-    var end = lastEnd ? Promise.resolve(lastEnd) : LS.api("/api/v1/series/" + series.id + "/heatmap?columns=1").then(function (m) { return Date.parse(m.window.to); });
+    var end = lastEnd ? Promise.resolve(lastEnd) : LS.api(base + "/" + series.id + "/heatmap?columns=1").then(function (m) { return Date.parse(m.window.to); });
     return end.then(function (to) { lastEnd = to; st.sel = null; return setRange(to - H.parseDuration(p), to); });
   }
 
   // load reads the map for the range: one column per pixel of the map.
   function load() {
     var columns = Math.min(1500, Math.floor(view.mapWidth()));
-    var url = "/api/v1/series/" + series.id + "/heatmap?columns=" + columns + (st.from ? "&from=" + encodeURIComponent(st.from) : "") +
+    var url = base + "/" + series.id + "/heatmap?columns=" + columns + (st.from ? "&from=" + encodeURIComponent(st.from) : "") +
       (st.to ? "&to=" + encodeURIComponent(st.to) : "") + (st.rows > 1 ? "&rows_per_octave=" + st.rows : "");
     var mine = loading = LS.api(url).then(function (resp) {
       if (mine !== loading) return; // a newer range was asked for meanwhile
@@ -125,6 +132,7 @@ LS.ready(function () {
       rangeText.textContent = H.fmtRange(m.t0, m.t0 + m.n * m.w) + " · " + m.n + " columns of " + H.fmtSpan(m.w) + " · " +
         (m.resolution === "raw" ? "raw windows" : m.resolution + " tier");
       var prevFrom = H.iso(Date.parse(st.from) - span());
+      compareLink.hidden = fleet; // compare reads the archive
       compareLink.href = "/compare?series=" + series.id + "&a_from=" + encodeURIComponent(prevFrom) + "&a_to=" + encodeURIComponent(st.from) +
         "&b_from=" + encodeURIComponent(st.from) + "&b_to=" + encodeURIComponent(st.to);
       view.setSelection(selToCells(st.sel));
@@ -171,19 +179,33 @@ LS.ready(function () {
     var head = LS.el("h2", {}, "Selection: " + H.fmtRange(Date.parse(sel.from), Date.parse(sel.to)));
     reportBox.appendChild(head);
     reportBox.appendChild(LS.el("p", { class: "muted", id: "sel-window", "data-from": sel.from, "data-to": sel.to }, "from " + sel.from + " to " + sel.to));
-    var done = sel.low !== undefined ? rectangle(sel) : H.report(series, sel.from, sel.to).then(function (e) {
+    var done = sel.low !== undefined ? rectangle(sel) : selectionReport(sel).then(function (e) {
       if (seq !== reportSeq) return;
       reportBox.appendChild(H.reportNode(e, "report"));
-      reportBox.appendChild(LS.el("p", { class: "muted" }, "As ", LS.el("code", {},
-        "latscope report DATA --series '" + H.glob(series.source) + "' --event '" + series.event + "' --from " + sel.from + " --to " + sel.to + " --format json"), " answers."));
+      reportBox.appendChild(LS.el("p", { class: "muted" }, "As ", LS.el("code", {}, cliReport(sel)), " answers."));
     });
     return done.then(function () { if (seq === reportSeq) reportBox.setAttribute("data-ready", "1"); }, LS.fail("selection report"));
+  }
+
+  // selectionReport is `latscope report`'s entry for the series over the
+  // selection: from the archive's report route, or for a fleet series
+  // from its histogram route (the same summary, read through PromQL).
+  function selectionReport(sel) {
+    if (!fleet) return H.report(series, sel.from, sel.to);
+    return LS.api(base + "/" + series.id + "/histogram?from=" + encodeURIComponent(sel.from) + "&to=" + encodeURIComponent(sel.to)).then(function (r) {
+      return r.histogram || null;
+    });
+  }
+  function cliReport(sel) {
+    if (!fleet) return "latscope report DATA --series '" + H.glob(series.source) + "' --event '" + series.event + "' --from " + sel.from + " --to " + sel.to + " --format json";
+    return "latscope report 'promql+" + storeURL + "?host=" + series.host + "&job=" + series.job + "' --event '" + series.event +
+      "' --from " + sel.from + " --until " + sel.to + " --format json";
   }
 
   // rectangle sums the window's buckets that lie within the rows: the
   // events and time waited at those latencies.
   function rectangle(sel) {
-    return LS.api("/api/v1/series/" + series.id + "/histogram?from=" + encodeURIComponent(sel.from) + "&to=" + encodeURIComponent(sel.to)).then(function (r) {
+    return LS.api(base + "/" + series.id + "/histogram?from=" + encodeURIComponent(sel.from) + "&to=" + encodeURIComponent(sel.to)).then(function (r) {
       var h = r.histogram, lowUs = sel.low * 1e6, highUs = sel.high === null ? Infinity : sel.high * 1e6;
       var inside = (h ? h.buckets : []).filter(function (b) {
         var mid = b.lower_us === 0 ? b.upper_us / 2 : (b.lower_us + b.upper_us) / 2;
