@@ -1,11 +1,9 @@
 package driver
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -132,44 +130,6 @@ func (h *stopLog) get(t *testing.T) map[string]int64 {
 	return h.counts
 }
 
-// procCPU is a process's user + system CPU time from /proc/PID/stat.
-func procCPU(t *testing.T, pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Fields after the command name (which may hold spaces): state is
-	// field 3, utime 14, stime 15, in clock ticks (USER_HZ, 100).
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * 10 * time.Millisecond
-}
-
-// appended is Prometheus' prometheus_tsdb_head_samples_appended_total
-// (floats and native histograms summed), read from its /metrics.
-func appended(t *testing.T, prom *promtest.Server) float64 {
-	resp, err := http.Get(prom.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var sum float64
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "prometheus_tsdb_head_samples_appended_total") {
-			continue
-		}
-		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		if err != nil {
-			t.Fatalf("%s: %v", line, err)
-		}
-		sum += v
-	}
-	return sum
-}
-
 // minBacklog polls the senders' spools for a second and returns the
 // least total seen: the batches of the second just emitted are in
 // flight for a moment even when the store keeps up.
@@ -224,9 +184,9 @@ func runRemoteWrite(t *testing.T, prom *promtest.Server, native bool, n, nJobs, 
 	// to mid-second, between the jobs' bursts at each second's end, so
 	// that it holds exactly `seconds` of them.
 	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(3*time.Second + 500*time.Millisecond)))
-	before, promBefore, appBefore, emBefore := measure(t), procCPU(t, prom.PID()), appended(t, prom), emittedBy(senders)
+	before, promBefore, appBefore, emBefore := measure(t), prom.CPU(t), prom.Appended(t), emittedBy(senders)
 	time.Sleep(time.Until(before.wall.Truncate(time.Second).Add(time.Duration(seconds)*time.Second + 500*time.Millisecond)))
-	after, promAfter, appAfter, emAfter := measure(t), procCPU(t, prom.PID()), appended(t, prom), emittedBy(senders)
+	after, promAfter, appAfter, emAfter := measure(t), prom.CPU(t), prom.Appended(t), emittedBy(senders)
 	r := rwRun{senders: n, series: n * nJobs * events, latscopeRSS: rssMiB(t, "VmRSS"),
 		promRSS: float64(procField(t, fmt.Sprintf("/proc/%d/status", prom.PID()), "VmRSS")) / 1024}
 	r.backlogBatches, r.backlogSamples = minBacklog(senders)

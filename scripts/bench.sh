@@ -176,3 +176,8 @@ for t in TestRemoteWriteLoad TestRemoteWriteSaturation; do
 	LATSCOPE_LOADBENCH=1 go test -count=1 -timeout 30m -run "^$t\$" -v ./driver |
 		grep -E '^(load:|--- |FAIL|ok)' | tee -a "$out/remote-write-load.txt"
 done
+# The store's own capacity: full requests from a load mode of the sender.
+for classic in 0 1; do
+	LATSCOPE_LOADBENCH=1 LATSCOPE_LOADBENCH_SATCLASSIC=$classic go test -count=1 -timeout 30m -run '^TestPrometheusSaturation$' -v ./sink/remotewrite |
+		grep -E '(native|classic):|^(--- |FAIL|ok)' | tee -a "$out/remote-write-load.txt"
+done

@@ -8,6 +8,7 @@
 package promtest
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -317,4 +319,51 @@ func (s *Server) WaitFor(t testing.TB, expr string, timeout time.Duration, done 
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+}
+
+// CPU is the store process's CPU time so far (user and system).
+func (s *Server) CPU(t testing.TB) time.Duration {
+	t.Helper()
+	return ProcessCPU(t, s.PID())
+}
+
+// ProcessCPU is a process's CPU time so far (user and system), from
+// /proc/PID/stat.
+func ProcessCPU(t testing.TB, pid int) time.Duration {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fields after the command name (which may hold spaces): state is
+	// field 3, utime 14, stime 15, in clock ticks (USER_HZ, 100).
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// Appended is Prometheus' prometheus_tsdb_head_samples_appended_total
+// (floats and native histograms summed), read from its /metrics.
+func (s *Server) Appended(t testing.TB) float64 {
+	t.Helper()
+	resp, err := http.Get(s.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var sum float64
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "prometheus_tsdb_head_samples_appended_total") {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		sum += v
+	}
+	return sum
 }
