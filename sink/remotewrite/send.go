@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"time"
 )
 
@@ -71,9 +72,37 @@ func (p *poster) post(ctx context.Context, body []byte) error {
 	}
 	err = fmt.Errorf("%s: %s: %s", p.url, resp.Status, bytes.TrimSpace(msg))
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode/100 == 5 {
+		if after := retryAfter(resp.Header.Get("Retry-After"), time.Now()); after > 0 {
+			return retryAfterError{err, after}
+		}
 		return err
 	}
 	return permanentError{err}
+}
+
+// retryAfterError is a refusal that said when to come back (429 or 503
+// with Retry-After, as Mimir's and Thanos' rate limits answer).
+type retryAfterError struct {
+	err   error
+	after time.Duration
+}
+
+func (e retryAfterError) Error() string { return e.err.Error() }
+func (e retryAfterError) Unwrap() error { return e.err }
+
+// retryAfter reads Retry-After: seconds or an HTTP date (0: absent or
+// unreadable).
+func retryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(v); err == nil && n > 0 {
+		return time.Duration(n) * time.Second
+	}
+	if at, err := http.ParseTime(v); err == nil && at.After(now) {
+		return at.Sub(now)
+	}
+	return 0
 }
 
 // shardLoop sends shard's batches from the spool in order until ctx
@@ -106,6 +135,12 @@ func (s *Sender) shardLoop(ctx context.Context, shard int) {
 				break
 			}
 			wait = s.retry.next(wait)
+			// A store that says when to come back is believed, within
+			// the backoff's cap: waiting longer would only grow the spool.
+			var ra retryAfterError
+			if errors.As(err, &ra) {
+				wait = min(max(wait, ra.after), s.retry.Max)
+			}
 			s.retried(err, wait)
 			select {
 			case <-ctx.Done():

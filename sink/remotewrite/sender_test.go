@@ -147,6 +147,10 @@ type fakeStore struct {
 	accepted [][]decoded
 	requests int
 	headers  http.Header
+	// retryAfter is the Retry-After of the refusals (empty: none); times
+	// are when each request came.
+	retryAfter string
+	times      []time.Time
 }
 
 func (f *fakeStore) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -154,9 +158,13 @@ func (f *fakeStore) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer f.mu.Unlock()
 	f.requests++
 	f.headers = r.Header.Clone()
+	f.times = append(f.times, time.Now())
 	if len(f.statuses) > 0 {
 		code := f.statuses[0]
 		f.statuses = f.statuses[1:]
+		if f.retryAfter != "" {
+			w.Header().Set("Retry-After", f.retryAfter)
+		}
 		http.Error(w, fmt.Sprintf("status %d for the test", code), code)
 		return
 	}
@@ -271,6 +279,35 @@ func TestSenderRetriesServerErrors(t *testing.T) {
 
 // A 4xx other than 429 is not retried: the batch is dropped and counted,
 // and the next one goes.
+// A 429 with Retry-After (Mimir's and Thanos' rate limits) is retried no
+// sooner than it says, within the backoff's cap.
+func TestSenderHonoursRetryAfter(t *testing.T) {
+	store := &fakeStore{t: t, statuses: []int{429}, retryAfter: "1"}
+	srv := httptest.NewServer(store)
+	defer srv.Close()
+	s, _ := startSender(t, Options{URL: srv.URL, Native: true, Shards: 1, Retry: Retry{Min: 5 * time.Millisecond, Max: 5 * time.Second}})
+	if err := s.Write(context.Background(), testInterval(t, time.Date(2026, 11, 26, 3, 0, 0, 0, time.UTC), "log file sync")); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); s.Stats().SentBatches != 1; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the batch was not sent after the 429")
+		}
+	}
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	if len(store.times) != 2 || store.times[1].Sub(store.times[0]) < time.Second {
+		t.Errorf("requests at %v: want the retry a second after the 429 (Retry-After: 1), not after the 5 ms backoff", store.times)
+	}
+	now := time.Date(2026, 11, 26, 3, 0, 0, 0, time.UTC)
+	for v, want := range map[string]time.Duration{"": 0, "7": 7 * time.Second, "-1": 0, "soon": 0,
+		"Thu, 26 Nov 2026 03:00:30 GMT": 30 * time.Second, "Thu, 26 Nov 2026 02:00:00 GMT": 0} {
+		if got := retryAfter(v, now); got != want {
+			t.Errorf("Retry-After %q: %v, want %v", v, got, want)
+		}
+	}
+}
+
 func TestSenderDropsRefusedBatch(t *testing.T) {
 	store := &fakeStore{t: t, statuses: []int{400}}
 	srv := httptest.NewServer(store)
