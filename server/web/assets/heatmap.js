@@ -343,7 +343,8 @@
     ctx.textBaseline = "alphabetic";
     ctx.fillText("Frequency (events/s)", g.x, g.yF - 6);
     ctx.fillText("Intensity (time waited per second)", g.x, g.yI - 6);
-    ctx.fillText("Mean latency", g.x, g.yM - 6);
+    var unit = chartUnit(this.model);
+    ctx.fillText(isQuantity(unit) ? this.model.means[0].event + " (" + unit.replace(/_/g, " ") + ")" : "Mean latency", g.x, g.yM - 6);
     [g.yF, g.yI].forEach(function (y0) {
       this.rowAxis(ctx, g, y0);
       this.percentiles(ctx, g, y0);
