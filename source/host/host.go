@@ -127,7 +127,8 @@ func (s *Source) Run(ctx context.Context, emit func(stream.Interval) error) erro
 		smp.sample(cur)
 		at := time.Now()
 		elapsed := at.Sub(prevAt) // monotonic
-		out := means(prev, cur, elapsed, s.groups, smp.listDisk, make([]stream.SeriesMean, 0, size))
+		smp.forget(cur)
+		out := means(prev, cur, elapsed, s.groups, smp, make([]stream.SeriesMean, 0, size))
 		size = len(out)
 		iv := stream.Interval{Source: s.name, Start: prevAt.Round(0), Duration: elapsed, Means: out}
 		if err := emit(iv); err != nil {

@@ -42,7 +42,7 @@ func captureMeans(t *testing.T) []stream.SeriesMean {
 	dir := captureDir(t)
 	t0, s := readCapture(t, dir, "t0")
 	t1, _ := readCapture(t, dir, "t1")
-	return means(t0, t1, captureElapsed, all, s.listDisk, nil)
+	return means(t0, t1, captureElapsed, all, s, nil)
 }
 
 // valueOf finds a series' mean: its Sum/Count (a latency in ns).
@@ -211,7 +211,7 @@ func TestDevicesComeAndGo(t *testing.T) {
 	t1, _ := readCapture(t, dir, "t1")
 	t0.disks = dropNamed(t0.disks, "vda", func(d diskCounters) string { return d.name })
 	t1.nets = dropNamed(t1.nets, "eth0", func(i ifCounters) string { return i.name })
-	ms := means(t0, t1, captureElapsed, all, s.listDisk, nil)
+	ms := means(t0, t1, captureElapsed, all, s, nil)
 	var loop0 bool
 	for _, m := range ms {
 		if m.Key.Instance == "vda" || m.Key.Instance == "eth0" {
@@ -283,6 +283,44 @@ func TestUntilNext(t *testing.T) {
 	}{{830, 500, 1170}, {300, 500, 700}, {950, 100, 1050}, {850, 100, 150}, {0, 100, 1000}} {
 		if got := untilNext(at(c.now), time.Second, time.Duration(c.leastMs)*time.Millisecond); got != time.Duration(c.wantMs)*time.Millisecond {
 			t.Errorf("at .%03d, least %d ms: %v, want %d ms", c.now, c.leastMs, got, c.wantMs)
+		}
+	}
+}
+
+// links is a fake /sys/class/net: interface → Mb/s and full duplex.
+type links map[string][2]float64
+
+func (links) listDisk(string) bool { return true }
+func (l links) linkSpeed(name string) (float64, bool, bool) {
+	v, ok := l[name]
+	return v[0], v[1] == 1, ok
+}
+
+// TestIfutil checks sar -n DEV's %ifutil: the busier direction over the
+// link in full duplex, both in half duplex, no value without a speed.
+// SYNTHETIC /proc/net/dev lines, 2 s apart.
+func TestIfutil(t *testing.T) {
+	dev := func(rx, tx uint64) []byte {
+		head := "Inter-|   Receive\n face |bytes\n"
+		line := func(name string) string {
+			return name + ": " + u(rx) + " 0 0 0 0 0 0 0 " + u(tx) + " 0 0 0 0 0 0 0\n"
+		}
+		return []byte(head + line("eth0") + line("eth1") + line("lo"))
+	}
+	var p, c snapshot
+	p.haveNets, c.haveNets = true, true
+	p.nets, _ = parseNetDev(dev(0, 0), nil)
+	c.nets, _ = parseNetDev(dev(50e6, 10e6), nil) // 25 MB/s in, 5 MB/s out
+	ms := means(&p, &c, 2*time.Second, groups{net: true}, links{"eth0": {1000, 1}, "eth1": {1000, 0}}, nil)
+	if got, _ := valueOf(t, ms, "net.%ifutil", "eth0"); !near(got, 25e6*8*100/1e9) {
+		t.Errorf("full duplex %%ifutil = %v, want 20", got)
+	}
+	if got, _ := valueOf(t, ms, "net.%ifutil", "eth1"); !near(got, 30e6*8*100/1e9) {
+		t.Errorf("half duplex %%ifutil = %v, want 24", got)
+	}
+	for _, m := range ms {
+		if m.Key.Event == "net.%ifutil" && m.Key.Instance == "lo" {
+			t.Errorf("lo has no speed, yet %%ifutil %v", m.Mean())
 		}
 	}
 }

@@ -73,10 +73,17 @@ type groups struct {
 	cpu, disk, net, mem, psi, load bool
 }
 
+// sysInfo is what /sys tells the figures: which devices iostat lists
+// (whole disks: a /sys/block entry) and an interface's link speed in Mb/s
+// and duplex (ok false: unknown, as for lo and most virtual interfaces).
+type sysInfo interface {
+	listDisk(name string) bool
+	linkSpeed(name string) (mbps float64, fullDuplex, ok bool)
+}
+
 // means returns the series of the window between two snapshots elapsed
-// apart, appended to out. listDisk says which devices iostat lists (whole
-// disks: a /sys/block entry).
-func means(prev, cur *snapshot, elapsed time.Duration, g groups, listDisk func(string) bool, out []stream.SeriesMean) []stream.SeriesMean {
+// apart, appended to out. sys nil: every device listed, no link speeds.
+func means(prev, cur *snapshot, elapsed time.Duration, g groups, sys sysInfo, out []stream.SeriesMean) []stream.SeriesMean {
 	b := builder{out: out, seconds: elapsed.Seconds(), ms: float64(elapsed) / float64(time.Millisecond)}
 	if b.seconds <= 0 {
 		return out
@@ -85,11 +92,11 @@ func means(prev, cur *snapshot, elapsed time.Duration, g groups, listDisk func(s
 		b.cpu(&prev.stat, &cur.stat)
 	}
 	if g.disk && prev.haveDisks && cur.haveDisks {
-		b.disks(prev.disks, cur.disks, listDisk)
+		b.disks(prev.disks, cur.disks, sys)
 	}
 	if g.net {
 		if prev.haveNets && cur.haveNets {
-			b.nets(prev.nets, cur.nets)
+			b.nets(prev.nets, cur.nets, sys)
 		}
 		if prev.haveRetrans && cur.haveRetrans {
 			b.rate("tcp.retrans/s", "", stream.PerSecond, prev.retrans, cur.retrans, 1)
@@ -174,10 +181,10 @@ func findCPU(prev *statSnap, name string, at int) *cpuTimes {
 }
 
 // disks appends iostat -x's figures for each device it lists.
-func (b *builder) disks(prev, cur []diskCounters, listDisk func(string) bool) {
+func (b *builder) disks(prev, cur []diskCounters, sys sysInfo) {
 	for i := range cur {
 		c := &cur[i]
-		if !c.used() || (listDisk != nil && !listDisk(c.name)) {
+		if !c.used() || (sys != nil && !sys.listDisk(c.name)) {
 			continue
 		}
 		p := findDisk(prev, c.name, i)
@@ -263,8 +270,8 @@ var netEvents = [...]struct {
 }
 
 // nets appends each interface's rates (one that appeared: from its second
-// sample).
-func (b *builder) nets(prev, cur []ifCounters) {
+// sample) and, where its link speed is known, sar's %ifutil.
+func (b *builder) nets(prev, cur []ifCounters, sys sysInfo) {
 	for i := range cur {
 		c := &cur[i]
 		var p *ifCounters
@@ -283,7 +290,27 @@ func (b *builder) nets(prev, cur []ifCounters) {
 		for _, e := range netEvents {
 			b.rate(e.event, c.name, e.q, p.c[e.field], c.c[e.field], e.scale)
 		}
+		if sys != nil {
+			b.ifutil(p, c, sys)
+		}
 	}
+}
+
+// ifutil appends sar -n DEV's %ifutil: the busier direction's bits over
+// the link's (full duplex), both directions' (half duplex). sar prints
+// 0.00 where the speed is unknown; latscope gives no value.
+func (b *builder) ifutil(p, c *ifCounters, sys sysInfo) {
+	mbps, full, ok := sys.linkSpeed(c.name)
+	rx, okRx := delta(p.c[ndRxBytes], c.c[ndRxBytes])
+	tx, okTx := delta(p.c[ndTxBytes], c.c[ndTxBytes])
+	if !ok || mbps <= 0 || !okRx || !okTx {
+		return
+	}
+	bytes := float64(rx + tx)
+	if full {
+		bytes = float64(max(rx, tx))
+	}
+	b.add("net.%ifutil", c.name, stream.Percent, bytes*8*100/(mbps*1e6), b.seconds)
 }
 
 // psiEvents name the pressure series: [resource][some, full].
