@@ -267,6 +267,9 @@ var netEvents = [...]struct {
 	{"net.rxmcst/s", ndRxMulticast, stream.PerSecond, 1},
 	{"net.rxerr/s", ndRxErrs, stream.PerSecond, 1}, {"net.txerr/s", ndTxErrs, stream.PerSecond, 1},
 	{"net.rxdrop/s", ndRxDrop, stream.PerSecond, 1}, {"net.txdrop/s", ndTxDrop, stream.PerSecond, 1},
+	{"net.coll/s", ndTxColls, stream.PerSecond, 1}, {"net.txcarr/s", ndTxCarrier, stream.PerSecond, 1},
+	{"net.rxfram/s", ndRxFrame, stream.PerSecond, 1}, {"net.rxfifo/s", ndRxFifo, stream.PerSecond, 1},
+	{"net.txfifo/s", ndTxFifo, stream.PerSecond, 1},
 }
 
 // nets appends each interface's rates (one that appeared: from its second
