@@ -118,6 +118,11 @@ func TestCaptureFigures(t *testing.T) {
 		{"mem.%memused", "", (24683656.0 - 16330736 - 157848 - 7142212 - 632920) * 100 / 24683656, stream.Percent},
 		{"mem.kbavail", "", 23850996, stream.KB},
 		{"mem.%commit", "", 1106900.0 * 100 / 24683656, stream.Percent},
+		// AnonPages 199804, Slab 697604, PageTables 4940; no swap.
+		{"mem.kbanonpg", "", 199804, stream.KB},
+		{"mem.kbslab", "", 697604, stream.KB},
+		{"mem.kbpgtbl", "", 4940, stream.KB},
+		{"mem.kbswpused", "", 0, stream.KB},
 		// vmstat: Δ pgpgin 1324, pgpgout 864, pgfault 22109, pgmajfault 5.
 		{"mem.pgpgin/s", "", 1324 / s, stream.PerSecond},
 		{"mem.pgpgout/s", "", 864 / s, stream.PerSecond},
@@ -145,6 +150,12 @@ func TestCaptureFigures(t *testing.T) {
 		got, m := valueOf(t, ms, c.event, c.instance)
 		if !m.Quantity.IsLatency() || m.Unit != hist.Millisecond || !near(got, c.ms*1e6) {
 			t.Errorf("%s @%s = %v ns (%s), want %v ms", c.event, c.instance, got, m.Unit, c.ms)
+		}
+	}
+	// Without swap, no share of it.
+	for _, m := range ms {
+		if m.Key.Event == "mem.%swpused" || m.Key.Event == "mem.%swpcad" {
+			t.Errorf("%s without swap", m.Key)
 		}
 	}
 	// iostat leaves out devices that never did I/O (loop2, zram0); every

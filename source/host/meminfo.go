@@ -6,7 +6,7 @@ import (
 	"github.com/latscope/latscope/input"
 )
 
-// The /proc/meminfo fields sar -r reads (in kB).
+// The /proc/meminfo fields sar -r ALL and sar -S read (in kB).
 const (
 	miMemTotal = iota
 	miMemFree
@@ -19,11 +19,19 @@ const (
 	miDirty
 	miCommitted
 	miSwapTotal
+	miSwapFree
+	miSwapCached
+	miAnonPages
+	miSlab
+	miKernelStack
+	miPageTables
+	miVmallocUsed
 	miFields
 )
 
 var meminfoNames = [miFields]string{"MemTotal", "MemFree", "MemAvailable", "Buffers", "Cached", "SReclaimable",
-	"Active", "Inactive", "Dirty", "Committed_AS", "SwapTotal"}
+	"Active", "Inactive", "Dirty", "Committed_AS", "SwapTotal", "SwapFree", "SwapCached", "AnonPages", "Slab",
+	"KernelStack", "PageTables", "VmallocUsed"}
 
 // memSnap is what /proc/meminfo says of the fields sar -r reads; have
 // marks those present.

@@ -367,9 +367,38 @@ func (b *builder) memory(m *memSnap) {
 		b.gauge("mem.kbcommit", stream.KB, float64(m.kb[miCommitted]))
 		b.gauge("mem.%commit", stream.Percent, float64(m.kb[miCommitted])*100/(total+float64(m.kb[miSwapTotal])))
 	}
-	b.gauge("mem.kbactive", stream.KB, float64(m.kb[miActive]))
-	b.gauge("mem.kbinact", stream.KB, float64(m.kb[miInactive]))
-	b.gauge("mem.kbdirty", stream.KB, float64(m.kb[miDirty]))
+	for _, g := range memGauges {
+		if m.have[g.field] {
+			b.gauge(g.event, stream.KB, float64(m.kb[g.field]))
+		}
+	}
+	b.swap(m)
+}
+
+// memGauges are sar -r ALL's figures read as they are.
+var memGauges = [...]struct {
+	event string
+	field int
+}{{"mem.kbactive", miActive}, {"mem.kbinact", miInactive}, {"mem.kbdirty", miDirty}, {"mem.kbanonpg", miAnonPages},
+	{"mem.kbslab", miSlab}, {"mem.kbkstack", miKernelStack}, {"mem.kbpgtbl", miPageTables}, {"mem.kbvmused", miVmallocUsed}}
+
+// swap appends sar -S's figures; the shares only with swap (used) to
+// divide by.
+func (b *builder) swap(m *memSnap) {
+	if !m.have[miSwapTotal] || !m.have[miSwapFree] {
+		return
+	}
+	total, free, cached := float64(m.kb[miSwapTotal]), float64(m.kb[miSwapFree]), float64(m.kb[miSwapCached])
+	used := total - free
+	b.gauge("mem.kbswpfree", stream.KB, free)
+	b.gauge("mem.kbswpused", stream.KB, used)
+	b.gauge("mem.kbswpcad", stream.KB, cached)
+	if total > 0 {
+		b.gauge("mem.%swpused", stream.Percent, used*100/total)
+	}
+	if used > 0 {
+		b.gauge("mem.%swpcad", stream.Percent, cached*100/used)
+	}
 }
 
 // pagingEvents are sar -B's and -W's rates.
