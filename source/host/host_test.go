@@ -128,6 +128,9 @@ func TestCaptureFigures(t *testing.T) {
 		{"mem.pgpgout/s", "", 864 / s, stream.PerSecond},
 		{"mem.fault/s", "", 22109 / s, stream.PerSecond},
 		{"mem.majflt/s", "", 5 / s, stream.PerSecond},
+		// pgfree Δ 20458; no scan, no steal.
+		{"mem.pgfree/s", "", 20458 / s, stream.PerSecond},
+		{"mem.pgsteal/s", "", 0, stream.PerSecond},
 		// loadavg at t1: "2.20 2.05 2.58 3/126": the run queue leaves out
 		// the reader.
 		{"load.1", "", 2.20, stream.Count},

@@ -54,10 +54,16 @@ const (
 	vmPgmajfault
 	vmPswpin
 	vmPswpout
+	vmPgfree
+	vmPgscanKswapd
+	vmPgscanDirect
+	vmPgstealKswapd
+	vmPgstealDirect
 	vmFields
 )
 
-var vmstatNames = [vmFields]string{"pgpgin", "pgpgout", "pgfault", "pgmajfault", "pswpin", "pswpout"}
+var vmstatNames = [vmFields]string{"pgpgin", "pgpgout", "pgfault", "pgmajfault", "pswpin", "pswpout", "pgfree",
+	"pgscan_kswapd", "pgscan_direct", "pgsteal_kswapd", "pgsteal_direct"}
 
 // vmSnap holds the /proc/vmstat counters; have marks those present.
 type vmSnap struct {

@@ -406,6 +406,7 @@ var pagingEvents = [...]struct {
 	event string
 	field int
 }{{"mem.pgpgin/s", vmPgpgin}, {"mem.pgpgout/s", vmPgpgout}, {"mem.fault/s", vmPgfault}, {"mem.majflt/s", vmPgmajfault},
+	{"mem.pgfree/s", vmPgfree}, {"mem.pgscank/s", vmPgscanKswapd}, {"mem.pgscand/s", vmPgscanDirect},
 	{"mem.pswpin/s", vmPswpin}, {"mem.pswpout/s", vmPswpout}}
 
 func (b *builder) paging(p, c *vmSnap) {
@@ -414,6 +415,19 @@ func (b *builder) paging(p, c *vmSnap) {
 			b.rate(e.event, "", stream.PerSecond, p.c[e.field], c.c[e.field], 1)
 		}
 	}
+	// sar -B: pages stolen by kswapd and direct reclaim, and their share
+	// of the pages scanned (%vmeff, no value without a scan).
+	steal := [...]int{vmPgstealKswapd, vmPgstealDirect, vmPgscanKswapd, vmPgscanDirect}
+	var d [len(steal)]float64
+	for i, f := range steal {
+		v, ok := delta(p.c[f], c.c[f])
+		if !p.have[f] || !c.have[f] || !ok {
+			return
+		}
+		d[i] = float64(v)
+	}
+	b.add("mem.pgsteal/s", "", stream.PerSecond, d[0]+d[1], b.seconds)
+	b.add("mem.%vmeff", "", stream.Percent, (d[0]+d[1])*100, d[2]+d[3])
 }
 
 // loadavg appends sar -q's figures: the run queue leaves out the reader
