@@ -82,6 +82,9 @@ func TestCaptureFigures(t *testing.T) {
 		{"cpu.%soft", "all", 1.0 * 100 / 209, stream.Percent},
 		{"cpu.%idle", "all", 67.0 * 100 / 209, stream.Percent},
 		{"cpu.%iowait", "all", 0, stream.Percent},
+		// ctxt 580763340 → 580770303, processes 1092771 → 1092804.
+		{"cpu.cswch/s", "", 6963 / s, stream.PerSecond},
+		{"cpu.proc/s", "", 33 / s, stream.PerSecond},
 		// cpu1: Δ user 90, system 8, idle 8: total 106.
 		{"cpu.%user", "cpu1", 90.0 * 100 / 106, stream.Percent},
 		{"cpu.%idle", "cpu1", 8.0 * 100 / 106, stream.Percent},

@@ -90,6 +90,7 @@ func means(prev, cur *snapshot, elapsed time.Duration, g groups, sys sysInfo, ou
 	}
 	if g.cpu && prev.haveStat && cur.haveStat {
 		b.cpu(&prev.stat, &cur.stat)
+		b.tasks(&prev.stat, &cur.stat)
 	}
 	if g.disk && prev.haveDisks && cur.haveDisks {
 		b.disks(prev.disks, cur.disks, sys)
@@ -117,8 +118,8 @@ func means(prev, cur *snapshot, elapsed time.Duration, g groups, sys sysInfo, ou
 		if cur.haveLoad {
 			b.loadavg(&cur.load)
 		}
-		if cur.haveStat && cur.stat.hasProcs {
-			b.gauge("load.blocked", stream.Count, float64(cur.stat.procsBlocked))
+		if cur.haveStat && cur.stat.have[stProcsBlocked] {
+			b.gauge("load.blocked", stream.Count, float64(cur.stat.named[stProcsBlocked]))
 		}
 	}
 	return b.out
@@ -162,6 +163,18 @@ func (b *builder) cpu(prev, cur *statSnap) {
 		}
 		for _, e := range cpuEvents {
 			b.add(e.event, c.name, stream.Percent, d[e.state]*100, total)
+		}
+	}
+}
+
+// tasks appends sar -w's tasks created and context switches per second.
+func (b *builder) tasks(prev, cur *statSnap) {
+	for _, e := range [...]struct {
+		event string
+		field int
+	}{{"cpu.proc/s", stProcesses}, {"cpu.cswch/s", stCtxt}} {
+		if prev.have[e.field] && cur.have[e.field] {
+			b.rate(e.event, "", stream.PerSecond, prev.named[e.field], cur.named[e.field], 1)
 		}
 	}
 }
