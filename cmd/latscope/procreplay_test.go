@@ -1,0 +1,223 @@
+package main
+
+// Replaying snapshots of /proc to a tool, so that latscope and sysstat
+// compute their figures from the very same counters.
+//
+// sysstat and latscope sample /proc at their own instants; on a loaded
+// machine two 1-second windows a few milliseconds apart differ by more
+// than sysstat's last printed digit (a CPU's share moves by 0.5 % in 5 ms).
+// So the test snapshots the /proc files once a second while a load runs,
+// then replays the snapshots to each tool in a private mount namespace
+// whose /proc is a tmpfs holding the snapshot of the moment: the tool runs
+// unchanged (iostat -x 1 N, sadc 1 N, latscope record host:) and reads
+// snapshot k at its k-th sample. The replayer installs snapshot k+1 as soon
+// as the tool has read snapshot k, which it sees from the files' access
+// times: an installed file's atime is the epoch, and the kernel's relatime
+// sets it to now at the first read.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// replayEnv names the replay plan when the test binary runs as the
+// replayer (inside `unshare -m`), see TestMain.
+const replayEnv = "LATSCOPE_PROC_REPLAY"
+
+// procFiles are the /proc files the snapshots hold: what sysstat's sadc
+// and iostat and latscope's host: source read.
+var procFiles = []string{
+	"stat", "diskstats", "uptime", "meminfo", "loadavg", "vmstat",
+	"net/dev", "net/snmp", "pressure/cpu", "pressure/io", "pressure/memory",
+}
+
+// replayPlan tells the replayer what to run on which snapshots.
+type replayPlan struct {
+	// Snapshots holds one directory per snapshot, named 0, 1, ... (a
+	// directory appears whole, by rename, so the replay may follow the
+	// capture).
+	Snapshots string
+	Count     int
+	Argv      []string
+	Stdout    string
+	Stderr    string
+	// Marks are the files whose first read says the tool took a sample.
+	Marks []string
+}
+
+// epoch is the access time of a file nobody has read since it was
+// installed.
+var epoch = time.Unix(0, 0)
+
+// settle lets a tool read the rest of its files once it has read its
+// marks.
+const settle = 150 * time.Millisecond
+
+// replayMain runs a replay plan in the current (private) mount namespace
+// and returns the exit code.
+func replayMain(planPath string) int {
+	if err := replay(planPath); err != nil {
+		fmt.Fprintln(os.Stderr, "replay:", err)
+		return 1
+	}
+	return 0
+}
+
+func replay(planPath string) error {
+	var plan replayPlan
+	b, err := os.ReadFile(planPath)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, &plan); err != nil {
+		return fmt.Errorf("%s: %w", planPath, err)
+	}
+	if err := syscall.Mount("none", "/proc", "tmpfs", 0, "mode=0755"); err != nil {
+		return fmt.Errorf("mounting a tmpfs on /proc (needs root in a private mount namespace): %w", err)
+	}
+	if err := install(plan.Snapshots, 0); err != nil {
+		return err
+	}
+	cmd := exec.Command(plan.Argv[0], plan.Argv[1:]...)
+	if cmd.Stdout, err = os.Create(plan.Stdout); err != nil {
+		return err
+	}
+	if cmd.Stderr, err = os.Create(plan.Stderr); err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for k := 1; k < plan.Count; k++ {
+		if err := waitRead(plan.Marks, done); err != nil {
+			return fmt.Errorf("%s, snapshot %d: %w", plan.Argv[0], k-1, err)
+		}
+		if err := install(plan.Snapshots, k); err != nil {
+			return err
+		}
+	}
+	if err := waitRead(plan.Marks, done); err != nil {
+		return fmt.Errorf("%s, last snapshot: %w", plan.Argv[0], err)
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(15 * time.Second):
+		cmd.Process.Kill()
+		return fmt.Errorf("%s did not stop after its last sample", plan.Argv[0])
+	}
+}
+
+// install puts snapshot k in /proc, waiting for the capture to write it.
+func install(dir string, k int) error {
+	from := filepath.Join(dir, strconv.Itoa(k))
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(from); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			return fmt.Errorf("snapshot %d never came: %w", k, err)
+		}
+	}
+	for _, f := range procFiles {
+		b, err := os.ReadFile(filepath.Join(from, f))
+		if errors.Is(err, os.ErrNotExist) {
+			continue // this kernel has no such file
+		} else if err != nil {
+			return err
+		}
+		to := filepath.Join("/proc", f)
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(to+".new", b, 0o444); err != nil {
+			return err
+		}
+		if err := os.Chtimes(to+".new", epoch, time.Now()); err != nil {
+			return err
+		}
+		if err := os.Rename(to+".new", to); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitRead waits until the tool has read every mark since it was
+// installed, then lets it read the rest.
+func waitRead(marks []string, done <-chan error) error {
+	deadline := time.Now().Add(15 * time.Second)
+	for _, m := range marks {
+		for {
+			var st syscall.Stat_t
+			if err := syscall.Stat(filepath.Join("/proc", m), &st); err != nil {
+				return err
+			}
+			if st.Atim.Sec != 0 {
+				break
+			}
+			select {
+			case err := <-done:
+				return fmt.Errorf("the tool stopped before reading /proc/%s: %v", m, err)
+			case <-time.After(10 * time.Millisecond):
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("the tool did not read /proc/%s within 15 s", m)
+			}
+		}
+	}
+	time.Sleep(settle)
+	return nil
+}
+
+// snapshotProc copies the /proc files into dir/k, whole, by rename.
+func snapshotProc(dir string, k int) error {
+	tmp := filepath.Join(dir, strconv.Itoa(k)+".tmp")
+	for _, f := range procFiles {
+		b, err := os.ReadFile(filepath.Join("/proc", f))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		to := filepath.Join(tmp, f)
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(to, b, 0o644); err != nil {
+			return err
+		}
+	}
+	return os.Rename(tmp, filepath.Join(dir, strconv.Itoa(k)))
+}
+
+// startReplay runs argv on the snapshots in dir, in a private mount
+// namespace, through the test binary acting as the replayer.
+func startReplay(dir, name string, count int, argv []string, marks ...string) (*exec.Cmd, error) {
+	plan := replayPlan{Snapshots: filepath.Join(dir, "snap"), Count: count, Argv: argv,
+		Stdout: filepath.Join(dir, name+".out"), Stderr: filepath.Join(dir, name+".err"), Marks: marks}
+	b, err := json.Marshal(plan)
+	if err != nil {
+		return nil, err
+	}
+	planPath := filepath.Join(dir, name+".plan.json")
+	if err := os.WriteFile(planPath, b, 0o644); err != nil {
+		return nil, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command("unshare", "--mount", "--propagation", "private", self)
+	cmd.Env = append(os.Environ(), replayEnv+"="+planPath)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	return cmd, cmd.Start()
+}
