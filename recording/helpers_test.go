@@ -255,7 +255,7 @@ func diffInterval(a, b stream.Interval) error {
 	same := func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) }
 	for j, am := range a.Means {
 		bm := b.Means[j]
-		if am.Key != bm.Key || am.Unit != bm.Unit || !same(am.Count, bm.Count) || !same(am.Sum, bm.Sum) {
+		if am.Key != bm.Key || am.Unit != bm.Unit || am.Quantity != bm.Quantity || !same(am.Count, bm.Count) || !same(am.Sum, bm.Sum) {
 			return fmt.Errorf("mean %d: %+v, want %+v", j, bm, am)
 		}
 	}

@@ -34,18 +34,30 @@ const (
 	mKnown      = mFloat | mUnit
 )
 
+// Quantities (still format 1.2). A mean series that is not a latency (a
+// host figure: r/s, %util, kB used; stream.Quantity) appends its quantity
+// name to its definition: trailing payload, which readers written before it
+// ignore, reading the series as a latency in ns (stream.QuantityUnit) with
+// the same counts and sums. The minor version stays 2 so that recordings
+// without quantities keep their bytes. A standalone mean value appends the
+// quantity after the sum.
+
 type meanDef struct {
 	id   uint64
 	unit hist.Unit
 }
 
-// defineMean defines a mean series with the unit of its first report.
+// defineMean defines a mean series with the unit and quantity of its first
+// report.
 func (w *Writer) defineMean(m stream.SeriesMean) {
 	def := meanDef{id: uint64(len(w.means)), unit: m.Unit}
 	w.means[m.Key] = def
 	p := binary.AppendUvarint(w.payload[:0], def.id)
 	p = appendKey(p, m.Key)
 	p = binary.AppendUvarint(p, uint64(def.unit))
+	if !m.Quantity.IsLatency() {
+		p = appendString(p, string(m.Quantity))
+	}
 	w.appendFrame(frameMeanSeries, p)
 }
 
@@ -85,8 +97,9 @@ func appendMeanEntry(p []byte, m stream.SeriesMean, seriesUnit hist.Unit) []byte
 }
 
 type readerMean struct {
-	key  stream.Key
-	unit hist.Unit
+	key      stream.Key
+	unit     hist.Unit
+	quantity stream.Quantity
 }
 
 func (r *Reader) defineMean(payload []byte) error {
@@ -94,11 +107,17 @@ func (r *Reader) defineMean(payload []byte) error {
 	id := d.uvarint("mean series id")
 	m := readerMean{key: d.key()}
 	m.unit = hist.Unit(d.ubounded("unit", math.MaxInt64))
+	if d.err == nil && len(d.b) > 0 && !r.ignoreQuantities {
+		m.quantity = stream.Quantity(d.string("quantity"))
+	}
 	if err := d.definition("mean series", id, len(r.means)); err != nil {
 		return err
 	}
 	if !m.unit.Valid() {
 		return fmt.Errorf("mean series definition %d (%s): %w: %d", id, m.key, hist.ErrBadUnit, int64(m.unit))
+	}
+	if err := checkQuantity(m.quantity, m.unit); err != nil {
+		return fmt.Errorf("mean series definition %d (%s): %w", id, m.key, err)
 	}
 	r.means = append(r.means, m)
 	return nil
@@ -120,7 +139,7 @@ func (r *Reader) decodeMeans(d *decoder) []stream.SeriesMean {
 			break
 		}
 		def := r.means[id]
-		m := stream.SeriesMean{Key: def.key, Unit: def.unit}
+		m := stream.SeriesMean{Key: def.key, Unit: def.unit, Quantity: def.quantity}
 		decodeMeanEntry(d, &m)
 		out = append(out, m)
 	}
@@ -148,4 +167,16 @@ func decodeMeanEntry(d *decoder, m *stream.SeriesMean) byte {
 	}
 	m.Sum = d.float("mean sum")
 	return flags
+}
+
+// checkQuantity refuses an unknown quantity, or a quantity whose unit is
+// not stream.QuantityUnit.
+func checkQuantity(q stream.Quantity, u hist.Unit) error {
+	if !q.Valid() {
+		return fmt.Errorf("unknown quantity %q", q)
+	}
+	if !q.IsLatency() && u != stream.QuantityUnit {
+		return fmt.Errorf("quantity %s with unit %s (must be %s)", q, u, stream.QuantityUnit)
+	}
+	return nil
 }

@@ -75,6 +75,16 @@ func meanEdgeCases(t testing.TB) []stream.Interval {
 			Means: []stream.SeriesMean{{Key: blkKey, Count: 1, Sum: 0.25, Unit: ms}}},
 		{Source: "other", Start: start, Duration: time.Second, Relative: true,
 			Means: []stream.SeriesMean{{Key: blkKey, Count: 7, Sum: 3, Unit: ms}}},
+		// Host figures that are not latencies: each quantity, fractional
+		// and whole.
+		{Source: "host:db1", Start: start.Add(6 * time.Second), Duration: time.Second, Means: []stream.SeriesMean{
+			{Key: stream.Key{Event: "disk.r/s", Instance: "sda"}, Count: 1, Sum: 412, Unit: stream.QuantityUnit, Quantity: stream.PerSecond},
+			{Key: stream.Key{Event: "disk.%util", Instance: "sda"}, Count: 1000.25, Sum: 31250, Unit: stream.QuantityUnit, Quantity: stream.Percent},
+			{Key: stream.Key{Event: "disk.rkB/s", Instance: "sda"}, Count: 1, Sum: 1648, Unit: stream.QuantityUnit, Quantity: stream.KBPerSecond},
+			{Key: stream.Key{Event: "mem.kbavail"}, Count: 1, Sum: 8e6, Unit: stream.QuantityUnit, Quantity: stream.KB},
+			{Key: stream.Key{Event: "disk.aqu-sz", Instance: "sda"}, Count: 1000, Sum: 1730, Unit: stream.QuantityUnit, Quantity: stream.Count},
+			{Key: stream.Key{Event: "x.ratio"}, Count: 2, Sum: 1, Unit: stream.QuantityUnit, Quantity: stream.Ratio},
+			{Key: stream.Key{Event: "disk.r_await", Instance: "sda"}, Count: 412, Sum: 96.5, Unit: ms}}},
 		// Histograms only, after means: no means section.
 		{Source: "pg", Start: start.Add(5 * time.Second), Duration: time.Second,
 			Series: []stream.SeriesHist{{Key: stmtKey, Hist: exact}}},
@@ -129,6 +139,38 @@ func TestMeansAsOlderReaders(t *testing.T) {
 				t.Errorf("%s reader, interval %d: %v", version, i, err)
 			}
 		}
+	}
+}
+
+// TestQuantitiesAsOlderReaders checks what a 1.2 reader written before
+// quantities sees: every mean series, those with a quantity as latencies in
+// ns with the same counts and sums.
+func TestQuantitiesAsOlderReaders(t *testing.T) {
+	ivs := meanEdgeCases(t)
+	rd, err := NewReader(bytes.NewReader(encode(t, ivs)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd.ignoreQuantities = true
+	quantities := 0
+	for i, want := range ivs {
+		iv, err := rd.Next()
+		if err != nil {
+			t.Fatalf("interval %d: %v", i, err)
+		}
+		want.Means = slices.Clone(want.Means)
+		for j := range want.Means {
+			if !want.Means[j].Quantity.IsLatency() {
+				want.Means[j].Quantity = stream.Latency
+				quantities++
+			}
+		}
+		if err := diffInterval(want, iv); err != nil {
+			t.Errorf("interval %d: %v", i, err)
+		}
+	}
+	if quantities == 0 {
+		t.Fatal("no quantity tried")
 	}
 }
 

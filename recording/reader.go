@@ -27,6 +27,9 @@ type Reader struct {
 	asVersion10 bool
 	// asVersion11 ignores mean series (format 1.2), as a 1.1 reader does.
 	asVersion11 bool
+	// ignoreQuantities ignores mean series quantities, as a 1.2 reader
+	// written before them does.
+	ignoreQuantities bool
 }
 
 type readerSource struct {

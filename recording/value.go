@@ -66,10 +66,15 @@ func decodeHistogram(b []byte, alloc *slab) (*hist.Histogram, error) {
 	return h, nil
 }
 
-// AppendMean appends the standalone encoding of a mean's count, sum and
-// unit (its key is kept by the caller).
+// AppendMean appends the standalone encoding of a mean's count, sum, unit
+// and, for a series that is not a latency, quantity (its key is kept by the
+// caller).
 func AppendMean(b []byte, m stream.SeriesMean) []byte {
-	return appendMeanEntry(b, m, 0) // no unit is 0: the unit is always written
+	b = appendMeanEntry(b, m, 0) // no unit is 0: the unit is always written
+	if !m.Quantity.IsLatency() {
+		b = appendString(b, string(m.Quantity))
+	}
+	return b
 }
 
 // DecodeMean reads a mean written by AppendMean into a SeriesMean of key.
@@ -79,6 +84,9 @@ func DecodeMean(b []byte, key stream.Key) (stream.SeriesMean, error) {
 	flags := decodeMeanEntry(&d, &m)
 	if d.err == nil && flags&mUnit == 0 {
 		d.fail("mean value without its unit")
+	}
+	if d.err == nil && len(d.b) > 0 {
+		m.Quantity = stream.Quantity(d.string("quantity"))
 	}
 	if d.err == nil && len(d.b) > 0 {
 		d.fail("%d bytes after the mean", len(d.b))

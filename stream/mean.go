@@ -10,19 +10,25 @@ import (
 
 // SeriesMean is a series the source can only report as a count and a total
 // per window, with no distribution: pg_stat_statements calls and
-// total_exec_time, pg_stat_database blk_read_time over blks_read. Views draw
-// its mean as a line beside the heat maps; turning it into a histogram at the
-// mean would invent a distribution the database never measured.
+// total_exec_time, pg_stat_database blk_read_time over blks_read, or a host
+// figure (a Quantity) such as r/s or %util. Views draw its mean as a line
+// beside the heat maps; turning it into a histogram at the mean would invent
+// a distribution the source never measured.
 type SeriesMean struct {
 	Key Key
-	// Count is the number of events (calls, block reads) in the window.
+	// Count is the number of events (calls, block reads) in the window, or
+	// the denominator of a Quantity (seconds, elapsed ms).
 	Count float64
-	// Sum is their total latency in Unit.
+	// Sum is their total latency in Unit, or the numerator of a Quantity.
 	Sum  float64
 	Unit hist.Unit
+	// Quantity is what Sum/Count measures: Latency (empty) for latencies;
+	// any other has Unit QuantityUnit.
+	Quantity Quantity
 }
 
-// Mean returns the mean latency in nanoseconds (NaN without events).
+// Mean returns the mean: a latency in nanoseconds, or Sum/Count in the
+// series' Quantity (NaN without events).
 func (m SeriesMean) Mean() float64 {
 	if m.Count <= 0 {
 		return math.NaN()
@@ -32,6 +38,12 @@ func (m SeriesMean) Mean() float64 {
 
 // Validate checks a mean series as a source must emit it.
 func (m SeriesMean) Validate() error {
+	if !m.Quantity.Valid() {
+		return fmt.Errorf("mean series %s: unknown quantity %q", m.Key, m.Quantity)
+	}
+	if !m.Quantity.IsLatency() && m.Unit != QuantityUnit {
+		return fmt.Errorf("mean series %s: a %s series has unit %s, not %s", m.Key, m.Quantity, m.Unit, QuantityUnit)
+	}
 	if !m.Unit.Valid() {
 		return fmt.Errorf("mean series %s: %w: %d", m.Key, hist.ErrBadUnit, int64(m.Unit))
 	}

@@ -22,7 +22,8 @@ type MeanPoint struct {
 }
 
 // Mean returns the point's mean latency in nanoseconds, given the series'
-// unit (NaN without events).
+// unit, or Sum/Count for a series of another Quantity (NaN without
+// events).
 func (p MeanPoint) Mean(u hist.Unit) float64 {
 	return SeriesMean{Count: p.Count, Sum: p.Sum, Unit: u}.Mean()
 }
@@ -40,13 +41,17 @@ type MeanSeries struct {
 	Key     Key
 	Sources []string
 	Unit    hist.Unit
+	// Quantity is the series' quantity (Latency: Mean and MeanRange are in
+	// nanoseconds; otherwise Sum/Count in the quantity).
+	Quantity Quantity
 	// Count and Sum total every report of the series.
 	Count  float64
 	Sum    float64
 	Points []MeanPoint
 }
 
-// Mean returns the overall mean latency in nanoseconds.
+// Mean returns the overall mean: latency in nanoseconds, or Sum/Count in
+// the series' Quantity.
 func (s *MeanSeries) Mean() float64 {
 	return SeriesMean{Count: s.Count, Sum: s.Sum, Unit: s.Unit}.Mean()
 }
@@ -73,7 +78,7 @@ func (s *MeanSeries) Rate() float64 {
 	return s.Count / observed
 }
 
-// MeanRange returns the smallest and largest per-window mean in nanoseconds
+// MeanRange returns the smallest and largest per-window mean (as Mean)
 // over the observed windows with events; ok is false when there are none.
 func (s *MeanSeries) MeanRange() (lo, hi float64, ok bool) {
 	lo, hi = math.Inf(1), math.Inf(-1)
@@ -85,10 +90,21 @@ func (s *MeanSeries) MeanRange() (lo, hi float64, ok bool) {
 	return lo, hi, hi >= lo
 }
 
-// SortMeanSeries orders mean series by total time, largest first, then by
-// name.
+// SortMeanSeries orders latency mean series by total time, largest first,
+// then by name; series of other quantities follow in the order given (a
+// source's order: cpu before disk, %user before %system).
 func SortMeanSeries(ss []*MeanSeries) {
 	slices.SortStableFunc(ss, func(a, b *MeanSeries) int {
+		al, bl := a.Quantity.IsLatency(), b.Quantity.IsLatency()
+		if al != bl {
+			if al {
+				return -1
+			}
+			return 1
+		}
+		if !al {
+			return 0
+		}
 		if c := cmp.Compare(b.Unit.Nanos(b.Sum), a.Unit.Nanos(a.Sum)); c != 0 {
 			return c
 		}
@@ -182,7 +198,7 @@ func (t *MeanTracker) Add(iv Interval) {
 func (t *MeanTracker) report(source string, m SeriesMean, gap bool) {
 	tr := t.byKey[m.Key]
 	if tr == nil {
-		tr = &meanTrack{series: MeanSeries{Key: m.Key, Unit: m.Unit}}
+		tr = &meanTrack{series: MeanSeries{Key: m.Key, Unit: m.Unit, Quantity: m.Quantity}}
 		t.byKey[m.Key] = tr
 		t.series = append(t.series, tr)
 	}
@@ -195,7 +211,7 @@ func (t *MeanTracker) report(source string, m SeriesMean, gap bool) {
 	if gap {
 		return
 	}
-	total := SeriesMean{Count: s.Count, Sum: s.Sum, Unit: s.Unit}.Plus(m)
+	total := SeriesMean{Count: s.Count, Sum: s.Sum, Unit: s.Unit, Quantity: s.Quantity}.Plus(m)
 	s.Count, s.Sum = total.Count, total.Sum
 }
 
@@ -203,7 +219,7 @@ func (t *MeanTracker) report(source string, m SeriesMean, gap bool) {
 // the window, none in a gap.
 func (tr *meanTrack) add(window meanEntry, means []SeriesMean, history int) {
 	if !window.Gap {
-		v := SeriesMean{Unit: tr.series.Unit}
+		v := SeriesMean{Unit: tr.series.Unit, Quantity: tr.series.Quantity}
 		for _, m := range means {
 			if m.Key == tr.series.Key {
 				v = v.Plus(m)

@@ -75,7 +75,9 @@ type heatTotals struct {
 }
 
 // meanColumns is a mean series on the map's columns: sum over count of
-// the windows' shares in each column (null without events).
+// the windows' shares in each column (null without events), in seconds for
+// a latency, else in the series' quantity (Unit names it: "percent",
+// "per_second"...).
 type meanColumns struct {
 	SeriesID int64      `json:"series_id"`
 	Event    string     `json:"event"`
@@ -302,9 +304,9 @@ func (hc *heatColumns) add(c int, iv stream.Interval, frac float64, columns int)
 			hc.means[m.Key] = col
 		}
 		if !col[c].Unit.Valid() {
-			col[c] = stream.SeriesMean{Key: m.Key, Unit: m.Unit}
+			col[c] = stream.SeriesMean{Key: m.Key, Unit: m.Unit, Quantity: m.Quantity}
 		}
-		col[c] = col[c].Plus(stream.SeriesMean{Count: m.Count * frac, Sum: m.Sum * frac, Unit: m.Unit})
+		col[c] = col[c].Plus(stream.SeriesMean{Count: m.Count * frac, Sum: m.Sum * frac, Unit: m.Unit, Quantity: m.Quantity})
 	}
 }
 
@@ -378,7 +380,14 @@ func (hc *heatColumns) meanSeries(req heatmapRequest) []meanColumns {
 		}
 		mc := meanColumns{SeriesID: info.ID, Event: info.Key.Event, Unit: "s", Values: make([]*float64, req.columns)}
 		for c, m := range hc.means[info.Key] {
-			mc.Values[c] = seconds(m.Mean())
+			if m.Quantity.IsLatency() {
+				mc.Values[c] = seconds(m.Mean())
+				continue
+			}
+			mc.Unit = string(m.Quantity) // a host figure: its value, not seconds
+			if v := m.Mean(); !math.IsNaN(v) {
+				mc.Values[c] = &v
+			}
 		}
 		out = append(out, mc)
 	}

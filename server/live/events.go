@@ -144,7 +144,7 @@ func (x *seriesIndex) events(ctx context.Context, iv stream.Interval) ([]*encode
 	}
 	for _, m := range iv.Means {
 		p := stream.MeanPoint{Start: iv.Start, Duration: iv.Duration, Relative: iv.Relative, Count: m.Count, Sum: m.Sum}
-		if err := add(seriesKey{iv.Source, true, m.Key}, func() report.Interval { return report.MeanRow(p, m.Unit, origin) }); err != nil {
+		if err := add(seriesKey{iv.Source, true, m.Key}, func() report.Interval { return report.MeanRow(p, m.Unit, m.Quantity, origin) }); err != nil {
 			return out, err
 		}
 	}
@@ -153,7 +153,7 @@ func (x *seriesIndex) events(ctx context.Context, iv stream.Interval) ([]*encode
 
 func gapRow(info archive.SeriesInfo, iv stream.Interval) report.Interval {
 	if info.Mean {
-		return report.MeanRow(stream.MeanPoint{Start: iv.Start, Duration: iv.Duration, Relative: iv.Relative, Gap: true}, 0, origin)
+		return report.MeanRow(stream.MeanPoint{Start: iv.Start, Duration: iv.Duration, Relative: iv.Relative, Gap: true}, 0, stream.Latency, origin)
 	}
 	return report.HistRow(stream.Point{Start: iv.Start, Duration: iv.Duration, Relative: iv.Relative, Gap: true}, origin)
 }

@@ -188,8 +188,20 @@ func (w *Writer) series(s stream.SeriesHist) {
 // the events, series_sum_us their total (the source's measured total, hence
 // exact), mean_us the mean (empty without events) and unit the source's
 // unit.
+//
+// A series that is not a latency (a host figure, docs/host.md) has unit its
+// quantity, series_sum_us its sum as reported (not µs) and mean_us empty:
+// its value is series_sum_us / series_count in the quantity.
 func (w *Writer) mean(m stream.SeriesMean) {
 	w.row[colEvent], w.row[colInstance], w.row[colSource] = m.Key.Event, m.Key.Instance, m.Key.Source
+	if !m.Quantity.IsLatency() {
+		w.row[colLower], w.row[colUpper], w.row[colCapped] = "", "", ""
+		w.row[colCount], w.row[colSeriesCount] = number(m.Count), number(m.Count)
+		w.row[colSeriesSum], w.row[colSumExact], w.row[colMean] = number(m.Sum), "true", ""
+		w.row[colUnit] = string(m.Quantity)
+		w.put()
+		return
+	}
 	toUs := float64(m.Unit) / float64(hist.Microsecond)
 	w.row[colLower], w.row[colUpper], w.row[colCapped] = "", "", ""
 	w.row[colCount] = number(m.Count)

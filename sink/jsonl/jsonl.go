@@ -80,6 +80,12 @@ type Mean struct {
 	Sum   Num    `json:"sum"`
 	// MeanUs is sum/count in µs; null without events.
 	MeanUs Num `json:"mean_us"`
+	// Quantity is set when the series is not a latency (host figures: see
+	// docs/host.md); then Unit is the quantity too, Value is sum/count in
+	// it (null without a count), and mean_us and the line's sum_us are
+	// null.
+	Quantity string `json:"quantity,omitempty"`
+	Value    *Num   `json:"value,omitempty"`
 }
 
 // Bucket is one non-empty bucket in µs.
@@ -213,6 +219,10 @@ func (w *Writer) lines(iv stream.Interval) []Line {
 // histogram (the sum is the source's measured total, hence exact), and the
 // mean object in the series' own unit.
 func fillMean(l *Line, m stream.SeriesMean) {
+	if !m.Quantity.IsLatency() {
+		fillQuantity(l, m)
+		return
+	}
 	unit := m.Unit.String()
 	toUs := float64(m.Unit) / float64(hist.Microsecond)
 	l.Unit = &unit
@@ -220,6 +230,18 @@ func fillMean(l *Line, m stream.SeriesMean) {
 	l.SumUs = Num(m.Sum * toUs)
 	l.SumExact = true
 	l.Mean = &Mean{Unit: unit, Count: Num(m.Count), Sum: Num(m.Sum), MeanUs: Num(m.Mean() / float64(hist.Microsecond))}
+}
+
+// fillQuantity sets the line of a series that is not a latency: count and
+// sum as reported, the value sum/count in its quantity.
+func fillQuantity(l *Line, m stream.SeriesMean) {
+	q := string(m.Quantity)
+	value := Num(m.Mean())
+	l.Unit = &q
+	l.Count = Num(m.Count)
+	l.SumUs = Num(math.NaN())
+	l.SumExact = true
+	l.Mean = &Mean{Unit: q, Count: Num(m.Count), Sum: Num(m.Sum), MeanUs: Num(math.NaN()), Quantity: q, Value: &value}
 }
 
 // fill sets a line's histogram fields.

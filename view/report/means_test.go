@@ -156,3 +156,60 @@ func TestMeansOnlyTable(t *testing.T) {
 		t.Errorf("table\n%s\nwant\n%s", buf.String(), want)
 	}
 }
+
+// TestQuantityReport checks a host figure's summary: value over the
+// observed windows, interval values, JSON fields and the table lines.
+// SYNTHETIC: two 1 s windows of disk.r/s (412 and 100 reads) and a gap.
+func TestQuantityReport(t *testing.T) {
+	t0 := time.Date(2024, 3, 1, 10, 0, 0, 0, time.UTC)
+	key := stream.Key{Event: "disk.r/s", Instance: "sda"}
+	rs := func(reads float64) []stream.SeriesMean {
+		return []stream.SeriesMean{{Key: key, Count: 1, Sum: reads, Unit: stream.QuantityUnit, Quantity: stream.PerSecond}}
+	}
+	rec := &stream.Recording{}
+	for _, iv := range []stream.Interval{
+		{Source: "host:a", Start: t0, Duration: time.Second, Means: rs(412)},
+		{Source: "host:a", Start: t0.Add(time.Second), Duration: time.Second, Gap: true},
+		{Source: "host:a", Start: t0.Add(2 * time.Second), Duration: time.Second, Means: rs(100)},
+	} {
+		rec.Add(iv)
+	}
+	r := Build(rec, nil)
+	m := r.Means[0]
+	if m.Quantity != stream.PerSecond || *m.Value != 256 || *m.MinIntervalValue != 100 || *m.MaxIntervalValue != 412 ||
+		m.MeanUs != nil || m.PerS != nil || m.Unit != "per_second" {
+		t.Fatalf("summary %+v", m)
+	}
+	if len(m.Intervals) != 3 || *m.Intervals[0].Value != 412 || m.Intervals[1].Value != nil || !m.Intervals[1].Gap {
+		t.Fatalf("intervals %+v", m.Intervals)
+	}
+	var js bytes.Buffer
+	if err := WriteJSON(&js, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"quantity": "per_second"`, `"value": 256`, `"min_interval_value": 100`, `"sum": 412`} {
+		if !strings.Contains(js.String(), want) {
+			t.Errorf("JSON lacks %s:\n%s", want, js.String())
+		}
+	}
+	var tb bytes.Buffer
+	if err := WriteTable(&tb, r, Options{Intervals: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"disk.r/s @sda", "value 256.0/s   interval values 100.0/s – 412.0/s", "412.0/s", "no data"} {
+		if !strings.Contains(tb.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, tb.String())
+		}
+	}
+	var cb bytes.Buffer
+	if err := WriteCSV(&cb, r); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&cb).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := rows[0]; h[len(h)-3] != "value" || rows[1][len(h)-3] != "256" || rows[2][len(h)-3] != "412" {
+		t.Errorf("csv %v", rows[:3])
+	}
+}

@@ -110,6 +110,10 @@ type Interval struct {
 	Gap     bool    `json:"gap,omitempty"`
 	Count   float64 `json:"count"`
 	SumUs   float64 `json:"sum_us"`
+	// Sum and Value are a quantity series' (not a latency's) numerator and
+	// Sum/Count.
+	Sum   *float64 `json:"sum,omitempty"`
+	Value *float64 `json:"value,omitempty"`
 }
 
 // startOr returns the interval's start, or none without a wall clock.

@@ -60,9 +60,14 @@ func WriteCSV(w io.Writer, r Report) error {
 		"count", "sum_us", "sum_exact", "mean_us", "p50_us", "p90_us", "p99_us"}
 	// Mean series add columns; without them the CSV keeps its columns.
 	var pad []string
+	quantities := hasQuantities(r.Means)
 	if len(r.Means) > 0 {
 		header = append(header, meanCSVHeader...)
 		pad = make([]string, len(meanCSVHeader))
+	}
+	if quantities {
+		header = append(header, quantityCSVHeader...)
+		pad = make([]string, len(meanCSVHeader)+len(quantityCSVHeader))
 	}
 	if err := cw.Write(header); err != nil {
 		return err
@@ -98,7 +103,7 @@ func WriteCSV(w io.Writer, r Report) error {
 		}
 	}
 	for _, m := range r.Means {
-		if err := cw.WriteAll(meanCSVRows(m)); err != nil {
+		if err := cw.WriteAll(meanCSVRows(m, quantities)); err != nil {
 			return err
 		}
 	}

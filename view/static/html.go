@@ -92,6 +92,13 @@ func writeSummary(w *bufio.Writer, r *report) {
 			formatLatency(u.Nanos(t.Quantile(0.99))))
 	}
 	for j, m := range r.Means {
+		if !m.Quantity.IsLatency() {
+			fmt.Fprintf(w, `<tr><td>%d</td><td><a href="#%s">%s</a> <span class="kind">(%s)</span></td><td>–</td>`+
+				`<td>–</td><td>%s</td><td>–</td><td>–</td><td>–</td></tr>`+"\n",
+				len(r.Series)+j+1, meanAnchor(j), escapeText(m.Key.String()), escapeText(quantityName(m.Quantity)),
+				formatMeanValue(m.Mean(), m.Quantity))
+			continue
+		}
 		fmt.Fprintf(w, `<tr><td>%d</td><td><a href="#%s">%s</a> <span class="kind">(mean only)</span></td><td>%s</td>`+
 			`<td>%s <span class="kind">exact</span></td><td>%s</td><td>–</td><td>–</td><td>–</td></tr>`+"\n",
 			len(r.Series)+j+1, meanAnchor(j), escapeText(m.Key.String()), formatEvents(m.Count),

@@ -42,7 +42,41 @@ func meanSeriesOf(ivs []stream.Interval) []*stream.MeanSeries {
 
 // meanTitle heads mean chart j.
 func meanTitle(r *report, j int) string {
+	if q := r.Means[j].Quantity; !q.IsLatency() {
+		return fmt.Sprintf("%d. %s — %s per interval", len(r.Frames)+j+1, r.Means[j].Key, quantityName(q))
+	}
 	return fmt.Sprintf("%d. %s — mean per interval (no distribution)", len(r.Frames)+j+1, r.Means[j].Key)
+}
+
+// quantityName says in words what a host figure measures, for titles and
+// axis labels.
+func quantityName(q stream.Quantity) string {
+	switch q {
+	case stream.Percent:
+		return "percent"
+	case stream.PerSecond:
+		return "per second"
+	case stream.KBPerSecond:
+		return "kB per second"
+	case stream.KB:
+		return "kB"
+	case stream.Count:
+		return "average count"
+	}
+	return "value"
+}
+
+// formatMeanValue prints a mean of quantity q: a latency as a duration
+// (v in ns), a host figure with its symbol.
+func formatMeanValue(v float64, q stream.Quantity) string {
+	if q.IsLatency() {
+		return formatLatency(v)
+	}
+	sym := q.Symbol()
+	if sym != "" && sym != "%" && sym != "/s" {
+		sym = " " + sym
+	}
+	return formatNumber(v) + sym
 }
 
 // meanAxis maps a latency in ns to a y offset in [0, meanChartH] from the
@@ -57,6 +91,9 @@ type meanAxis struct {
 func newMeanAxis(s *stream.MeanSeries) meanAxis {
 	lo, hi, ok := s.MeanRange()
 	if !ok || hi <= 0 {
+		if !s.Quantity.IsLatency() {
+			return meanAxis{lo: 0, hi: 1, ticks: []float64{0, 1}} // no data, or all zero: 0 – 1
+		}
 		return meanAxis{lo: 0, hi: 1000, ticks: []float64{0, 1000}} // no events, or all zero: 0 – 1µs
 	}
 	if lo > 0 && hi/lo > 10 {
@@ -113,8 +150,12 @@ func layoutMeanChart(c *canvas, y float64, r *report, j int, g geometry) float64
 	if axis.log {
 		scale = "log scale"
 	}
-	c.text(px, y, "Mean latency per interval ("+scale+")", g.font, anchorStart, true, inkColour)
-	if note := axisNote(r); textWidth("Mean latency per interval (linear scale)", g.font)+textWidth(note, g.font-1)+24 < plotW {
+	what := "Mean latency"
+	if !s.Quantity.IsLatency() {
+		what = s.Key.Event + " (" + quantityName(s.Quantity) + ")"
+	}
+	c.text(px, y, what+" per interval ("+scale+")", g.font, anchorStart, true, inkColour)
+	if note := axisNote(r); textWidth(what+" per interval (linear scale)", g.font)+textWidth(note, g.font-1)+24 < plotW {
 		c.text(px+plotW, y, note, g.font-1, anchorEnd, false, mutedColour)
 	}
 	y += 6
@@ -124,7 +165,7 @@ func layoutMeanChart(c *canvas, y float64, r *report, j int, g geometry) float64
 	for _, v := range axis.ticks {
 		ty := bottom - axis.y(v)
 		c.line(px-4, ty, px, ty, borderColour)
-		c.text(px-6, ty+g.font*0.35, formatLatency(v), g.font, anchorEnd, false, inkColour)
+		c.text(px-6, ty+g.font*0.35, formatMeanValue(v, s.Quantity), g.font, anchorEnd, false, inkColour)
 	}
 	xOf := func(t time.Time) float64 {
 		x := px + float64(t.Sub(r.Start))/float64(r.Width)*g.cellW
@@ -164,6 +205,9 @@ func layoutMeanChart(c *canvas, y float64, r *report, j int, g geometry) float64
 // meanPointTitle is the hover text of one interval: time, mean, count.
 func meanPointTitle(r *report, s *stream.MeanSeries, p stream.MeanPoint) string {
 	when := formatRange(p.Start, p.Start.Add(p.Duration), p.Duration, r.Relative)
+	if !s.Quantity.IsLatency() {
+		return when + "\n" + s.Key.Event + " " + formatMeanValue(p.Mean(s.Unit), s.Quantity)
+	}
 	rate := ""
 	if r := p.Rate(); !math.IsNaN(r) {
 		rate = " (" + formatNumber(r) + "/s)"
@@ -173,6 +217,13 @@ func meanPointTitle(r *report, s *stream.MeanSeries, p stream.MeanPoint) string 
 
 // meanFooterLines summarise a mean series under its chart.
 func meanFooterLines(s *stream.MeanSeries) []string {
+	if !s.Quantity.IsLatency() {
+		line := "Over the observed time: " + formatMeanValue(s.Mean(), s.Quantity)
+		if lo, hi, ok := s.MeanRange(); ok {
+			line += " · interval values " + formatMeanValue(lo, s.Quantity) + " – " + formatMeanValue(hi, s.Quantity)
+		}
+		return []string{line, "A host figure sampled each interval (docs/host.md). Hatched grey: no data."}
+	}
 	line := "Total: " + formatEvents(s.Count) + " events"
 	if rate := s.Rate(); !math.IsNaN(rate) {
 		line += " (" + formatNumber(rate) + "/s)"

@@ -21,6 +21,9 @@ const meanHistory = 256
 // MeanLine is one mean series as the terminal shows it.
 type MeanLine struct {
 	Name string
+	// Quantity is what the means measure: a latency (LastMean and Recent
+	// in ns), or a host figure (in the quantity; LastRate unused).
+	Quantity stream.Quantity
 	// LastMean is the last observed interval's mean in ns (NaN: no events
 	// or no data); LastRate its events per second (NaN: no data).
 	LastMean, LastRate float64
@@ -42,7 +45,7 @@ func meanLines(t *stream.MeanTracker) []MeanLine {
 	series := t.Series()
 	lines := make([]MeanLine, 0, len(series))
 	for _, s := range series {
-		l := MeanLine{Name: sanitize(s.Key.String()), LastMean: math.NaN(), LastRate: math.NaN()}
+		l := MeanLine{Name: sanitize(s.Key.String()), Quantity: s.Quantity, LastMean: math.NaN(), LastRate: math.NaN()}
 		for _, p := range s.Points {
 			l.Recent = append(l.Recent, p.Mean(s.Unit))
 		}
@@ -88,6 +91,9 @@ func meanLine(l MeanLine, width int, plain bool) string {
 		rate = formatMeanRate(l.LastRate) + "/s"
 	}
 	figures := fmt.Sprintf(" mean %s %s", latency(l.LastMean), rate)
+	if !l.Quantity.IsLatency() {
+		figures = " " + formatQuantity(l.LastMean, l.Quantity)
+	}
 	name := l.Name
 	nameW := min(utf8.RuneCountInString(name), max(width/3, 12))
 	sparkW := width - nameW - utf8.RuneCountInString(figures) - 2
@@ -96,6 +102,14 @@ func meanLine(l MeanLine, width int, plain bool) string {
 	}
 	recent := l.Recent[max(0, len(l.Recent)-sparkW):]
 	return clip(clip(name, nameW)+"  "+sparkline(recent, plain)+figures, width)
+}
+
+// formatQuantity prints a host figure with its symbol ("-": no data).
+func formatQuantity(v float64, q stream.Quantity) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return formatMeanRate(v) + q.Symbol()
 }
 
 func formatMeanRate(v float64) string {
