@@ -10,7 +10,9 @@ package main
 // then replays the snapshots to each tool in a private mount namespace
 // whose /proc is a tmpfs holding the snapshot of the moment: the tool runs
 // unchanged (iostat -x 1 N, sadc 1 N, latscope record host:) and reads
-// snapshot k at its k-th sample. The replayer installs snapshot k+1 as soon
+// snapshot k at its k-th sample. iostat reads /sys/block/DEV/stat rather
+// than /proc/diskstats: a tmpfs on /sys/block holds those files too, made
+// from the same diskstats lines. The replayer installs snapshot k+1 as soon
 // as the tool has read snapshot k, which it sees from the files' access
 // times: an installed file's atime is the epoch, and the kernel's relatime
 // sets it to now at the first read.
@@ -22,7 +24,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -48,7 +52,11 @@ type replayPlan struct {
 	Argv      []string
 	Stdout    string
 	Stderr    string
-	// Marks are the files whose first read says the tool took a sample.
+	// Disks are the names in /sys/block, whose stat files the replay
+	// makes from the snapshot's /proc/diskstats.
+	Disks []string
+	// Marks are the files (absolute paths) whose first read says the tool
+	// took a sample.
 	Marks []string
 }
 
@@ -79,10 +87,12 @@ func replay(planPath string) error {
 	if err := json.Unmarshal(b, &plan); err != nil {
 		return fmt.Errorf("%s: %w", planPath, err)
 	}
-	if err := syscall.Mount("none", "/proc", "tmpfs", 0, "mode=0755"); err != nil {
-		return fmt.Errorf("mounting a tmpfs on /proc (needs root in a private mount namespace): %w", err)
+	for _, dir := range []string{"/proc", "/sys/block"} {
+		if err := syscall.Mount("none", dir, "tmpfs", 0, "mode=0755"); err != nil {
+			return fmt.Errorf("mounting a tmpfs on %s (needs root in a private mount namespace): %w", dir, err)
+		}
 	}
-	if err := install(plan.Snapshots, 0); err != nil {
+	if err := install(plan, 0); err != nil {
 		return err
 	}
 	cmd := exec.Command(plan.Argv[0], plan.Argv[1:]...)
@@ -95,13 +105,14 @@ func replay(planPath string) error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	var waitErr error
+	done := make(chan struct{}) // closed when the tool has exited, with waitErr
+	go func() { waitErr = cmd.Wait(); close(done) }()
 	for k := 1; k < plan.Count; k++ {
 		if err := waitRead(plan.Marks, done); err != nil {
 			return fmt.Errorf("%s, snapshot %d: %w", plan.Argv[0], k-1, err)
 		}
-		if err := install(plan.Snapshots, k); err != nil {
+		if err := install(plan, k); err != nil {
 			return err
 		}
 	}
@@ -109,17 +120,18 @@ func replay(planPath string) error {
 		return fmt.Errorf("%s, last snapshot: %w", plan.Argv[0], err)
 	}
 	select {
-	case err := <-done:
-		return err
+	case <-done:
+		return waitErr
 	case <-time.After(15 * time.Second):
 		cmd.Process.Kill()
 		return fmt.Errorf("%s did not stop after its last sample", plan.Argv[0])
 	}
 }
 
-// install puts snapshot k in /proc, waiting for the capture to write it.
-func install(dir string, k int) error {
-	from := filepath.Join(dir, strconv.Itoa(k))
+// install puts snapshot k in /proc and /sys/block, waiting for the
+// capture to write it.
+func install(plan replayPlan, k int) error {
+	from := filepath.Join(plan.Snapshots, strconv.Itoa(k))
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if _, err := os.Stat(from); err == nil {
 			break
@@ -134,17 +146,49 @@ func install(dir string, k int) error {
 		} else if err != nil {
 			return err
 		}
-		to := filepath.Join("/proc", f)
-		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		if err := installFile(filepath.Join("/proc", f), b); err != nil {
 			return err
 		}
-		if err := os.WriteFile(to+".new", b, 0o444); err != nil {
-			return err
+		if f == "diskstats" {
+			if err := installSysBlock(plan.Disks, b); err != nil {
+				return err
+			}
 		}
-		if err := os.Chtimes(to+".new", epoch, time.Now()); err != nil {
-			return err
+	}
+	return nil
+}
+
+// installFile replaces a file whole, unread (atime at the epoch).
+func installFile(to string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(to+".new", b, 0o444); err != nil {
+		return err
+	}
+	if err := os.Chtimes(to+".new", epoch, time.Now()); err != nil {
+		return err
+	}
+	return os.Rename(to+".new", to)
+}
+
+// installSysBlock writes /sys/block/DEV/stat, the device's counters of
+// /proc/diskstats without major, minor and name.
+func installSysBlock(disks []string, diskstats []byte) error {
+	for _, line := range strings.Split(string(diskstats), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 4 || !slices.Contains(disks, fields[2]) {
+			continue
 		}
-		if err := os.Rename(to+".new", to); err != nil {
+		var stat strings.Builder
+		for i, v := range fields[3:] {
+			if i > 0 {
+				stat.WriteByte(' ')
+			}
+			fmt.Fprintf(&stat, "%8s", v)
+		}
+		stat.WriteByte('\n')
+		if err := installFile(filepath.Join("/sys/block", fields[2], "stat"), []byte(stat.String())); err != nil {
 			return err
 		}
 	}
@@ -153,25 +197,31 @@ func install(dir string, k int) error {
 
 // waitRead waits until the tool has read every mark since it was
 // installed, then lets it read the rest.
-func waitRead(marks []string, done <-chan error) error {
+func waitRead(marks []string, done <-chan struct{}) error {
 	deadline := time.Now().Add(15 * time.Second)
 	for _, m := range marks {
-		for {
+		for exited := false; ; {
 			var st syscall.Stat_t
-			if err := syscall.Stat(filepath.Join("/proc", m), &st); err != nil {
+			if err := syscall.Stat(m, &st); err != nil {
 				return err
 			}
-			if st.Atim.Sec != 0 {
-				break
+			switch {
+			case st.Atim.Sec != 0:
+			case exited:
+				return fmt.Errorf("the tool stopped before reading %s", m)
+			case time.Now().After(deadline):
+				return fmt.Errorf("the tool did not read %s within 15 s", m)
+			default:
+				// Look again after a while, or once more when the tool
+				// has exited (it may have read the mark last).
+				select {
+				case <-done:
+					exited = true
+				case <-time.After(10 * time.Millisecond):
+				}
+				continue
 			}
-			select {
-			case err := <-done:
-				return fmt.Errorf("the tool stopped before reading /proc/%s: %v", m, err)
-			case <-time.After(10 * time.Millisecond):
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("the tool did not read /proc/%s within 15 s", m)
-			}
+			break
 		}
 	}
 	time.Sleep(settle)
@@ -202,8 +252,15 @@ func snapshotProc(dir string, k int) error {
 // startReplay runs argv on the snapshots in dir, in a private mount
 // namespace, through the test binary acting as the replayer.
 func startReplay(dir, name string, count int, argv []string, marks ...string) (*exec.Cmd, error) {
+	disks, err := os.ReadDir("/sys/block")
+	if err != nil {
+		return nil, err
+	}
 	plan := replayPlan{Snapshots: filepath.Join(dir, "snap"), Count: count, Argv: argv,
 		Stdout: filepath.Join(dir, name+".out"), Stderr: filepath.Join(dir, name+".err"), Marks: marks}
+	for _, d := range disks {
+		plan.Disks = append(plan.Disks, d.Name())
+	}
 	b, err := json.Marshal(plan)
 	if err != nil {
 		return nil, err
@@ -219,5 +276,16 @@ func startReplay(dir, name string, count int, argv []string, marks ...string) (*
 	cmd := exec.Command("unshare", "--mount", "--propagation", "private", self)
 	cmd.Env = append(os.Environ(), replayEnv+"="+planPath)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	// Its own process group, so that a failed test stops the replayer
+	// and its tool together.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return cmd, cmd.Start()
+}
+
+// stopReplay kills a replay's process group unless it has exited.
+func stopReplay(cmd *exec.Cmd) {
+	if cmd.ProcessState == nil {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	}
 }

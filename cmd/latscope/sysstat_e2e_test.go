@@ -58,7 +58,7 @@ func TestHostReportMatchesSysstat(t *testing.T) {
 	if os.Geteuid() != 0 {
 		testenv.SkipOrFail(t, "the side-by-side test with sysstat replays /proc in a private mount namespace: run as root")
 	}
-	for _, tool := range []string{"unshare", "fio", "iostat", "sar", "sadf", sadcPath} {
+	for _, tool := range []string{"unshare", "losetup", "fio", "iostat", "sar", "sadf", sadcPath} {
 		if _, err := exec.LookPath(tool); err != nil {
 			testenv.SkipOrFail(t, "%s not found (apt-get install sysstat fio util-linux): %v", tool, err)
 		}
@@ -67,7 +67,7 @@ func TestHostReportMatchesSysstat(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "snap"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	stopLoad := startIOLoad(t, dir, time.Duration(seconds+10)*time.Second)
+	loopDev, stopLoad := startIOLoad(t, dir, time.Duration(seconds+10)*time.Second)
 	defer stopLoad()
 	time.Sleep(time.Second) // let the load start before the first sample
 
@@ -79,9 +79,8 @@ func TestHostReportMatchesSysstat(t *testing.T) {
 		"iostat":   {"iostat", "-x", "-y", "-d", "-o", "JSON", "1", strconv.Itoa(seconds)},
 		"latscope": {binary, "record", "host:", "--interval", "1s", "--duration", fmt.Sprintf("%d.5s", seconds+1), "-o", rec},
 	}
-	marks := map[string][]string{
-		"sadc": {"stat", "diskstats", "net/dev"}, "iostat": {"diskstats"}, "latscope": {"stat", "diskstats", "net/dev"},
-	}
+	procMarks := []string{"/proc/stat", "/proc/diskstats", "/proc/net/dev"}
+	marks := map[string][]string{"sadc": procMarks, "iostat": {"/sys/block/" + loopDev + "/stat"}, "latscope": procMarks}
 	var cmds []*exec.Cmd
 	for name, argv := range replays {
 		cmd, err := startReplay(dir, name, count, argv, marks[name]...)
@@ -89,6 +88,7 @@ func TestHostReportMatchesSysstat(t *testing.T) {
 			t.Fatalf("replaying to %s: %v", name, err)
 		}
 		cmds = append(cmds, cmd)
+		t.Cleanup(func() { stopReplay(cmd) })
 	}
 	// The replays follow the capture, one snapshot behind.
 	start := time.Now()
@@ -98,10 +98,14 @@ func TestHostReportMatchesSysstat(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	failed := false
 	for _, cmd := range cmds {
 		if err := cmd.Wait(); err != nil {
-			t.Fatalf("a replay failed: %v (logs in %s: %s)", err, dir, replayLogs(dir))
+			failed = true
 		}
+	}
+	if failed {
+		t.Fatalf("a replay failed:%s", replayLogs(dir))
 	}
 
 	iostat := readIostatJSON(t, filepath.Join(dir, "iostat.out"))
@@ -117,9 +121,9 @@ func TestHostReportMatchesSysstat(t *testing.T) {
 	}
 }
 
-// startIOLoad runs fio on a loop device (on a file when losetup fails):
-// random reads and writes, direct, rate-limited, for d.
-func startIOLoad(t *testing.T, dir string, d time.Duration) (stop func()) {
+// startIOLoad runs fio on a loop device: random reads and writes, direct,
+// rate-limited, for d.
+func startIOLoad(t *testing.T, dir string, d time.Duration) (dev string, stop func()) {
 	backing := filepath.Join(dir, "disk.img")
 	if err := os.WriteFile(backing, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -127,22 +131,20 @@ func startIOLoad(t *testing.T, dir string, d time.Duration) (stop func()) {
 	if err := os.Truncate(backing, 64<<20); err != nil {
 		t.Fatal(err)
 	}
-	target, detach := backing, func() {}
-	if out, err := exec.Command("losetup", "--find", "--show", backing).Output(); err == nil {
-		dev := strings.TrimSpace(string(out))
-		target, detach = dev, func() { exec.Command("losetup", "--detach", dev).Run() }
-		t.Logf("fio load on %s", dev)
-	} else {
-		t.Logf("fio load on a file (losetup: %v)", err)
+	out, err := exec.Command("losetup", "--find", "--show", backing).Output()
+	if err != nil {
+		testenv.SkipOrFail(t, "losetup --find --show: %v", err)
 	}
-	fio := exec.Command("fio", "--name=hostload", "--filename="+target, "--size=60m", "--rw=randrw", "--rwmixread=60",
+	dev = strings.TrimSpace(string(out))
+	detach := func() { exec.Command("losetup", "--detach", dev).Run() }
+	fio := exec.Command("fio", "--name=hostload", "--filename="+dev, "--size=60m", "--rw=randrw", "--rwmixread=60",
 		"--bs=4k", "--ioengine=psync", "--direct=1", "--rate_iops=300,200", "--time_based",
 		fmt.Sprintf("--runtime=%ds", int(d.Seconds())), "--output=/dev/null")
 	if err := fio.Start(); err != nil {
 		detach()
 		t.Fatalf("starting fio: %v", err)
 	}
-	return func() {
+	return filepath.Base(dev), func() {
 		fio.Process.Kill()
 		fio.Wait()
 		detach()

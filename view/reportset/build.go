@@ -55,7 +55,7 @@ func Build(ivs []stream.Interval, set Set) Table {
 	events, keys := set.scan(ivs)
 	t := Table{Set: set, Columns: set.columnsFor(events)}
 	for _, c := range t.Columns {
-		t.Missing = append(t.Missing, !slices.ContainsFunc(c.Needs, func(e string) bool { return slices.Contains(events, e) }))
+		t.Missing = append(t.Missing, slices.ContainsFunc(c.Needs, func(e string) bool { return !slices.Contains(events, e) }))
 	}
 	totals := map[rowKey]window{}
 	for _, iv := range ivs {
@@ -152,26 +152,19 @@ func (t Table) row(k rowKey, w window) Row {
 	return r
 }
 
-// mean is a series' figure in the window: its sum over its count (0
-// without events, as sysstat prints an idle device).
+// mean is a series' figure in the window: its sum over its count in its
+// quantity, or in milliseconds for a latency (await), as sysstat prints
+// them; 0 without events, as sysstat prints an idle device.
 func mean(event string) func(window) float64 {
 	return func(w window) float64 {
 		m := w[event]
 		if m.Count <= 0 {
 			return 0
 		}
-		return m.Sum / m.Count
-	}
-}
-
-// latencyMs is a latency series' mean in milliseconds.
-func latencyMs(event string) func(window) float64 {
-	return func(w window) float64 {
-		m := w[event]
-		if m.Count <= 0 {
-			return 0
+		if m.Quantity.IsLatency() {
+			return m.Unit.Nanos(m.Sum) / m.Count / 1e6
 		}
-		return m.Unit.Nanos(m.Sum) / m.Count / 1e6
+		return m.Sum / m.Count
 	}
 }
 

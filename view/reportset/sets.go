@@ -52,7 +52,7 @@ type Column struct {
 	Width    int
 	Decimals int
 	// Needs names the events (without the group) the figure reads; the
-	// column is missing ("-") when the data holds none of them.
+	// column is missing ("-") when the data lacks any of them.
 	Needs []string
 	value func(w window) float64
 }
@@ -119,13 +119,13 @@ func iostatColumns() []Column {
 			Column{Name: kb, Width: 9, Decimals: 2, Needs: []string{kb}, value: mean(kb)},
 			Column{Name: merged, Width: 8, Decimals: 2, Needs: []string{merged}, value: mean(merged)},
 			Column{Name: "%" + d + "rqm", Width: 6, Decimals: 2, Needs: []string{merged, rate}, value: percentOf(merged, rate)},
-			Column{Name: d + "_await", Width: 7, Decimals: 2, Needs: []string{d + "_await"}, value: latencyMs(d + "_await")},
+			Column{Name: d + "_await", Width: 7, Decimals: 2, Needs: []string{d + "_await"}, value: mean(d + "_await")},
 			Column{Name: d + "areq-sz", Width: 8, Decimals: 2, Needs: []string{kb, rate}, value: perEvent(kb, rate)},
 		)
 	}
 	return append(cols,
 		Column{Name: "f/s", Width: 7, Decimals: 2, Needs: []string{"f/s"}, value: mean("f/s")},
-		Column{Name: "f_await", Width: 7, Decimals: 2, Needs: []string{"f_await"}, value: latencyMs("f_await")},
+		Column{Name: "f_await", Width: 7, Decimals: 2, Needs: []string{"f_await"}, value: mean("f_await")},
 		Column{Name: "aqu-sz", Width: 7, Decimals: 2, Needs: []string{"aqu-sz"}, value: mean("aqu-sz")},
 		Column{Name: "%util", Width: 6, Decimals: 2, Needs: []string{"%util"}, value: mean("%util")},
 	)
@@ -140,16 +140,8 @@ func sarColumn(name string, value func(window) float64) Column {
 // genericColumn shows one series of a group as is: its mean per window
 // (milliseconds for latencies).
 func genericColumn(event string) Column {
-	value := mean(event)
-	if isLatency(event) {
-		value = latencyMs(event)
-	}
-	return Column{Name: event, Width: max(9, len(event)), Decimals: 2, Needs: []string{event}, value: value}
+	return Column{Name: event, Width: max(9, len(event)), Decimals: 2, Needs: []string{event}, value: mean(event)}
 }
-
-// isLatency says a host series is a latency (its sums are times in the
-// series' unit): the awaits.
-func isLatency(event string) bool { return strings.HasSuffix(event, "_await") }
 
 // columnsFor returns the set's columns: its own, or for a generic set
 // every event of its group in the order the data first has them.

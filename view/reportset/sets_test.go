@@ -23,8 +23,14 @@ const (
 
 var t0 = time.Date(2026, 11, 26, 4, 36, 22, 0, time.UTC)
 
+// series is a host series as the host: source emits it: awaits are
+// latencies in ms, the rest quantities.
 func series(event, instance string, sum, count float64) stream.SeriesMean {
-	return stream.SeriesMean{Key: stream.Key{Event: event, Instance: instance}, Sum: sum, Count: count, Unit: hist.Millisecond}
+	m := stream.SeriesMean{Key: stream.Key{Event: event, Instance: instance}, Sum: sum, Count: count, Unit: hist.Millisecond}
+	if !strings.HasSuffix(event, "_await") {
+		m.Unit, m.Quantity = stream.QuantityUnit, stream.Percent
+	}
+	return m
 }
 
 // cpuWindow is one second of CPU in jiffies (percent sums over jiffies).
