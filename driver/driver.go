@@ -29,6 +29,7 @@ import (
 	"github.com/latscope/latscope/source/events"
 	"github.com/latscope/latscope/source/fio"
 	"github.com/latscope/latscope/source/hdrlog"
+	"github.com/latscope/latscope/source/host"
 	"github.com/latscope/latscope/source/lsr"
 	"github.com/latscope/latscope/source/mysql"
 	"github.com/latscope/latscope/source/netapp"
@@ -85,7 +86,7 @@ func Sinks() []sink.Format {
 // Probes lists the live sources named scheme:ARG.
 func Probes() []source.Probe {
 	return []source.Probe{probes.IOTest(), probes.NetTest(), mysql.Probe(), mysql.MariaDBProbe(), oracle.Probe(),
-		postgres.Probe(), postgres.ProbePostgresql(), biolat.Probe()}
+		postgres.Probe(), postgres.ProbePostgresql(), host.Probe(), biolat.Probe()}
 }
 
 // opened is the set of sources of one run.
