@@ -58,6 +58,9 @@ type replayPlan struct {
 	// Marks are the files (absolute paths) whose first read says the tool
 	// took a sample.
 	Marks []string
+	// Interrupt stops the tool with SIGINT once it has read the last
+	// snapshot (a tool that runs until stopped, not for a count).
+	Interrupt bool
 }
 
 // epoch is the access time of a file nobody has read since it was
@@ -65,8 +68,9 @@ type replayPlan struct {
 var epoch = time.Unix(0, 0)
 
 // settle lets a tool read the rest of its files once it has read its
-// marks.
-const settle = 150 * time.Millisecond
+// marks. latscope samples on wall-clock boundaries, so its first two
+// samples may be as little as a tenth of its interval apart.
+const settle = 30 * time.Millisecond
 
 // replayMain runs a replay plan in the current (private) mount namespace
 // and returns the exit code.
@@ -119,6 +123,9 @@ func replay(planPath string) error {
 	if err := waitRead(plan.Marks, done); err != nil {
 		return fmt.Errorf("%s, last snapshot: %w", plan.Argv[0], err)
 	}
+	if plan.Interrupt {
+		cmd.Process.Signal(os.Interrupt)
+	}
 	select {
 	case <-done:
 		return waitErr
@@ -158,18 +165,18 @@ func install(plan replayPlan, k int) error {
 	return nil
 }
 
-// installFile replaces a file whole, unread (atime at the epoch).
+// installFile rewrites a file in place, unread (atime at the epoch). In
+// place, not renamed: latscope keeps its /proc files open and reads them
+// again from the start; the tool reads nearly a second later, so it never
+// sees a half-written file.
 func installFile(to string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(to+".new", b, 0o444); err != nil {
+	if err := os.WriteFile(to, b, 0o444); err != nil {
 		return err
 	}
-	if err := os.Chtimes(to+".new", epoch, time.Now()); err != nil {
-		return err
-	}
-	return os.Rename(to+".new", to)
+	return os.Chtimes(to, epoch, time.Now())
 }
 
 // installSysBlock writes /sys/block/DEV/stat, the device's counters of
@@ -251,13 +258,13 @@ func snapshotProc(dir string, k int) error {
 
 // startReplay runs argv on the snapshots in dir, in a private mount
 // namespace, through the test binary acting as the replayer.
-func startReplay(dir, name string, count int, argv []string, marks ...string) (*exec.Cmd, error) {
+func startReplay(dir, name string, count int, argv []string, interrupt bool, marks ...string) (*exec.Cmd, error) {
 	disks, err := os.ReadDir("/sys/block")
 	if err != nil {
 		return nil, err
 	}
 	plan := replayPlan{Snapshots: filepath.Join(dir, "snap"), Count: count, Argv: argv,
-		Stdout: filepath.Join(dir, name+".out"), Stderr: filepath.Join(dir, name+".err"), Marks: marks}
+		Stdout: filepath.Join(dir, name+".out"), Stderr: filepath.Join(dir, name+".err"), Marks: marks, Interrupt: interrupt}
 	for _, d := range disks {
 		plan.Disks = append(plan.Disks, d.Name())
 	}

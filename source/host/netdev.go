@@ -23,10 +23,19 @@ const (
 	ndFields
 )
 
-// ifCounters are one interface's line of /proc/net/dev.
+// ifCounters are one interface's line of /proc/net/dev, and its link as
+// /sys/class/net says (for %ifutil).
 type ifCounters struct {
 	name string
 	c    [ndFields]uint64
+	link linkSpeed
+}
+
+// linkSpeed is an interface's speed in Mb/s (0: unknown, as for lo and
+// most virtual interfaces) and whether it is full duplex.
+type linkSpeed struct {
+	mbps       float64
+	fullDuplex bool
 }
 
 // parseNetDev reads /proc/net/dev (two header lines, then "name: 16

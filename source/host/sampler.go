@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -61,6 +62,8 @@ type sampler struct {
 	psi                                    [len(psiResources)]procFile
 	sysBlock                               string
 	whole                                  map[string]bool // device name → has a /sys/block entry
+	sysNet                                 string
+	links                                  map[string]linkSpeed // interface → its link, read once
 	// report receives the lines a parser skipped and the files that
 	// could not be read.
 	report func(file string, line int, reason string)
@@ -72,7 +75,7 @@ func newSampler(procDir, sysDir string, g groups, report func(file string, line 
 	p := func(rel string) procFile { return procFile{path: filepath.Join(procDir, rel)} }
 	s := &sampler{groups: g, stat: p("stat"), disks: p("diskstats"), nets: p("net/dev"), snmp: p("net/snmp"),
 		mem: p("meminfo"), vm: p("vmstat"), load: p("loadavg"), sysBlock: filepath.Join(sysDir, "block"),
-		whole: map[string]bool{}, report: report}
+		whole: map[string]bool{}, sysNet: filepath.Join(sysDir, "class", "net"), links: map[string]linkSpeed{}, report: report}
 	for i, r := range psiResources {
 		s.psi[i] = p(filepath.Join("pressure", r))
 	}
@@ -95,6 +98,9 @@ func (s *sampler) sample(snap *snapshot) {
 	snap.haveStat = (g.cpu || g.load) && s.parse(&s.stat, func(b []byte) []problem { return parseStat(b, &snap.stat) })
 	snap.haveDisks = g.disk && s.parse(&s.disks, func(b []byte) (p []problem) { snap.disks, p = parseDiskstats(b, snap.disks); return p })
 	snap.haveNets = g.net && s.parse(&s.nets, func(b []byte) (p []problem) { snap.nets, p = parseNetDev(b, snap.nets); return p })
+	for i := range snap.nets {
+		snap.nets[i].link = s.link(snap.nets[i].name)
+	}
 	snap.haveRetrans = g.net && s.parse(&s.snmp, func(b []byte) []problem {
 		v, ok, p := parseRetransSegs(b)
 		snap.retrans = v
@@ -135,6 +141,33 @@ func allBad(b []byte, probs []problem) bool {
 		}
 	})
 	return len(probs) >= n
+}
+
+// link returns an interface's speed and duplex from /sys/class/net, read
+// at its first sample (sadc reads them every sample; a link renegotiated
+// while latscope runs keeps its first speed).
+func (s *sampler) link(name string) linkSpeed {
+	l, ok := s.links[name]
+	if !ok {
+		l = readLink(filepath.Join(s.sysNet, name))
+		s.links[name] = l
+	}
+	return l
+}
+
+// readLink reads an interface's speed (Mb/s; -1 or unreadable: unknown)
+// and duplex.
+func readLink(dir string) linkSpeed {
+	b, err := os.ReadFile(filepath.Join(dir, "speed"))
+	if err != nil {
+		return linkSpeed{}
+	}
+	mbps, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
+	if err != nil || mbps <= 0 {
+		return linkSpeed{}
+	}
+	duplex, _ := os.ReadFile(filepath.Join(dir, "duplex"))
+	return linkSpeed{mbps: mbps, fullDuplex: strings.TrimSpace(string(duplex)) == "full"}
 }
 
 // listDisk says whether iostat lists the device by default: it has a

@@ -13,8 +13,6 @@ import (
 type Table struct {
 	Set     Set
 	Columns []Column
-	// Missing marks the columns whose series the data does not hold.
-	Missing []bool
 	Windows []Window
 	Average []Row
 	// multiSource says rows come from more than one source (host), so
@@ -34,8 +32,9 @@ type Window struct {
 // End returns the end of the window, the time sar prints on its rows.
 func (w Window) End() time.Time { return w.Start.Add(w.Duration) }
 
-// Row is one instance's figures, in the table's column order (NaN for a
-// missing column).
+// Row is one instance's figures, in the table's column order: NaN where
+// the instance's window lacks a series the column needs (the source does
+// not measure it there, e.g. %ifutil of a link without a speed).
 type Row struct {
 	Source   string
 	Instance string
@@ -54,9 +53,6 @@ type rowKey struct{ source, instance string }
 func Build(ivs []stream.Interval, set Set) Table {
 	events, keys := set.scan(ivs)
 	t := Table{Set: set, Columns: set.columnsFor(events)}
-	for _, c := range t.Columns {
-		t.Missing = append(t.Missing, slices.ContainsFunc(c.Needs, func(e string) bool { return !slices.Contains(events, e) }))
-	}
 	totals := map[rowKey]window{}
 	for _, iv := range ivs {
 		if iv.Gap {
@@ -145,11 +141,21 @@ func (t Table) row(k rowKey, w window) Row {
 	r := Row{Source: k.source, Instance: k.instance, Values: make([]float64, len(t.Columns))}
 	for i, c := range t.Columns {
 		r.Values[i] = math.NaN()
-		if !t.Missing[i] {
+		if w.has(c.Needs) {
 			r.Values[i] = c.value(w)
 		}
 	}
 	return r
+}
+
+// has says whether the window holds every one of the events.
+func (w window) has(events []string) bool {
+	for _, e := range events {
+		if _, ok := w[e]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // mean is a series' figure in the window: its sum over its count in its

@@ -51,8 +51,8 @@ type Column struct {
 	Name     string
 	Width    int
 	Decimals int
-	// Needs names the events (without the group) the figure reads; the
-	// column is missing ("-") when the data lacks any of them.
+	// Needs names the events (without the group) the figure reads; a row
+	// whose window lacks any of them shows "-".
 	Needs []string
 	value func(w window) float64
 }
