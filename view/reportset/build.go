@@ -51,8 +51,8 @@ type rowKey struct{ source, instance string }
 // Build computes the set over the intervals (in time order, as a
 // Recording gives them). Gaps give no rows: the source saw nothing.
 func Build(ivs []stream.Interval, set Set) Table {
-	events, keys := set.scan(ivs)
-	t := Table{Set: set, Columns: set.columnsFor(events)}
+	events, quantities, keys := set.scan(ivs)
+	t := Table{Set: set, Columns: set.columnsFor(events, quantities)}
 	totals := map[rowKey]window{}
 	for _, iv := range ivs {
 		if iv.Gap {
@@ -81,9 +81,10 @@ func Build(ivs []stream.Interval, set Set) Table {
 	return t
 }
 
-// scan returns the set's events (without the group) and rows in the order
-// the data first has them.
-func (s Set) scan(ivs []stream.Interval) (events []string, keys []rowKey) {
+// scan returns the set's events (without the group) with their quantities
+// and the rows, in the order the data first has them.
+func (s Set) scan(ivs []stream.Interval) (events []string, quantities map[string]stream.Quantity, keys []rowKey) {
+	quantities = map[string]stream.Quantity{}
 	for _, iv := range ivs {
 		for _, m := range iv.Means {
 			e, ok := s.split(m.Key)
@@ -92,13 +93,14 @@ func (s Set) scan(ivs []stream.Interval) (events []string, keys []rowKey) {
 			}
 			if !slices.Contains(events, e) {
 				events = append(events, e)
+				quantities[e] = m.Quantity
 			}
 			if k := (rowKey{iv.Source, m.Key.Instance}); !slices.Contains(keys, k) {
 				keys = append(keys, k)
 			}
 		}
 	}
-	return events, keys
+	return events, quantities, keys
 }
 
 // windows splits an interval's series of the set per row.

@@ -138,20 +138,24 @@ func sarColumn(name string, value func(window) float64) Column {
 }
 
 // genericColumn shows one series of a group as is: its mean per window
-// (milliseconds for latencies).
-func genericColumn(event string) Column {
-	return Column{Name: event, Width: max(9, len(event)), Decimals: 2, Needs: []string{event}, value: mean(event)}
+// (milliseconds for latencies), kB without decimals as sar prints them.
+func genericColumn(event string, q stream.Quantity) Column {
+	decimals := 2
+	if q == stream.KB {
+		decimals = 0
+	}
+	return Column{Name: event, Width: max(9, len(event)), Decimals: decimals, Needs: []string{event}, value: mean(event)}
 }
 
 // columnsFor returns the set's columns: its own, or for a generic set
 // every event of its group in the order the data first has them.
-func (s Set) columnsFor(events []string) []Column {
+func (s Set) columnsFor(events []string, quantities map[string]stream.Quantity) []Column {
 	if s.Columns != nil {
 		return s.Columns
 	}
 	cols := make([]Column, 0, len(events))
 	for _, e := range events {
-		cols = append(cols, genericColumn(e))
+		cols = append(cols, genericColumn(e, quantities[e]))
 	}
 	return cols
 }
