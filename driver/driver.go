@@ -124,7 +124,7 @@ func (c *Config) open(ctx context.Context) (*opened, error) {
 		}
 		o.sources = append(o.sources, src)
 		o.live = o.live || isLive(spec, c.Read)
-		if isProbe(spec) {
+		if isLoadProbe(spec) {
 			reserveProcsForProbe()
 		}
 	}
@@ -148,6 +148,13 @@ func isProbe(spec string) bool {
 		}
 	}
 	return false
+}
+
+// isLoadProbe reports whether a SOURCE is a probe that loads what it
+// measures and times it (iotest:, nettest:), not a database sampler or
+// host: reading /proc.
+func isLoadProbe(spec string) bool {
+	return isProbe(spec) && !isDatabase(spec) && !strings.HasPrefix(spec, host.Scheme+":")
 }
 
 // reserveProcsForProbe gives every iotest reader its own Go processor (plus

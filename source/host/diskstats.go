@@ -1,5 +1,7 @@
 package host
 
+import "github.com/latscope/latscope/input"
+
 // Fields of a /proc/diskstats line after major, minor and name
 // (Documentation/admin-guide/iostats.rst). Kernels before 4.18 have the
 // first 11, before 5.5 the first 15.
@@ -56,20 +58,17 @@ func parseDiskstats(b []byte, disks []diskCounters) ([]diskCounters, []problem) 
 		var d diskCounters
 		d.fields = min(len(f)-3, dkFields)
 		for i := 0; i < d.fields; i++ {
-			v, ok := parseUint(f[3+i])
+			v, ok := input.ParseUint(f[3+i])
 			if !ok {
 				probs = append(probs, problem{ln, "field " + string(f[3+i]) + " is not a number"})
 				return
 			}
 			d.c[i] = v
 		}
-		if n < len(disks) {
-			d.name = intern(disks[n].name, f[2])
-			disks[n] = d
-		} else {
-			d.name = string(f[2])
-			disks = append(disks, d)
-		}
+		var at *diskCounters
+		at, disks = slot(disks, n)
+		d.name = intern(at.name, f[2])
+		*at = d
 		n++
 	})
 	return disks[:n], probs

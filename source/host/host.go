@@ -80,23 +80,13 @@ func parseGroups(arg string) (groups, error) {
 		return groups{cpu: true, disk: true, net: true, mem: true, psi: true, load: true}, nil
 	}
 	var g groups
+	flags := map[string]*bool{"cpu": &g.cpu, "disk": &g.disk, "net": &g.net, "mem": &g.mem, "psi": &g.psi, "load": &g.load}
 	for _, name := range strings.Split(arg, ",") {
-		switch strings.TrimSpace(name) {
-		case "cpu":
-			g.cpu = true
-		case "disk":
-			g.disk = true
-		case "net":
-			g.net = true
-		case "mem":
-			g.mem = true
-		case "psi":
-			g.psi = true
-		case "load":
-			g.load = true
-		default:
+		on, ok := flags[strings.TrimSpace(name)]
+		if !ok {
 			return groups{}, fmt.Errorf("host:%s: unknown part %q (known: %s; host: alone is all)", arg, name, strings.Join(groupNames, ", "))
 		}
+		*on = true
 	}
 	return g, nil
 }

@@ -1,6 +1,10 @@
 package host
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/latscope/latscope/input"
+)
 
 // CPU states in /proc/stat's order.
 const (
@@ -57,26 +61,20 @@ func parseStat(b []byte, s *statSnap) []problem {
 			}
 			var t cpuTimes
 			for i := 1; i < len(f) && i <= cpuStates; i++ {
-				v, ok := parseUint(f[i])
+				v, ok := input.ParseUint(f[i])
 				if !ok {
 					probs = append(probs, problem{ln, "cpu state " + string(f[i]) + " is not a number"})
 					return
 				}
 				t.ticks[i-1] = v
 			}
-			if n < len(s.cpus) {
-				t.name = s.cpus[n].name
+			var at *cpuTimes
+			at, s.cpus = slot(s.cpus, n)
+			t.name = "all"
+			if len(f[0]) > 3 {
+				t.name = intern(at.name, f[0])
 			}
-			if len(f[0]) == 3 {
-				t.name = "all"
-			} else {
-				t.name = intern(t.name, f[0])
-			}
-			if n < len(s.cpus) {
-				s.cpus[n] = t
-			} else {
-				s.cpus = append(s.cpus, t)
-			}
+			*at = t
 			n++
 		case bytes.Equal(f[0], []byte("procs_running")), bytes.Equal(f[0], []byte("procs_blocked")):
 			v, ok := uintField(f)
@@ -101,5 +99,5 @@ func uintField(f [][]byte) (uint64, bool) {
 	if len(f) < 2 {
 		return 0, false
 	}
-	return parseUint(f[1])
+	return input.ParseUint(f[1])
 }
