@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
@@ -185,22 +186,28 @@ func (s *bioSource) byDevice(series []stream.SeriesHist, names map[string]string
 }
 
 // deviceNames maps the kernel's device numbers as the block tracepoints
-// print them (major << 20 | minor) to names, from /proc/diskstats.
+// print them (major << 20 | minor) to names, from /proc/diskstats (none
+// when it cannot be read: the numbers stay).
 func deviceNames(diskstats string) map[string]string {
-	names := map[string]string{}
 	f, err := os.Open(diskstats)
 	if err != nil {
-		return names
+		return map[string]string{}
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	return parseDeviceNames(f)
+}
+
+// parseDeviceNames reads "major minor name ..." lines; others are skipped.
+func parseDeviceNames(r io.Reader) map[string]string {
+	names := map[string]string{}
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
 		if len(fields) < 3 {
 			continue
 		}
-		major, err1 := strconv.ParseUint(fields[0], 10, 32)
-		minor, err2 := strconv.ParseUint(fields[1], 10, 32)
+		major, err1 := strconv.ParseUint(fields[0], 10, 12)
+		minor, err2 := strconv.ParseUint(fields[1], 10, 20)
 		if err1 == nil && err2 == nil {
 			names[strconv.FormatUint(major<<20|minor, 10)] = fields[2]
 		}
