@@ -63,7 +63,10 @@ func Build(ivs []stream.Interval, set Set) Table {
 		for _, k := range keys {
 			if win, ok := perRow[k]; ok {
 				w.Rows = append(w.Rows, t.row(k, win))
-				totals[k] = totals[k].plus(win)
+				if totals[k] == nil {
+					totals[k] = window{}
+				}
+				totals[k].addAll(win)
 			}
 		}
 		if len(w.Rows) > 0 {
@@ -128,15 +131,11 @@ func (w window) add(event string, m stream.SeriesMean) {
 	w[event] = m
 }
 
-// plus adds b's series into a copy of w.
-func (w window) plus(b window) window {
-	out := window{}
-	for _, from := range []window{w, b} {
-		for e, m := range from {
-			out.add(e, m)
-		}
+// addAll sums every series of b into w.
+func (w window) addAll(b window) {
+	for e, m := range b {
+		w.add(e, m)
 	}
-	return out
 }
 
 func (t Table) row(k rowKey, w window) Row {

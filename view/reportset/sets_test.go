@@ -177,3 +177,20 @@ func TestUnknownSetAndEmptyData(t *testing.T) {
 		t.Errorf("empty data: %q, %v", out.String(), err)
 	}
 }
+
+// An hour of one host at 1 s: ten devices, every iostat -x series.
+func BenchmarkIostatHour(b *testing.B) {
+	var ivs []stream.Interval
+	for i := range 3600 {
+		iv := diskWindow(i, "vda", 100, 400, 1, 20, 50, 200, 30, 100, 20)
+		for d := 1; d < 10; d++ {
+			iv.Means = append(iv.Means, diskWindow(i, "loop"+strings.Repeat("x", d), 1, 4, 0, 1, 1, 4, 1, 1, 1).Means...)
+		}
+		ivs = append(ivs, iv)
+	}
+	set, _ := Lookup("iostat-x")
+	b.ResetTimer()
+	for range b.N {
+		Build(ivs, set)
+	}
+}
