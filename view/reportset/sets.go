@@ -89,7 +89,7 @@ var sets = []Set{
 		sarColumn("%nice", mean("%nice")),
 		// sar -u's %system counts the time in interrupts too (sar -u ALL
 		// splits it into %sys, %irq and %soft).
-		sarColumn("%system", meanSum("%system", "%irq", "%soft")),
+		{Name: "%system", Width: 9, Decimals: 2, Needs: []string{"%system", "%irq", "%soft"}, value: meanSum("%system", "%irq", "%soft")},
 		sarColumn("%iowait", mean("%iowait")),
 		sarColumn("%steal", mean("%steal")),
 		sarColumn("%idle", mean("%idle")),
