@@ -75,7 +75,7 @@ func (rc ReportConfig) writeSet(rec *stream.Recording) error {
 	if err != nil {
 		return err
 	}
-	t := reportset.Build(rec.Intervals(), set)
+	t := reportset.Build(rec.Intervals(), set, rc.Read.Interval)
 	if rc.Output == "" {
 		return reportset.Write(rc.Stdout, t, rc.Format)
 	}

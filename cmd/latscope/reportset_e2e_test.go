@@ -53,6 +53,16 @@ Average:        all     40.00      0.00      7.50      2.50      0.00     50.00
 		t.Errorf("report --set sar-u: exit %d, stderr %q\n%s\nwant:\n%s", r.code, r.stderr, r.stdout, want)
 	}
 
+	// --interval longer than the windows merges them, as sar -i does.
+	r = run(t, "", "report", rec, "--set", "sar-u", "--interval", "2s")
+	want = `04:36:22        CPU     %user     %nice   %system   %iowait    %steal     %idle
+04:36:24        all     40.00      0.00      7.50      2.50      0.00     50.00
+Average:        all     40.00      0.00      7.50      2.50      0.00     50.00
+`
+	if r.code != 0 || r.stdout != want {
+		t.Errorf("report --set sar-u --interval 2s: exit %d, stderr %q\n%s\nwant:\n%s", r.code, r.stderr, r.stdout, want)
+	}
+
 	r = run(t, "", "report", rec, "--set", "iostat-x", "--format", "csv")
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	if r.code != 0 || len(lines) != 4 || !strings.HasPrefix(lines[0], "kind,source,start,seconds,instance,r/s,rkB/s,rrqm/s,%rrqm,r_await,rareq-sz,") {

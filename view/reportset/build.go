@@ -49,15 +49,15 @@ type window map[string]stream.SeriesMean
 type rowKey struct{ source, instance string }
 
 // Build computes the set over the intervals (in time order, as a
-// Recording gives them). Gaps give no rows: the source saw nothing.
-func Build(ivs []stream.Interval, set Set) Table {
+// Recording gives them), a row per window, or per every (when longer
+// than the windows) as sar -i does: the windows of a source that start in
+// one period of the wall clock merge. Gaps give no rows: the source saw
+// nothing.
+func Build(ivs []stream.Interval, set Set, every time.Duration) Table {
 	events, quantities, keys := set.scan(ivs)
 	t := Table{Set: set, Columns: set.columnsFor(events, quantities)}
 	totals := map[rowKey]window{}
-	for _, iv := range ivs {
-		if iv.Gap {
-			continue
-		}
+	for _, iv := range merge(ivs, every) {
 		perRow := set.windows(iv)
 		w := Window{Source: iv.Source, Start: iv.Start, Duration: iv.Duration, Relative: iv.Relative}
 		for _, k := range keys {
@@ -82,6 +82,29 @@ func Build(ivs []stream.Interval, set Set) Table {
 	}
 	t.multiSource = len(sources) > 1
 	return t
+}
+
+// merge drops gaps and joins each source's windows that start in the same
+// period of every (none when every is 0), summing their series: the
+// merged window runs from its first window's start to its last's end.
+func merge(ivs []stream.Interval, every time.Duration) []stream.Interval {
+	var out []stream.Interval
+	open := map[string]int{} // source → its window being filled in out
+	for _, iv := range ivs {
+		if iv.Gap {
+			continue
+		}
+		if every > 0 {
+			if i, ok := open[iv.Source]; ok && out[i].Start.Truncate(every).Equal(iv.Start.Truncate(every)) {
+				out[i].Means = append(slices.Clip(out[i].Means), iv.Means...)
+				out[i].Duration = iv.End().Sub(out[i].Start)
+				continue
+			}
+			open[iv.Source] = len(out)
+		}
+		out = append(out, iv)
+	}
+	return out
 }
 
 // scan returns the set's events (without the group) with their quantities

@@ -3,6 +3,7 @@ package reportset
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,7 +50,7 @@ func TestSarUMatchesSarLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tab := Build([]stream.Interval{cpuWindow(0, 28, 20, 2, 150), cpuWindow(1, 0, 1, 0, 199)}, set)
+	tab := Build([]stream.Interval{cpuWindow(0, 28, 20, 2, 150), cpuWindow(1, 0, 1, 0, 199)}, set, 0)
 	var out bytes.Buffer
 	if err := WriteTable(&out, tab); err != nil {
 		t.Fatal(err)
@@ -78,7 +79,7 @@ func diskWindow(i int, dev string, reads, readKB, merged, readMs, writes, writeK
 
 func TestIostatColumnsLineUpWithIostat(t *testing.T) {
 	set, _ := Lookup("iostat-x")
-	tab := Build([]stream.Interval{diskWindow(0, "vda", 1220, 5208, 4, 134.2, 7, 20484, 46, 128, 140)}, set)
+	tab := Build([]stream.Interval{diskWindow(0, "vda", 1220, 5208, 4, 134.2, 7, 20484, 46, 128, 140)}, set, 0)
 	var out bytes.Buffer
 	if err := WriteTable(&out, tab); err != nil {
 		t.Fatal(err)
@@ -104,7 +105,7 @@ func TestSarNetRepeatsHeaderPerWindowAndAverages(t *testing.T) {
 		}
 		return iv
 	}
-	tab := Build([]stream.Interval{net(0, 10), net(1, 20), {Source: "host:vm", Start: t0.Add(2 * time.Second), Duration: time.Second, Gap: true}}, set)
+	tab := Build([]stream.Interval{net(0, 10), net(1, 20), {Source: "host:vm", Start: t0.Add(2 * time.Second), Duration: time.Second, Gap: true}}, set, 0)
 	var out bytes.Buffer
 	if err := WriteTable(&out, tab); err != nil {
 		t.Fatal(err)
@@ -125,7 +126,7 @@ func TestSarNetRepeatsHeaderPerWindowAndAverages(t *testing.T) {
 
 func TestGenericSetShowsEveryGroupSeries(t *testing.T) {
 	set, _ := Lookup("disk")
-	tab := Build([]stream.Interval{diskWindow(0, "vda", 10, 40, 0, 5, 0, 0, 0, 100, 20)}, set)
+	tab := Build([]stream.Interval{diskWindow(0, "vda", 10, 40, 0, 5, 0, 0, 0, 100, 20)}, set, 0)
 	var names []string
 	for _, c := range tab.Columns {
 		names = append(names, c.Name)
@@ -140,7 +141,7 @@ func TestGenericSetShowsEveryGroupSeries(t *testing.T) {
 
 func TestCSVAndJSONKeepFullPrecision(t *testing.T) {
 	set, _ := Lookup("sar-u")
-	tab := Build([]stream.Interval{cpuWindow(0, 1, 0, 0, 2)}, set)
+	tab := Build([]stream.Interval{cpuWindow(0, 1, 0, 0, 2)}, set, 0)
 	var csvOut, jsonOut bytes.Buffer
 	if err := Write(&csvOut, tab, FormatCSV); err != nil {
 		t.Fatal(err)
@@ -173,7 +174,7 @@ func TestUnknownSetAndEmptyData(t *testing.T) {
 	}
 	set, _ := Lookup("mem")
 	var out bytes.Buffer
-	if err := WriteTable(&out, Build(nil, set)); err != nil || !strings.Contains(out.String(), "no mem series") {
+	if err := WriteTable(&out, Build(nil, set, 0)); err != nil || !strings.Contains(out.String(), "no mem series") {
 		t.Errorf("empty data: %q, %v", out.String(), err)
 	}
 }
@@ -191,6 +192,28 @@ func BenchmarkIostatHour(b *testing.B) {
 	set, _ := Lookup("iostat-x")
 	b.ResetTimer()
 	for range b.N {
-		Build(ivs, set)
+		Build(ivs, set, 0)
+	}
+}
+
+func TestEveryMergesWindowsAsSarI(t *testing.T) {
+	set, _ := Lookup("sar-u")
+	var ivs []stream.Interval
+	for i := range 4 {
+		ivs = append(ivs, cpuWindow(i, float64(10*i), 0, 0, 200-float64(10*i)))
+	}
+	tab := Build(ivs, set, 2*time.Second)
+	if len(tab.Windows) != 2 || tab.Windows[0].Duration != 2*time.Second || !tab.Windows[1].Start.Equal(t0.Add(2*time.Second)) {
+		t.Fatalf("windows %+v, want two of 2 s", tab.Windows)
+	}
+	// Jiffies 0+10 of 400, then 20+30 of 400.
+	if got := tab.Windows[0].Rows[0].Values[0]; got != 2.5 {
+		t.Errorf("first 2 s %%user %v, want 2.5", got)
+	}
+	if got := tab.Windows[1].Rows[0].Values[0]; got != 12.5 {
+		t.Errorf("second 2 s %%user %v, want 12.5", got)
+	}
+	if got, want := tab.Average[0].Values, Build(ivs, set, 0).Average[0].Values; !slices.Equal(got, want) {
+		t.Errorf("Average %v, want %v as without merging", got, want)
 	}
 }
