@@ -1,7 +1,5 @@
 package host
 
-import "github.com/latscope/latscope/input"
-
 // Fields of a /proc/diskstats line after major, minor and name
 // (Documentation/admin-guide/iostats.rst). Kernels before 4.18 have the
 // first 11, before 5.5 the first 15.
@@ -57,13 +55,9 @@ func parseDiskstats(b []byte, disks []diskCounters) ([]diskCounters, []problem) 
 		}
 		var d diskCounters
 		d.fields = min(len(f)-3, dkFields)
-		for i := 0; i < d.fields; i++ {
-			v, ok := input.ParseUint(f[3+i])
-			if !ok {
-				probs = append(probs, problem{ln, "field " + string(f[3+i]) + " is not a number"})
-				return
-			}
-			d.c[i] = v
+		if p, ok := parseCounters(d.c[:d.fields], f[3:], ln, "field"); !ok {
+			probs = append(probs, p)
+			return
 		}
 		var at *diskCounters
 		at, disks = slot(disks, n)

@@ -94,3 +94,16 @@ func slot[T any](xs []T, n int) (*T, []T) {
 	}
 	return &xs[n], xs
 }
+
+// parseCounters reads fields into dst (as many as both hold); on a field
+// that is not a number it returns the problem of line ln naming it.
+func parseCounters(dst []uint64, fields [][]byte, ln int, what string) (problem, bool) {
+	for i := range min(len(dst), len(fields)) {
+		v, ok := input.ParseUint(fields[i])
+		if !ok {
+			return problem{ln, what + " " + string(fields[i]) + " is not a number"}, false
+		}
+		dst[i] = v
+	}
+	return problem{}, true
+}

@@ -113,7 +113,9 @@ func (s *Source) Run(ctx context.Context, emit func(stream.Interval) error) erro
 	prev, cur := &snaps[0], &snaps[1]
 	smp.sample(prev)
 	prevAt := time.Now()
-	timer := time.NewTimer(untilNext(prevAt, s.cfg.Interval))
+	// The first window is at least half an interval: a sliver would give
+	// jumpy rates.
+	timer := time.NewTimer(untilNext(prevAt, s.cfg.Interval, s.cfg.Interval/2))
 	defer timer.Stop()
 	size := 0
 	for {
@@ -132,16 +134,16 @@ func (s *Source) Run(ctx context.Context, emit func(stream.Interval) error) erro
 			return err
 		}
 		prev, cur, prevAt = cur, prev, at
-		timer.Reset(untilNext(time.Now(), s.cfg.Interval))
+		timer.Reset(untilNext(time.Now(), s.cfg.Interval, s.cfg.Interval/10))
 	}
 }
 
 // untilNext is the wait from now to the next multiple of every on the
-// wall clock (at least a tenth of it, so that a late wake-up does not make
-// a sliver of a window).
-func untilNext(now time.Time, every time.Duration) time.Duration {
+// wall clock that is at least least away (so that a late wake-up does not
+// make a sliver of a window).
+func untilNext(now time.Time, every, least time.Duration) time.Duration {
 	next := now.Truncate(every).Add(every)
-	if d := next.Sub(now); d >= every/10 {
+	if d := next.Sub(now); d >= least {
 		return d
 	}
 	return next.Add(every).Sub(now)

@@ -277,3 +277,14 @@ func TestBadLinesKeepTheRest(t *testing.T) {
 }
 
 func u(v uint64) string { return strconv.FormatUint(v, 10) }
+
+func TestUntilNext(t *testing.T) {
+	at := func(ms int) time.Time { return time.Date(2026, 1, 1, 0, 0, 10, ms*1e6, time.UTC) }
+	for _, c := range []struct {
+		now, leastMs, wantMs int
+	}{{830, 500, 1170}, {300, 500, 700}, {950, 100, 1050}, {850, 100, 150}, {0, 100, 1000}} {
+		if got := untilNext(at(c.now), time.Second, time.Duration(c.leastMs)*time.Millisecond); got != time.Duration(c.wantMs)*time.Millisecond {
+			t.Errorf("at .%03d, least %d ms: %v, want %d ms", c.now, c.leastMs, got, c.wantMs)
+		}
+	}
+}

@@ -66,13 +66,9 @@ func parseNetDev(b []byte, ifs []ifCounters) ([]ifCounters, []problem) {
 			return
 		}
 		var c ifCounters
-		for i := range ndFields {
-			v, ok := input.ParseUint(f[i])
-			if !ok {
-				probs = append(probs, problem{ln, "counter " + string(f[i]) + " is not a number"})
-				return
-			}
-			c.c[i] = v
+		if p, ok := parseCounters(c.c[:], f, ln, "counter"); !ok {
+			probs = append(probs, p)
+			return
 		}
 		var at *ifCounters
 		at, ifs = slot(ifs, n)

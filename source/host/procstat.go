@@ -60,13 +60,9 @@ func parseStat(b []byte, s *statSnap) []problem {
 				return
 			}
 			var t cpuTimes
-			for i := 1; i < len(f) && i <= cpuStates; i++ {
-				v, ok := input.ParseUint(f[i])
-				if !ok {
-					probs = append(probs, problem{ln, "cpu state " + string(f[i]) + " is not a number"})
-					return
-				}
-				t.ticks[i-1] = v
+			if p, ok := parseCounters(t.ticks[:], f[1:], ln, "cpu state"); !ok {
+				probs = append(probs, p)
+				return
 			}
 			var at *cpuTimes
 			at, s.cpus = slot(s.cpus, n)

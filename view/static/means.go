@@ -135,11 +135,7 @@ func formatMeanValue(v float64, q stream.Quantity) string {
 	if math.IsNaN(v) {
 		return formatNumber(v) // no data: a dash without a unit
 	}
-	sym := q.Symbol()
-	if sym != "" && sym != "%" && sym != "/s" {
-		sym = " " + sym
-	}
-	return formatNumber(v) + sym
+	return formatNumber(v) + q.Symbol()
 }
 
 // meanAxis maps a latency in ns to a y offset in [0, meanChartH] from the
