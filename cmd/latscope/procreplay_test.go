@@ -68,8 +68,8 @@ type replayPlan struct {
 var epoch = time.Unix(0, 0)
 
 // settle lets a tool read the rest of its files once it has read its
-// marks. latscope samples on wall-clock boundaries, so its first two
-// samples may be as little as a tenth of its interval apart.
+// marks, well within the half interval latscope's first two samples
+// are at least apart (it samples on wall-clock boundaries).
 const settle = 30 * time.Millisecond
 
 // replayMain runs a replay plan in the current (private) mount namespace
