@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -205,20 +206,43 @@ func startIOLoad(t *testing.T, dir string, d time.Duration) (dev string, stop fu
 	if err != nil {
 		testenv.SkipOrFail(t, "losetup --find --show: %v", err)
 	}
-	dev = strings.TrimSpace(string(out))
-	detach := func() { exec.Command("losetup", "--detach", dev).Run() }
-	fio := exec.Command("fio", "--name=hostload", "--filename="+dev, "--size=60m", "--rw=randrw", "--rwmixread=60",
+	path := strings.TrimSpace(string(out))
+	fio := exec.Command("fio", "--name=hostload", "--filename="+path, "--size=60m", "--rw=randrw", "--rwmixread=60",
 		"--bs=4k", "--ioengine=psync", "--direct=1", "--rate_iops=300,200", "--time_based",
 		fmt.Sprintf("--runtime=%ds", int(d.Seconds())), "--output=/dev/null")
+	// fio runs its job in a child process of its own session: SIGINT to
+	// fio makes it stop the job and wait for it.
+	fio.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := fio.Start(); err != nil {
-		detach()
+		detachLoop(t, path)
 		t.Fatalf("starting fio: %v", err)
 	}
-	return filepath.Base(dev), func() {
-		fio.Process.Kill()
-		fio.Wait()
-		detach()
+	return filepath.Base(path), func() {
+		fio.Process.Signal(os.Interrupt)
+		stopped := make(chan struct{})
+		go func() { fio.Wait(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-time.After(10 * time.Second):
+			syscall.Kill(-fio.Process.Pid, syscall.SIGKILL)
+			<-stopped
+		}
+		detachLoop(t, path)
 	}
+}
+
+// detachLoop detaches a loop device, waiting for its last user (fio's job
+// process) to let go: a busy device refuses.
+func detachLoop(t *testing.T, dev string) {
+	var out []byte
+	var err error
+	for range 50 {
+		if out, err = exec.Command("losetup", "--detach", dev).CombinedOutput(); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Errorf("losetup --detach %s: %v %s", dev, err, out)
 }
 
 func replayLogs(dir string) string {
