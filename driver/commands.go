@@ -15,6 +15,7 @@ import (
 	"github.com/latscope/latscope/stream"
 	"github.com/latscope/latscope/view/heatmap"
 	"github.com/latscope/latscope/view/report"
+	"github.com/latscope/latscope/view/reportset"
 	"github.com/latscope/latscope/view/static"
 	"github.com/latscope/latscope/view/terminal"
 )
@@ -28,6 +29,9 @@ type ReportConfig struct {
 	// extension picks the format: .json .csv .txt .html .svg .png.
 	Output    string
 	Intervals bool
+	// Set prints the host series in one of reportset's layouts (sar -u,
+	// iostat -x ...) instead of the per-series summary.
+	Set string
 	// MapStyle draws the heat maps of an image output.
 	MapStyle
 }
@@ -43,6 +47,9 @@ func Report(ctx context.Context, rc ReportConfig) error {
 		return err
 	}
 	o.finish(rc.Stderr)
+	if rc.Set != "" {
+		return rc.writeSet(rec)
+	}
 	r := report.Build(rec, o.diag)
 	for _, src := range o.sources {
 		if s, ok := src.(stream.Sampler); ok {
@@ -59,6 +66,23 @@ func Report(ctx context.Context, rc ReportConfig) error {
 		})
 	}
 	return report.Write(rc.Stdout, r, rc.Format, report.Options{Intervals: rc.Intervals})
+}
+
+// writeSet prints the recording's host series in the layout of a report
+// set, on stdout or in -o FILE (by extension: .json, .csv, else a table).
+func (rc ReportConfig) writeSet(rec *stream.Recording) error {
+	set, err := reportset.Lookup(rc.Set)
+	if err != nil {
+		return err
+	}
+	t := reportset.Build(rec.Intervals(), set, rc.Read.Interval)
+	if rc.Output == "" {
+		return reportset.Write(rc.Stdout, t, rc.Format)
+	}
+	if isImage(rc.Output) {
+		return fmt.Errorf("-o %s: a report set is written as .txt, .json or .csv", rc.Output)
+	}
+	return writeFile(rc.Output, func(f *bufio.Writer) error { return reportset.Write(f, t, formatOf(rc.Output)) })
 }
 
 // HeatmapConfig configures `latscope heatmap`.

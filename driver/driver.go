@@ -25,6 +25,7 @@ import (
 	"github.com/latscope/latscope/source"
 	archivesource "github.com/latscope/latscope/source/archive"
 	"github.com/latscope/latscope/source/awr"
+	"github.com/latscope/latscope/source/biolat"
 	"github.com/latscope/latscope/source/events"
 	"github.com/latscope/latscope/source/fio"
 	"github.com/latscope/latscope/source/hdrlog"
@@ -85,7 +86,7 @@ func Sinks() []sink.Format {
 // Probes lists the live sources named scheme:ARG.
 func Probes() []source.Probe {
 	return []source.Probe{probes.IOTest(), probes.NetTest(), mysql.Probe(), mysql.MariaDBProbe(), oracle.Probe(),
-		postgres.Probe(), postgres.ProbePostgresql(), host.Probe()}
+		postgres.Probe(), postgres.ProbePostgresql(), host.Probe(), biolat.Probe()}
 }
 
 // opened is the set of sources of one run.

@@ -56,6 +56,10 @@ echo; echo "== host: latscope's own CPU recording host: at 1 s for a minute, at 
 LATSCOPE_HOSTBENCH=1 go test -count=1 -timeout 5m -run '^TestHostCPU$' -v ./cmd/latscope 2>&1 |
 	grep -E 'host: |^(--- |FAIL|ok)' | tee "$out/host-cpu.txt"
 
+echo; echo "== host: side by side with sysstat 12.6 over 60 s of fio load: iostat -x, sar -u, sar -n DEV (docs/host.md) =="
+LATSCOPE_SYSSTAT_SECONDS=60 go test -count=1 -timeout 10m -run '^TestHostReportMatchesSysstat$' -v ./cmd/latscope 2>&1 |
+	grep -E 'figures compared|^(--- |FAIL|ok)' | tee "$out/sysstat.txt"
+
 echo
 echo "== 10046 trace: latscope vs grep -c on the same page-cached file, one core =="
 trace_bench() {

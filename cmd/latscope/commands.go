@@ -5,6 +5,7 @@ import (
 	"io"
 	"math/bits"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/view/heatmap"
+	"github.com/latscope/latscope/view/reportset"
 	"github.com/latscope/latscope/view/terminal"
 )
 
@@ -289,6 +291,7 @@ func newReportCommand(env environment) *cobra.Command {
 		format    string
 		output    string
 		intervals bool
+		set       string
 		style     mapStyleFlags
 	)
 	cmd := &cobra.Command{
@@ -301,13 +304,18 @@ p50/p90/p99, power-of-two latency buckets and per-interval rows.
 --format json gives the machine-readable form (docs/report-format.md); csv gives one long
 table with a "kind" column (series, bucket, interval). -o FILE writes by extension:
 .json, .csv, .txt, or .html/.svg/.png for heat-map images, drawn with --scale and
---rows-per-octave as latscope heatmap draws them.`,
+--rows-per-octave as latscope heatmap draws them.
+
+--set prints host series (the host: source, or a recording, archive or PCP archive
+holding them) per interval in sysstat's layouts, with Average rows: sar-u, iostat-x,
+sar-n-dev, or every series of a group: cpu, mem, disk, net (docs/host.md).`,
 		Example: `  latscope report DBM11106_ora_6334.trc
   latscope report example_latency_data.txt --format json | jq '.series[0].mean_us'
   latscope report a.trc b.trc --by file --format csv > waits.csv
   latscope report DBM11106_ora_6334.trc --rows-per-octave 4 --scale log -o waits.html
   latscope report /var/lib/latscope --from -24h --series 'db file*'   # from the archive
-  latscope report https://latscope.example:7879 --from -1h --token-file ~/.latscope-token   # from a server`,
+  latscope report https://latscope.example:7879 --from -1h --token-file ~/.latscope-token   # from a server
+  latscope report host: --set iostat-x --interval 1s --duration 1m     # as iostat -x 1 60 prints it`,
 		Args: requireSources,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := shared.config(env, args)
@@ -319,7 +327,10 @@ table with a "kind" column (series, bucket, interval). -o FILE writes by extensi
 			default:
 				return usagef("--format %q: want table, json or csv", format)
 			}
-			rc := driver.ReportConfig{Config: c, Format: format, Output: output, Intervals: intervals}
+			if set != "" && !slices.Contains(reportset.Names(), set) {
+				return usagef("--set %q: want one of %s", set, strings.Join(reportset.Names(), ", "))
+			}
+			rc := driver.ReportConfig{Config: c, Format: format, Output: output, Intervals: intervals, Set: set}
 			if rc.MapStyle, err = style.parse(); err != nil {
 				return err
 			}
@@ -332,6 +343,7 @@ table with a "kind" column (series, bucket, interval). -o FILE writes by extensi
 	fl.StringVar(&format, "format", "table", "stdout format: table, json or csv")
 	fl.StringVarP(&output, "output", "o", "", "write to FILE (.json, .csv, .txt, .html, .svg, .png) instead of stdout")
 	fl.BoolVar(&intervals, "intervals", false, "list per-interval rows in the table too")
+	fl.StringVar(&set, "set", "", "print host series per interval as sysstat does: "+strings.Join(reportset.Names(), ", "))
 	style.register(cmd, "heat-map colour scale of -o .html, .svg or .png: linear or log")
 	return cmd
 }

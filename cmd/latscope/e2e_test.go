@@ -22,6 +22,9 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	if plan := os.Getenv(replayEnv); plan != "" {
+		os.Exit(replayMain(plan)) // the test binary as a /proc replayer (procreplay_test.go)
+	}
 	dir, err := os.MkdirTemp("", "latscope-e2e-")
 	if err != nil {
 		panic(err)

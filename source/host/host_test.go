@@ -75,12 +75,14 @@ func TestCaptureFigures(t *testing.T) {
 		want            float64
 		q               stream.Quantity
 	}{
-		// /proc/stat cpu: Δ user 120, nice 0, system 21, idle 67, iowait 0,
-		// irq 0, softirq 1, steal 0: total 209 jiffies.
-		{"cpu.%user", "all", 120.0 * 100 / 209, stream.Percent},
-		{"cpu.%system", "all", 21.0 * 100 / 209, stream.Percent},
-		{"cpu.%soft", "all", 1.0 * 100 / 209, stream.Percent},
-		{"cpu.%idle", "all", 67.0 * 100 / 209, stream.Percent},
+		// /proc/stat, all as sar adds it up: the sum of cpu0 and cpu1's
+		// lines, Δ user 119, nice 0, system 22, idle 67, iowait 0, irq 0,
+		// softirq 2, steal 0: total 210 jiffies (the kernel's "cpu" line
+		// says 120, 21, 67, 1: 209).
+		{"cpu.%user", "all", 119.0 * 100 / 210, stream.Percent},
+		{"cpu.%system", "all", 22.0 * 100 / 210, stream.Percent},
+		{"cpu.%soft", "all", 2.0 * 100 / 210, stream.Percent},
+		{"cpu.%idle", "all", 67.0 * 100 / 210, stream.Percent},
 		{"cpu.%iowait", "all", 0, stream.Percent},
 		// ctxt 580763340 → 580770303, processes 1092771 → 1092804.
 		{"cpu.cswch/s", "", 6963 / s, stream.PerSecond},

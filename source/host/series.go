@@ -135,35 +135,64 @@ var cpuEvents = [...]struct {
 
 // cpu appends each CPU's share of time per state, as sar -u ALL -P ALL:
 // guest time leaves user (and guest_nice nice), where the kernel counts it
-// too, and the total leaves both out.
+// too, and the total leaves both out. "all" is the sum of the CPUs' lines,
+// as sar (12.x) computes it, not the kernel's "cpu" line: the kernel adds
+// that line up in a pass of its own, a moment apart, and the two differ by
+// a few jiffies a window (0.5 to 1 % of a 2-CPU second).
 func (b *builder) cpu(prev, cur *statSnap) {
+	var all [cpuStates]float64
+	cpus := 0
+	for i := range cur.cpus {
+		if d, ok := cpuDelta(prev, &cur.cpus[i], i); ok && cur.cpus[i].name != "all" {
+			for s := range all {
+				all[s] += d[s]
+			}
+			cpus++
+		}
+	}
 	for i := range cur.cpus {
 		c := &cur.cpus[i]
-		p := findCPU(prev, c.name, i)
-		if p == nil {
-			continue // a CPU brought online: from its second sample
+		d, ok := cpuDelta(prev, c, i)
+		if c.name == "all" && cpus > 0 {
+			d, ok = all, true
 		}
-		var d [cpuStates]float64
-		ok := true
-		for s := range cpuStates {
-			v, good := delta(p.ticks[s], c.ticks[s])
-			d[s], ok = float64(v), ok && good
+		if ok {
+			b.cpuShares(c.name, d)
 		}
-		if !ok {
-			continue // counters went back (CPU hotplug): no value this window
+	}
+}
+
+// cpuDelta returns a CPU's jiffies per state in the window; ok is false
+// for a CPU brought online (from its second sample) or whose counters went
+// back (hotplug).
+func cpuDelta(prev *statSnap, c *cpuTimes, at int) (d [cpuStates]float64, ok bool) {
+	p := findCPU(prev, c.name, at)
+	if p == nil {
+		return d, false
+	}
+	for s := range cpuStates {
+		v, good := delta(p.ticks[s], c.ticks[s])
+		if !good {
+			return d, false
 		}
-		d[cpuUser] = max(d[cpuUser]-d[cpuGuest], 0)
-		d[cpuNice] = max(d[cpuNice]-d[cpuGuestNice], 0)
-		total := 0.0
-		for _, s := range []int{cpuUser, cpuNice, cpuSystem, cpuIdle, cpuIowait, cpuIrq, cpuSoftirq, cpuSteal, cpuGuest, cpuGuestNice} {
-			total += d[s]
-		}
-		if total <= 0 {
-			continue // no tick elapsed: sar prints the CPU as 0, there is nothing to divide
-		}
-		for _, e := range cpuEvents {
-			b.add(e.event, c.name, stream.Percent, d[e.state]*100, total)
-		}
+		d[s] = float64(v)
+	}
+	return d, true
+}
+
+// cpuShares appends one CPU's shares of its window's jiffies.
+func (b *builder) cpuShares(name string, d [cpuStates]float64) {
+	d[cpuUser] = max(d[cpuUser]-d[cpuGuest], 0)
+	d[cpuNice] = max(d[cpuNice]-d[cpuGuestNice], 0)
+	total := 0.0
+	for _, s := range []int{cpuUser, cpuNice, cpuSystem, cpuIdle, cpuIowait, cpuIrq, cpuSoftirq, cpuSteal, cpuGuest, cpuGuestNice} {
+		total += d[s]
+	}
+	if total <= 0 {
+		return // no tick elapsed: sar prints the CPU as 0, there is nothing to divide
+	}
+	for _, e := range cpuEvents {
+		b.add(e.event, name, stream.Percent, d[e.state]*100, total)
 	}
 }
 
