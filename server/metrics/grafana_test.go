@@ -1,17 +1,25 @@
 package metrics_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/testkit/promtest"
+	"github.com/latscope/latscope/server/metrics"
 	"github.com/latscope/latscope/sink/promnative"
+	"github.com/latscope/latscope/source/host"
+	"github.com/latscope/latscope/stream"
 )
 
 // dashboardQuery is one PromQL expression of a shipped dashboard: a
@@ -95,12 +103,17 @@ func TestGrafanaDashboardQueries(t *testing.T) {
 	native := promtest.Start(t, promtest.Options{NativeHistograms: true, Config: scrapeConfig(t, target, token)})
 	classic := promtest.Start(t, promtest.Options{Config: scrapeConfig(t, target, token)})
 	// Rates need counts that grow between scrapes: the recordings again,
-	// a few seconds apart.
+	// a few seconds apart, and this machine's host: figures (the host
+	// context panels) every half second meanwhile.
+	stopHost := feedHost(t, m)
 	for range 3 {
 		time.Sleep(2500 * time.Millisecond)
 		feed(t, m)
+		syncedWrite(t) // the disk panels need I/O to average
 	}
+	stopHost()
 	time.Sleep(2500 * time.Millisecond)
+	checkMeans(t, m, native)
 	queries := dashboardQueries(t)
 	t.Logf("%d expressions of the shipped dashboards", len(queries))
 	for _, q := range queries {
@@ -127,5 +140,82 @@ func TestGrafanaDashboardQueries(t *testing.T) {
 				t.Errorf("%s: %s on the %s Prometheus returned no finite value (%d samples)", q.where, expr, name, len(got))
 			}
 		}
+	}
+}
+
+// feedHost runs the host: source (real /proc of this machine) into m as
+// job "host" until the returned function is called.
+func feedHost(t *testing.T, m *promnative.Mapper) (stop func()) {
+	t.Helper()
+	src, err := host.Open("", host.Config{Interval: 500 * time.Millisecond, Hostname: "db01", Diag: input.NewDiagnostics(io.Discard, 10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := metrics.Counting(nopWriter{}, m)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- src.Run(ctx, func(iv stream.Interval) error {
+			iv.Source = "host" // the job
+			return w.Write(ctx, iv)
+		})
+	}()
+	return func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("host: %v", err)
+		}
+	}
+}
+
+// checkMeans compares mean series in Prometheus with the mapper's own
+// totals: each figure's sum over its count, as latscope merges windows.
+func checkMeans(t *testing.T, m *promnative.Mapper, prom *promtest.Server) {
+	t.Helper()
+	checked := 0
+	for _, ms := range m.MeanSeries() {
+		var sel []string
+		event := ""
+		for _, l := range ms.Labels {
+			sel = append(sel, l.Name+"="+strconv.Quote(l.Value))
+			if l.Name == "event" {
+				event = l.Value
+			}
+		}
+		if event != "cpu.%idle" && event != "disk.%util" && event != "mem.kbmemused" {
+			continue
+		}
+		expr := "latscope_mean_sum{" + strings.Join(sel, ",") + "} / latscope_mean_count{" + strings.Join(sel, ",") + "}"
+		got, err := prom.Query(expr)
+		if err != nil || len(got) != 1 {
+			t.Errorf("%s: %v %v", expr, got, err)
+			continue
+		}
+		if want := ms.Sum / ms.Count; math.Abs(got[0].Value-want) > 1e-9*math.Abs(want) {
+			t.Errorf("%s = %v, latscope's %v", expr, got[0].Value, want)
+		}
+		checked++
+	}
+	if checked < 2 {
+		t.Errorf("%d host figures checked in Prometheus, want several", checked)
+	}
+}
+
+// syncedWrite writes a MiB to a file beside the package (on a disk, where
+// $TMPDIR may be a tmpfs) and syncs it: that disk then has writes
+// (w_await) in the window.
+func syncedWrite(t *testing.T) {
+	t.Helper()
+	f, err := os.CreateTemp(".", ".grafana-io-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	if _, err := f.Write(make([]byte, 1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -31,7 +31,10 @@ const help = "Latency of database waits, I/O and network round trips measured by
 // and then counts it into m, so that a scrape shows only what is archived.
 // The job is the interval's source: the runner names it after the job.
 func Counting(out jobs.Writer, m *promnative.Mapper) jobs.Writer {
-	return jobs.Then(out, func(_ context.Context, iv stream.Interval) { m.Add(iv.Source, iv) })
+	return jobs.Then(out, func(_ context.Context, iv stream.Interval) {
+		m.Add(iv.Source, iv)
+		m.AddMeans(iv.Source, iv)
+	})
 }
 
 // Register adds GET /metrics for viewers; a nil mapper exposes nothing.
@@ -50,10 +53,11 @@ func handler(m *promnative.Mapper) http.HandlerFunc {
 		w.Header().Set("Content-Type", string(format))
 		enc := expfmt.NewEncoder(w, format)
 		var series []promnative.Series
+		var means []promnative.MeanSeries
 		if m != nil {
-			series = m.Series()
+			series, means = m.Series(), m.MeanSeries()
 		}
-		for _, mf := range Families(series) {
+		for _, mf := range append(Families(series), MeanFamilies(means)...) {
 			if err := enc.Encode(mf); err != nil {
 				return // the client left: the status is already sent
 			}
@@ -82,6 +86,28 @@ func Families(series []promnative.Series) []*dto.MetricFamily {
 		mf.Metric = append(mf.Metric, &dto.Metric{Label: labels, Histogram: Histogram(s)})
 	}
 	return out
+}
+
+// meanHelp are the HELP texts of the mean series' two counters.
+var meanHelp = [2]string{
+	"Total of latscope's mean series (host figures such as r/s, %util or r_await, statement times): rate(_sum) / rate(_count) is the value over any window, in the quantity label's unit.",
+	"Denominator of latscope's mean series (events, seconds or milliseconds observed): rate(_sum) / rate(_count) is the value over any window.",
+}
+
+// MeanFamilies exposes mean series as the counters promnative.MeanMetric
+// _sum and _count (none when there are none).
+func MeanFamilies(means []promnative.MeanSeries) []*dto.MetricFamily {
+	if len(means) == 0 {
+		return nil
+	}
+	sum := &dto.MetricFamily{Name: proto.String(promnative.MeanMetric + "_sum"), Help: proto.String(meanHelp[0]), Type: dto.MetricType_COUNTER.Enum()}
+	count := &dto.MetricFamily{Name: proto.String(promnative.MeanMetric + "_count"), Help: proto.String(meanHelp[1]), Type: dto.MetricType_COUNTER.Enum()}
+	for _, ms := range means {
+		_, labels := splitName(ms.Labels)
+		sum.Metric = append(sum.Metric, &dto.Metric{Label: labels, Counter: &dto.Counter{Value: proto.Float64(ms.Sum)}})
+		count.Metric = append(count.Metric, &dto.Metric{Label: labels, Counter: &dto.Counter{Value: proto.Float64(ms.Count)}})
+	}
+	return []*dto.MetricFamily{sum, count}
 }
 
 // splitName returns the __name__ label's value and the other labels.

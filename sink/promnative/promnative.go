@@ -114,6 +114,7 @@ type Mapper struct {
 	mu     sync.Mutex
 	jobs   map[string]*jobState
 	series map[seriesKey]*seriesState
+	means  map[seriesKey]*meanState
 }
 
 type seriesKey struct{ job, event, instance string }
@@ -123,6 +124,7 @@ type jobState struct {
 	kind     string             // source_kind label, "" until known
 	waited   map[string]float64 // seconds waited per event, over the job's life
 	admitted map[string]bool    // events with series of their own
+	means    int                // mean series of the job (capped: MaxMeansPerJob)
 }
 
 type seriesState struct {
@@ -151,7 +153,7 @@ func NewMapper(opts Options) *Mapper {
 	if opts.Metric == "" {
 		opts.Metric = DefaultMetric
 	}
-	return &Mapper{opts: opts, jobs: map[string]*jobState{}, series: map[seriesKey]*seriesState{}}
+	return &Mapper{opts: opts, jobs: map[string]*jobState{}, series: map[seriesKey]*seriesState{}, means: map[seriesKey]*meanState{}}
 }
 
 // SetSourceKind sets the source_kind label of a job's series (the input
@@ -179,6 +181,18 @@ func SourceKind(source string) string {
 	return "file"
 }
 
+// kindOf returns a job's state with its source_kind known.
+func (m *Mapper) kindOf(job string, iv stream.Interval) *jobState {
+	j := m.job(job)
+	if j.kind == "" && m.opts.SourceKind != nil {
+		j.kind = m.opts.SourceKind(job)
+	}
+	if j.kind == "" {
+		j.kind = SourceKind(iv.Source)
+	}
+	return j
+}
+
 func (m *Mapper) job(name string) *jobState {
 	j := m.jobs[name]
 	if j == nil {
@@ -197,13 +211,7 @@ func (m *Mapper) Add(job string, iv stream.Interval) []Series {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	j := m.job(job)
-	if j.kind == "" && m.opts.SourceKind != nil {
-		j.kind = m.opts.SourceKind(job)
-	}
-	if j.kind == "" {
-		j.kind = SourceKind(iv.Source)
-	}
+	j := m.kindOf(job, iv)
 	m.guard(j, iv)
 	end := iv.End()
 	touched := map[seriesKey]*seriesState{}
@@ -245,11 +253,11 @@ func (m *Mapper) Series() []Series {
 }
 
 func sortSeries(ss []Series) {
-	slices.SortFunc(ss, func(a, b Series) int {
-		return slices.CompareFunc(a.Labels, b.Labels, func(x, y Label) int {
-			return cmp.Or(cmp.Compare(x.Name, y.Name), cmp.Compare(x.Value, y.Value))
-		})
-	})
+	slices.SortFunc(ss, func(a, b Series) int { return compareLabels(a.Labels, b.Labels) })
+}
+
+func compareLabels(a, b []Label) int {
+	return slices.CompareFunc(a, b, func(x, y Label) int { return cmp.Or(cmp.Compare(x.Name, y.Name), cmp.Compare(x.Value, y.Value)) })
 }
 
 // guard updates the time waited per event and the events admitted: while

@@ -202,17 +202,24 @@ func (s *Sender) Write(_ context.Context, iv stream.Interval) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	series := s.mapper.Add(iv.Source, iv)
 	pending := make([]pendingBatch, s.opts.Shards)
-	for _, sr := range series {
-		ts := s.timeSeries(sr)
-		shard := shardOf(sr.Labels, s.opts.Shards)
+	queue := func(labels []promnative.Label, ts []timeSeries) error {
+		shard := shardOf(labels, s.opts.Shards)
 		p := &pending[shard]
 		p.add(ts)
 		if p.samples >= s.opts.BatchSamples {
-			if err := s.flush(shard, p); err != nil {
-				return err
-			}
+			return s.flush(shard, p)
+		}
+		return nil
+	}
+	for _, sr := range s.mapper.Add(iv.Source, iv) {
+		if err := queue(sr.Labels, s.timeSeries(sr)); err != nil {
+			return err
+		}
+	}
+	for _, ms := range s.mapper.AddMeans(iv.Source, iv) {
+		if err := queue(ms.Labels, meanTimeSeries(ms)); err != nil {
+			return err
 		}
 	}
 	for shard := range pending {
@@ -281,6 +288,21 @@ func (s *Sender) timeSeries(sr promnative.Series) []timeSeries {
 	out = append(out,
 		timeSeries{Labels: wireLabels(sr.Labels, "_count", "", ""), Samples: []sample{{Value: float64(c.Count), Timestamp: ms}}},
 		timeSeries{Labels: wireLabels(sr.Labels, "_sum", "", ""), Samples: []sample{{Value: c.Sum, Timestamp: ms}}})
+	return out
+}
+
+// meanTimeSeries is a mean series on the wire: the counters
+// promnative.MeanMetric _sum and _count.
+func meanTimeSeries(ms promnative.MeanSeries) []timeSeries {
+	ts := ms.Timestamp.UnixMilli()
+	out := make([]timeSeries, 0, 2)
+	for _, part := range []struct {
+		suffix string
+		value  float64
+	}{{"_sum", ms.Sum}, {"_count", ms.Count}} {
+		labels := append([]promnative.Label{{Name: "__name__", Value: promnative.MeanMetric + part.suffix}}, ms.Labels...)
+		out = append(out, timeSeries{Labels: wireLabels(labels, "", "", ""), Samples: []sample{{Value: part.value, Timestamp: ts}}})
+	}
 	return out
 }
 

@@ -342,3 +342,28 @@ func checkReadBack(t *testing.T, store *promtest.Server, ivs []stream.Interval, 
 		t.Errorf("%d series-intervals, %d series checked: want many", len(want), checked)
 	}
 }
+
+// Mean series (host figures) reach the store as the counters
+// latscope_mean_sum and _count: their ratio is latscope's value.
+func TestRemoteWriteMeanSeries(t *testing.T) {
+	store := promtest.Start(t, promtest.Options{NativeHistograms: true, RemoteWriteReceiver: true})
+	end := time.Now().Add(-2 * time.Second).Truncate(time.Second)
+	var ivs []stream.Interval
+	for k, util := range []float64{20, 60, 40} {
+		ivs = append(ivs, stream.Interval{Source: "host", Start: end.Add(time.Duration(k-3) * time.Second), Duration: time.Second, Means: []stream.SeriesMean{
+			{Key: stream.Key{Event: "disk.%util", Instance: "vda"}, Sum: util * 1000, Count: 1000, Unit: stream.QuantityUnit, Quantity: stream.Percent},
+			{Key: stream.Key{Event: "disk.w_await", Instance: "vda"}, Sum: 3 * float64(k+1), Count: float64(k + 1), Unit: hist.Millisecond},
+		}})
+	}
+	sendAll(t, Options{URL: store.WriteURL(), Native: true, Shards: 2, BatchSamples: 50}, ivs)
+	for expr, want := range map[string]float64{
+		`latscope_mean_sum{event="disk.%util",quantity="percent"} / latscope_mean_count{event="disk.%util",quantity="percent"}`:     40,
+		`latscope_mean_sum{event="disk.w_await",quantity="seconds"} / latscope_mean_count{event="disk.w_await",quantity="seconds"}`: 0.003,
+		`latscope_mean_count{event="disk.w_await",instance="vda",job="host"}`:                                                       6,
+	} {
+		got := store.QueryAt(t, expr, end)
+		if len(got) != 1 || math.Abs(got[0].Value-want) > 1e-12 {
+			t.Errorf("%s = %v, want %v", expr, got, want)
+		}
+	}
+}
