@@ -137,9 +137,19 @@ LS.ready(function () {
       stream.addEventListener(t, function (ev) { stream.close(); LS.banner("the run's stream ended: " + JSON.parse(ev.data).reason); });
     });
     // The duration ticks while the run runs.
+    // Every 5 s the run is read again too: a state event lost while the
+    // stream reconnected (a loaded server, a proxy's timeout) cannot
+    // leave the page showing a run that has ended.
+    var ticks = 0;
     ticker = setInterval(function () {
       var d = document.getElementById("run-duration");
       if (d && run && run.state === "running") d.textContent = LS.fmtDuration(LS.runSeconds(run));
+      if (++ticks % 5 === 0 && run && !LS.runFinal(run.state)) {
+        LS.api(base).then(function (r) {
+          if (!LS.runFinal(run.state)) drawFacts(r);
+          if (LS.runFinal(r.state)) { stream.close(); clearInterval(ticker); }
+        }, function () { /* the stream's own errors say what is wrong */ });
+      }
     }, 1000);
   }
 
