@@ -33,6 +33,7 @@ import (
 	"github.com/latscope/latscope/source/netapp"
 	"github.com/latscope/latscope/source/oracle"
 	"github.com/latscope/latscope/source/oracle10046"
+	"github.com/latscope/latscope/source/pcp"
 	"github.com/latscope/latscope/source/postgres"
 	"github.com/latscope/latscope/source/probes"
 	"github.com/latscope/latscope/source/prometheus"
@@ -71,9 +72,9 @@ func Formats() []source.Format {
 }
 
 // Stores lists the inputs that are paths to databases, or URLs: the
-// archive, and a latscope serve's archive over its API.
+// archive, a latscope serve's archive over its API, and PCP archives.
 func Stores() []source.Store {
-	return []source.Store{archivesource.Store(), remote.Store()}
+	return []source.Store{archivesource.Store(), remote.Store(), pcp.Store()}
 }
 
 // Sinks lists the formats `latscope convert` writes.
