@@ -1,7 +1,10 @@
 package pcp
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -66,3 +69,20 @@ func meanOf(iv stream.Interval, event, instance string) (float64, bool) {
 	}
 	return 0, false
 }
+
+// sourceOptions forces the format, as --input-format pcp does.
+func sourceOptions() source.Options { return source.Options{Format: FormatName} }
+
+// realMeta is the committed v3 archive's metadata.
+func realMeta(t testing.TB) *Meta {
+	t.Helper()
+	a, err := Open(archiveBase(t, "host-v3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a.Meta
+}
+
+func newBufReader(data []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(data)) }
+
+func asFormatError(err error, fe **FormatError) bool { return errors.As(err, fe) }
