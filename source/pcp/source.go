@@ -8,7 +8,11 @@ package pcp
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/latscope/latscope/input"
@@ -29,7 +33,7 @@ func Store() source.Store {
 		Example:     "latscope report /var/log/pcp/pmlogger/db1/20260101 --from 2026-01-01T09:00:00Z --until 2026-01-01T10:00:00Z",
 		Match: func(path string) bool {
 			_, ok := BaseName(path)
-			return ok
+			return ok || compressed(path) != ""
 		},
 		Open: open,
 	}
@@ -43,6 +47,9 @@ type archiveSource struct {
 
 func open(path string, opts source.Options, diag *input.Diagnostics) (source.Source, error) {
 	if _, ok := BaseName(path); !ok {
+		if meta := compressed(path); meta != "" {
+			return nil, fmt.Errorf("%s: a compressed PCP archive (%s): decompress it first, e.g. xz -dk %s.*.xz", path, meta, strings.TrimSuffix(meta, ".meta.xz"))
+		}
 		return nil, errors.New(path + ": " + ErrNotArchive.Error() + " (give BASE, BASE.meta, BASE.index or BASE.0)")
 	}
 	return &archiveSource{path: path, opts: opts, diag: diag}, nil
@@ -84,6 +91,19 @@ func (s *archiveSource) problem(err error) {
 		return
 	}
 	s.diag.Warn(s.path, "%v", err)
+}
+
+// compressed returns the xz-compressed metadata of the archive a path
+// names (pmlogger_daily compresses old archives), or "".
+func compressed(path string) string {
+	base := strings.TrimSuffix(path, ".xz")
+	if ext := filepath.Ext(base); ext == ".meta" || ext == ".index" || allDigits(strings.TrimPrefix(ext, ".")) {
+		base = strings.TrimSuffix(base, ext)
+	}
+	if _, err := os.Stat(base + ".meta.xz"); err == nil {
+		return base + ".meta.xz"
+	}
+	return ""
 }
 
 // errStop ends reading once the records pass --to.

@@ -2,6 +2,7 @@ package pcp
 
 import (
 	"math"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -196,5 +197,26 @@ func TestVersionsAgree(t *testing.T) {
 	}
 	if v, ok := meanOf(v2[10], "mem.kbmemused", ""); !ok || v < 1000 {
 		t.Errorf("kbmemused %v %v", v, ok)
+	}
+}
+
+// TestCompressedArchive: pmlogger_daily's xz-compressed archives are
+// recognised and refused with what to do.
+func TestCompressedArchive(t *testing.T) {
+	dir := t.TempDir()
+	base := dir + "/20260101"
+	for _, f := range []string{".meta.xz", ".0.xz", ".index"} {
+		if err := os.WriteFile(base+f, []byte("\xfd7zXZ\x00"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{base, base + ".0.xz", base + ".meta.xz"} {
+		if !Store().Match(p) {
+			t.Errorf("%s is not recognised", p)
+		}
+		_, err := Store().Open(p, sourceOptions(), nil)
+		if err == nil || !strings.Contains(err.Error(), "xz -dk "+base+".*.xz") {
+			t.Errorf("%s: %v", p, err)
+		}
 	}
 }
