@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -43,6 +44,9 @@ type archiveSource struct {
 	path string
 	opts source.Options
 	diag *input.Diagnostics
+	// series is --series: a series stays when its event or the source
+	// matches, as the archive selects (nil: all).
+	series *regexp.Regexp
 }
 
 func open(path string, opts source.Options, diag *input.Diagnostics) (source.Source, error) {
@@ -52,7 +56,15 @@ func open(path string, opts source.Options, diag *input.Diagnostics) (source.Sou
 		}
 		return nil, errors.New(path + ": " + ErrNotArchive.Error() + " (give BASE, BASE.meta, BASE.index or BASE.0)")
 	}
-	return &archiveSource{path: path, opts: opts, diag: diag}, nil
+	src := &archiveSource{path: path, opts: opts, diag: diag}
+	if opts.Series != "" {
+		re, err := stream.SeriesPattern(opts.Series)
+		if err != nil {
+			return nil, err
+		}
+		src.series = re
+	}
+	return src, nil
 }
 
 func (s *archiveSource) Name() string { return s.path }
@@ -68,7 +80,7 @@ func (s *archiveSource) Run(ctx context.Context, emit func(stream.Interval) erro
 	for _, p := range a.Problems {
 		s.problem(p)
 	}
-	w := &windows{src: "host:" + a.Meta.Label.Host, opts: s.opts, t: newTracker(a.Meta), emit: emit}
+	w := &windows{src: "host:" + a.Meta.Label.Host, opts: s.opts, series: s.series, t: newTracker(a.Meta), emit: emit}
 	err = a.Results(s.opts.From, func(r Result, broken bool) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -111,10 +123,11 @@ var errStop = errors.New("past the window")
 
 // windows turns records into intervals.
 type windows struct {
-	src  string
-	opts source.Options
-	t    *tracker
-	emit func(stream.Interval) error
+	src    string
+	opts   source.Options
+	series *regexp.Regexp
+	t      *tracker
+	emit   func(stream.Interval) error
 	// last is the time of the previous record that had our metrics (zero
 	// at the start and after a mark); gapFrom the start of a pending gap.
 	last, gapFrom time.Time
@@ -162,8 +175,22 @@ func (w *windows) record(r Result) error {
 	if !w.inWindow(start) {
 		return nil
 	}
-	iv := stream.Interval{Source: w.src, Start: start, Duration: r.At.Sub(start), Means: means}
+	iv := stream.Interval{Source: w.src, Start: start, Duration: r.At.Sub(start), Means: w.selected(means)}
 	return w.emit(w.opts.KeepEvents(iv))
+}
+
+// selected applies --series.
+func (w *windows) selected(means []stream.SeriesMean) []stream.SeriesMean {
+	if w.series == nil || w.series.MatchString(w.src) {
+		return means
+	}
+	kept := means[:0]
+	for _, m := range means {
+		if w.series.MatchString(m.Key.Event) {
+			kept = append(kept, m)
+		}
+	}
+	return kept
 }
 
 // inWindow reports whether a window starting at t is in --from/--to.

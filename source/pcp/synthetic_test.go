@@ -1,11 +1,15 @@
 package pcp
 
 import (
+	"context"
 	"math"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/stream"
 )
 
 var (
@@ -150,6 +154,31 @@ func TestFromUntil(t *testing.T) {
 		if len(got[i].Means) != len(all[25+i].Means) {
 			t.Errorf("window %d: %d series, the whole read has %d", i, len(got[i].Means), len(all[25+i].Means))
 		}
+	}
+}
+
+// TestSeriesPattern: --series selects by event glob, as in the archive.
+func TestSeriesPattern(t *testing.T) {
+	base := archiveBase(t, "host-v3")
+	src, err := Store().Open(base, source.Options{Series: "disk.*"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	err = src.Run(context.Background(), func(iv stream.Interval) error {
+		for _, m := range iv.Means {
+			if !strings.HasPrefix(m.Key.Event, "disk.") {
+				t.Fatalf("--series disk.* kept %s", m.Key)
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil || n < 59*10 {
+		t.Errorf("%d disk figures, %v", n, err)
+	}
+	if _, err := Store().Open(base, source.Options{Series: "disk.[r"}, nil); err == nil {
+		t.Errorf("a malformed --series is accepted")
 	}
 }
 
