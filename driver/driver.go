@@ -28,6 +28,7 @@ import (
 	"github.com/latscope/latscope/source/events"
 	"github.com/latscope/latscope/source/fio"
 	"github.com/latscope/latscope/source/hdrlog"
+	"github.com/latscope/latscope/source/host"
 	"github.com/latscope/latscope/source/lsr"
 	"github.com/latscope/latscope/source/mysql"
 	"github.com/latscope/latscope/source/netapp"
@@ -85,7 +86,7 @@ func Sinks() []sink.Format {
 // Probes lists the live sources named scheme:ARG.
 func Probes() []source.Probe {
 	return []source.Probe{probes.IOTest(), probes.NetTest(), mysql.Probe(), mysql.MariaDBProbe(), oracle.Probe(),
-		postgres.Probe(), postgres.ProbePostgresql()}
+		postgres.Probe(), postgres.ProbePostgresql(), host.Probe()}
 }
 
 // opened is the set of sources of one run.
@@ -123,7 +124,7 @@ func (c *Config) open(ctx context.Context) (*opened, error) {
 		}
 		o.sources = append(o.sources, src)
 		o.live = o.live || isLive(spec, c.Read)
-		if isProbe(spec) {
+		if isLoadProbe(spec) {
 			reserveProcsForProbe()
 		}
 	}
@@ -147,6 +148,13 @@ func isProbe(spec string) bool {
 		}
 	}
 	return false
+}
+
+// isLoadProbe reports whether a SOURCE is a probe that loads what it
+// measures and times it (iotest:, nettest:), not a database sampler or
+// host: reading /proc.
+func isLoadProbe(spec string) bool {
+	return isProbe(spec) && !isDatabase(spec) && !strings.HasPrefix(spec, host.Scheme+":")
 }
 
 // reserveProcsForProbe gives every iotest reader its own Go processor (plus

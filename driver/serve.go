@@ -564,7 +564,7 @@ func jobOpener(name, spec string, interval time.Duration, logger *slog.Logger) f
 		opts := source.Options{Interval: interval, Follow: !isProbe(spec), Progress: msgs, DB: source.DBOptions{Link: link}}
 		op := &source.Opener{Formats: Formats(), Stores: Stores(), Probes: Probes(), Options: opts,
 			Diag: input.NewDiagnostics(msgs, input.DefaultReportLimit)}
-		if isProbe(spec) && !isDatabase(spec) {
+		if isLoadProbe(spec) {
 			reserveProcsForProbe()
 		}
 		return op.Open(ctx, spec)

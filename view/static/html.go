@@ -49,8 +49,8 @@ func WriteHTML(w io.Writer, ivs []stream.Interval, o Options) error {
 			blocks = append(blocks, layoutSeriesBlock(r, i, g))
 			writeSeriesSection(bw, r, i, blocks[i])
 		}
-		for j := range r.Means {
-			writeMeanSection(bw, r, j, layoutMeanBlock(r, j, g))
+		for k := range r.Panels {
+			writeMeanSection(bw, r, k, layoutMeanBlock(r, k, g))
 		}
 	}
 	bw.WriteString("</main>\n<div id=\"tip\" role=\"tooltip\" hidden></div>\n<pre id=\"selftest-result\" hidden></pre>\n")
@@ -95,13 +95,13 @@ func writeSummary(w *bufio.Writer, r *report) {
 		if !m.Quantity.IsLatency() {
 			fmt.Fprintf(w, `<tr><td>%d</td><td><a href="#%s">%s</a> <span class="kind">(%s)</span></td><td>–</td>`+
 				`<td>–</td><td>%s</td><td>–</td><td>–</td><td>–</td></tr>`+"\n",
-				len(r.Series)+j+1, meanAnchor(j), escapeText(m.Key.String()), escapeText(quantityName(m.Quantity)),
+				len(r.Series)+j+1, meanAnchor(panelOf(r, j)), escapeText(m.Key.String()), escapeText(quantityName(m.Quantity)),
 				formatMeanValue(m.Mean(), m.Quantity))
 			continue
 		}
 		fmt.Fprintf(w, `<tr><td>%d</td><td><a href="#%s">%s</a> <span class="kind">(mean only)</span></td><td>%s</td>`+
 			`<td>%s <span class="kind">exact</span></td><td>%s</td><td>–</td><td>–</td><td>–</td></tr>`+"\n",
-			len(r.Series)+j+1, meanAnchor(j), escapeText(m.Key.String()), formatEvents(m.Count),
+			len(r.Series)+j+1, meanAnchor(panelOf(r, j)), escapeText(m.Key.String()), formatEvents(m.Count),
 			formatLatency(m.Unit.Nanos(m.Sum)), formatLatency(m.Mean()))
 	}
 	w.WriteString("</tbody>\n</table>\n</section>\n")

@@ -195,14 +195,14 @@ func layoutDocument(r *report, g geometry) *canvas {
 		}
 		y = next
 	}
-	for j := 0; j < len(r.Means) && !truncated; j++ {
+	for j := 0; j < len(r.Panels) && !truncated; j++ {
 		shapes, maps := len(c.shapes), len(c.maps)
 		next := layoutMeanChart(c, y, r, j, g)
 		if g.maxHeight > 0 && next > g.maxHeight && (j > 0 || len(r.Frames) > 0) {
 			c.shapes, c.maps = c.shapes[:shapes], c.maps[:maps]
 			y += g.lineH()
 			c.text(g.pad, y, fmt.Sprintf("%s not drawn: the image would be too tall. The HTML output shows every series.",
-				plural(len(r.Means)-j, "more mean chart", "more mean charts")), g.font+1, anchorStart, true, inkColour)
+				plural(len(r.Panels)-j, "more mean chart", "more mean charts")), g.font+1, anchorStart, true, inkColour)
 			y += g.lineH()
 			break
 		}

@@ -191,3 +191,43 @@ func TestBrowserMeanChart(t *testing.T) {
 		t.Error("the mean chart or its hover titles are missing from the DOM")
 	}
 }
+
+// TestHostPanels checks the charts of host figures: one chart per event
+// and quantity with a line and a legend entry per instance, the axis in
+// the quantity, the host latencies grouped as well. SYNTHETIC windows of
+// what host:disk emits.
+func TestHostPanels(t *testing.T) {
+	t0 := time.Date(2024, 3, 1, 10, 0, 0, 0, time.UTC)
+	var ivs []stream.Interval
+	for i := range 4 {
+		var ms []stream.SeriesMean
+		for j, dev := range []string{"sda", "sdb"} {
+			busy := float64(100 * (i + j + 1)) // ms of 1000
+			ms = append(ms,
+				stream.SeriesMean{Key: stream.Key{Event: "disk.%util", Instance: dev}, Count: 1000, Sum: busy * 100, Unit: stream.QuantityUnit, Quantity: stream.Percent},
+				stream.SeriesMean{Key: stream.Key{Event: "disk.r_await", Instance: dev}, Count: 10, Sum: busy / 100, Unit: hist.Millisecond})
+		}
+		ivs = append(ivs, stream.Interval{Source: "host:db1", Start: t0.Add(time.Duration(i) * time.Second), Duration: time.Second, Means: ms})
+	}
+	r := buildReport(ivs, Options{})
+	if len(r.Means) != 4 || len(r.Panels) != 2 {
+		t.Fatalf("%d means in %d charts, want 4 in 2", len(r.Means), len(r.Panels))
+	}
+	g := vectorGeometry(r.Columns)
+	c := layoutDocument(r, g)
+	points, _ := meanPoints(t, c)
+	if len(points) != 16 {
+		t.Errorf("%d segments, want 16 (4 windows × 2 devices × 2 charts)", len(points))
+	}
+	var page bytes.Buffer
+	if err := WriteHTML(&page, ivs, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"disk.%util — percent per interval", "disk.%util (percent) per interval (linear scale)",
+		"disk.r_await — mean latency per interval", ">sdb<", "sda: 25%", "sdb: 35%", "40%",
+		`<a href="#mean-2">disk.%util @sdb</a> <span class="kind">(percent)</span>`} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("HTML lacks %q", want)
+		}
+	}
+}

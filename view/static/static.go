@@ -137,7 +137,9 @@ type report struct {
 	// Means are the series known only as a count and a total per
 	// interval, drawn as lines after the heat maps.
 	Means []*stream.MeanSeries
-	Marks []Mark
+	// Panels are the charts that draw them (meanPanels).
+	Panels []meanPanel
+	Marks  []Mark
 }
 
 // End returns the end of the last column.
@@ -178,6 +180,7 @@ func buildReport(ivs []stream.Interval, o Options) *report {
 		r.Start = r.Frames[0].Columns[0].Start
 	}
 	r.Means = meanSeriesOf(ivs)
+	r.Panels = meanPanels(r.Means)
 	if first, last, ok := g.Columns(); len(r.Frames) == 0 && len(r.Means) > 0 && ok {
 		// Only mean series: the grid's columns give the time axis.
 		r.Columns, r.Start = last-first+1, g.ColumnStart(first)
