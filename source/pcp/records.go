@@ -197,23 +197,19 @@ func (d *decoder) need(n int) bool {
 }
 
 func (d *decoder) u32() uint32 {
-	if !d.need(4) {
-		return 0
+	if b := d.bytes(4); b != nil {
+		return be32(b)
 	}
-	v := be32(d.b[d.pos:])
-	d.pos += 4
-	return v
+	return 0
 }
 
 func (d *decoder) i32() int32 { return int32(d.u32()) }
 
 func (d *decoder) u64() uint64 {
-	if !d.need(8) {
-		return 0
+	if b := d.bytes(8); b != nil {
+		return be64(b)
 	}
-	v := be64(d.b[d.pos:])
-	d.pos += 8
-	return v
+	return 0
 }
 
 func (d *decoder) bytes(n int) []byte {

@@ -36,6 +36,7 @@ var counterSeriesList = []counterSeries{
 	{"disk.f/s", "disk.dev.flush", perSecond},
 	{"disk.rrqm/s", "disk.dev.read_merge", perSecond},
 	{"disk.wrqm/s", "disk.dev.write_merge", perSecond},
+	{"disk.drqm/s", "disk.dev.discard_merge", perSecond},
 	{"disk.rkB/s", "disk.dev.read_bytes", kbPerSecond},
 	{"disk.wkB/s", "disk.dev.write_bytes", kbPerSecond},
 	{"disk.dkB/s", "disk.dev.discard_bytes", kbPerSecond},
@@ -72,6 +73,17 @@ var counterSeriesList = []counterSeries{
 var awaitSeries = []struct{ event, time, count string }{
 	{"disk.r_await", "disk.dev.read_rawactive", "disk.dev.read"},
 	{"disk.w_await", "disk.dev.write_rawactive", "disk.dev.write"},
+	{"disk.d_await", "disk.dev.discard_rawactive", "disk.dev.discard"},
+	{"disk.f_await", "disk.dev.flush_rawactive", "disk.dev.flush"},
+}
+
+// requestSeries are iostat's per-request figures, per device: the merged
+// share of requests (%rrqm: merges × 100 over merges + requests) and the
+// average request size (rareq-sz: kB over requests).
+var requestSeries = []struct{ kind, requests, merges, kb string }{
+	{"r", "disk.dev.read", "disk.dev.read_merge", "disk.dev.read_bytes"},
+	{"w", "disk.dev.write", "disk.dev.write_merge", "disk.dev.write_bytes"},
+	{"d", "disk.dev.discard", "disk.dev.discard_merge", "disk.dev.discard_bytes"},
 }
 
 // gaugeSeries maps a singular instant metric onto a series: the value at
@@ -126,6 +138,9 @@ func usedMetrics() []string {
 	}
 	for _, g := range gaugeSeries {
 		names = append(names, g.metric)
+	}
+	for _, r := range requestSeries {
+		names = append(names, r.requests, r.merges, r.kb)
 	}
 	for _, s := range cpuStates {
 		names = append(names, "kernel.all.cpu."+s.metric, "kernel.percpu.cpu."+s.metric)
@@ -199,6 +214,7 @@ func (t *tracker) advance(r Result, secs float64) []stream.SeriesMean {
 	if secs > 0 {
 		w.counters()
 		w.awaits()
+		w.requests()
 		w.gauges()
 		w.cpu()
 	}
@@ -328,6 +344,33 @@ func (w *window) awaits() {
 			}
 			ms := busy * dt.Units.Seconds() * 1000
 			w.out = append(w.out, stream.SeriesMean{Key: stream.Key{Event: a.event, Instance: name}, Count: n, Sum: ms, Unit: hist.Millisecond})
+		}
+	}
+}
+
+func (w *window) requests() {
+	for _, r := range requestSeries {
+		dn, ok := w.t.meta.Lookup(r.requests)
+		if !ok {
+			continue
+		}
+		dm, hasMerges := w.t.meta.Lookup(r.merges)
+		dk, hasKB := w.t.meta.Lookup(r.kb)
+		for inst, name := range w.instances(dn) {
+			n, _, ok := w.delta(dn, inst)
+			if !ok {
+				continue
+			}
+			if hasMerges {
+				if m, _, ok := w.delta(dm, inst); ok && n+m > 0 {
+					w.add("disk.%"+r.kind+"rqm", name, stream.Percent, n+m, m*100)
+				}
+			}
+			if hasKB && dk.Units.KB() > 0 {
+				if kb, _, ok := w.delta(dk, inst); ok && n > 0 {
+					w.add("disk."+r.kind+"areq-sz", name, stream.KB, n, kb*dk.Units.KB())
+				}
+			}
 		}
 	}
 }

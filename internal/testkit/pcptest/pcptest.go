@@ -61,8 +61,6 @@ type PMCD struct {
 	// Host is what clients connect to: localhost:PORT.
 	Host string
 	Dir  string
-	proc *exec.Cmd
-	done chan error
 }
 
 // StartPMCD starts a pmcd with the linux PMDA on a free loopback port and
@@ -90,28 +88,17 @@ func StartPMCD(t testing.TB) *PMCD {
 		"-s", filepath.Join(dir, "pmcd.socket"), "-c", conf, "-l", filepath.Join(dir, "pmcd.log"),
 		"-x", filepath.Join(dir, "pmcd.fatal"), "-U", user)
 	cmd.Env = append(os.Environ(), "PCP_RUN_DIR="+dir, "HOME=/tmp")
-	if err := cmd.Start(); err != nil {
+	proc, err := dbtest.StartProcess(cmd)
+	if err != nil {
 		t.Fatalf("starting pmcd: %v", err)
 	}
-	p := &PMCD{Host: "localhost:" + strconv.Itoa(port), Dir: dir, proc: cmd, done: make(chan error, 1)}
-	go func() { p.done <- cmd.Wait() }()
-	t.Cleanup(func() { p.stop(t) })
+	p := &PMCD{Host: "localhost:" + strconv.Itoa(port), Dir: dir}
+	t.Cleanup(func() { proc.Stop(t, syscall.SIGTERM, 10*time.Second, "pmcd did not stop within 10 s of SIGTERM") })
 	if err := dbtest.WaitForPort("127.0.0.1:"+strconv.Itoa(port), 20*time.Second); err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "pmcd.log"))
 		t.Fatalf("pmcd did not start: %v\n%s", err, log)
 	}
 	return p
-}
-
-func (p *PMCD) stop(t testing.TB) {
-	_ = p.proc.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-		_ = p.proc.Process.Kill()
-		<-p.done
-		t.Errorf("pmcd did not stop within 10 s of SIGTERM")
-	}
 }
 
 // Logger is a running pmlogger.
