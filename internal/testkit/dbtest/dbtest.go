@@ -119,6 +119,9 @@ func StartProcess(cmd *exec.Cmd) (*Process, error) {
 	return p, nil
 }
 
+// Pid is the process id (setpriv execs the server, so it is the server's).
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // Stop sends sig (setpriv execs the server, so the signal reaches it) and
 // waits up to limit, then kills it and fails the test with why. A nil
 // process (never started, or stopped) is left alone.

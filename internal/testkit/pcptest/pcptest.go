@@ -61,6 +61,26 @@ type PMCD struct {
 	// Host is what clients connect to: localhost:PORT.
 	Host string
 	Dir  string
+	pid  int
+}
+
+// CPU returns the CPU time pmcd has used so far (user and system, from
+// /proc; its PMDAs run inside it as DSOs).
+func (p *PMCD) CPU(t testing.TB) time.Duration {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.pid))
+	if err != nil {
+		t.Fatalf("pmcd's CPU time: %v", err)
+	}
+	// Fields after the parenthesised command: state is field 3, utime 14,
+	// stime 15, in clock ticks (100 per second on Linux).
+	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	if len(fields) < 13 {
+		t.Fatalf("pmcd's /proc stat: %q", data)
+	}
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 // StartPMCD starts a pmcd with the linux PMDA on a free loopback port and
@@ -92,7 +112,7 @@ func StartPMCD(t testing.TB) *PMCD {
 	if err != nil {
 		t.Fatalf("starting pmcd: %v", err)
 	}
-	p := &PMCD{Host: "localhost:" + strconv.Itoa(port), Dir: dir}
+	p := &PMCD{Host: "localhost:" + strconv.Itoa(port), Dir: dir, pid: proc.Pid()}
 	t.Cleanup(func() { proc.Stop(t, syscall.SIGTERM, 10*time.Second, "pmcd did not stop within 10 s of SIGTERM") })
 	if err := dbtest.WaitForPort("127.0.0.1:"+strconv.Itoa(port), 20*time.Second); err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "pmcd.log"))
@@ -138,6 +158,14 @@ func (p *PMCD) StartLogger(t testing.TB, dir, name, config string, version, samp
 		l.done <- nil
 	})
 	return l
+}
+
+// CPU returns the CPU time pmlogger used (after Wait).
+func (l *Logger) CPU() time.Duration {
+	if l.cmd.ProcessState == nil {
+		return 0
+	}
+	return l.cmd.ProcessState.UserTime() + l.cmd.ProcessState.SystemTime()
 }
 
 // Wait waits until pmlogger has written its samples and exited.
