@@ -160,6 +160,11 @@ func (p *PMCD) StartLogger(t testing.TB, dir, name, config string, version, samp
 	return l
 }
 
+// Kill stops pmlogger now (its archive ends where it was).
+func (l *Logger) Kill() {
+	_ = l.cmd.Process.Kill()
+}
+
 // CPU returns the CPU time pmlogger used (after Wait).
 func (l *Logger) CPU() time.Duration {
 	if l.cmd.ProcessState == nil {
