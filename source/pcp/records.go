@@ -2,6 +2,7 @@ package pcp
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -161,12 +162,15 @@ func (rr *recordReader) next() ([]byte, int64, error) {
 	if size < 12 || size > maxRecord {
 		return nil, at, rr.fail(at, fmt.Errorf("record length %d out of range", size))
 	}
-	rec := make([]byte, size-4)
-	got, err := io.ReadFull(rr.r, rec)
-	rr.off += int64(n + got)
+	// Read what is there rather than allocate what the length claims: a
+	// corrupted length in a short file costs the file, not 64 MiB.
+	var buf bytes.Buffer
+	got, err := io.CopyN(&buf, rr.r, int64(size-4))
+	rr.off += int64(n) + got
 	if err != nil {
 		return nil, at, rr.fail(at, errTruncated)
 	}
+	rec := buf.Bytes()
 	if tail := be32(rec[len(rec)-4:]); tail != size {
 		return nil, at, rr.fail(at, fmt.Errorf("record length %d does not match its trailer %d", size, tail))
 	}
