@@ -45,7 +45,9 @@ func TestRoundTripGapsZonesCustomAndMeans(t *testing.T) {
 			Means: []stream.SeriesMean{{Key: stream.Key{Event: "SELECT 1"}, Count: 40, Sum: 12.5, Unit: hist.Millisecond}}},
 		{Source: "db1", Start: t0.Add(time.Second), Duration: time.Second},                // observed, nothing
 		{Source: "db1", Start: t0.Add(2 * time.Second), Duration: time.Second, Gap: true}, // not observed
-		{Source: "db1", Start: t0.Add(3 * time.Second), Duration: 1500 * time.Millisecond, Means: []stream.SeriesMean{{Key: stream.Key{Event: "SELECT 1"}, Count: 2.5, Sum: 1, Unit: hist.Microsecond}}},
+		{Source: "db1", Start: t0.Add(3 * time.Second), Duration: 1500 * time.Millisecond, Means: []stream.SeriesMean{{Key: stream.Key{Event: "SELECT 1"}, Count: 2.5, Sum: 1, Unit: hist.Microsecond},
+			// A host figure: its quantity is kept.
+			{Key: stream.Key{Event: "disk.%util", Instance: "sda"}, Count: 1500, Sum: 31250, Unit: stream.QuantityUnit, Quantity: stream.Percent}}},
 	}
 	if err := a.WriteBatch(ctx, want); err != nil {
 		t.Fatal(err)
@@ -443,4 +445,37 @@ func TestOneWriterAtATime(t *testing.T) {
 		t.Fatalf("writer after the first closed: %v", err)
 	}
 	b.Close()
+}
+
+// TestDownsampleHostFigure merges a host figure's seconds into minutes:
+// %util stays busy ms × 100 over elapsed ms of the whole minute, with its
+// quantity. SYNTHETIC: busy ms 0, 1, 2, ... per second.
+func TestDownsampleHostFigure(t *testing.T) {
+	a, _ := openTemp(t, Options{})
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var ivs []stream.Interval
+	for i := range 120 {
+		ivs = append(ivs, stream.Interval{Source: "host", Start: t0.Add(time.Duration(i) * time.Second), Duration: time.Second,
+			Means: []stream.SeriesMean{{Key: stream.Key{Event: "disk.%util", Instance: "sda"}, Count: 1000, Sum: float64(i) * 100,
+				Unit: stream.QuantityUnit, Quantity: stream.Percent}}})
+	}
+	if err := a.WriteBatch(ctx, ivs); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Maintain(ctx, t0.Add(10*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	got := readAll(t, a, Query{Resolution: time.Minute})
+	if len(got) != 2 {
+		t.Fatalf("%d minute windows, want 2", len(got))
+	}
+	for m, iv := range got {
+		busy := 0.0
+		for i := 60 * m; i < 60*m+60; i++ {
+			busy += float64(i)
+		}
+		if len(iv.Means) != 1 || iv.Means[0].Quantity != stream.Percent || !near(iv.Means[0].Mean(), busy*100/60000) {
+			t.Errorf("minute %d: %+v, want %v %%", m, iv.Means, busy*100/60000)
+		}
+	}
 }

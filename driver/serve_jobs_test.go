@@ -15,7 +15,7 @@ func TestCheckAPISource(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, ok := range []string{file, "iotest:" + dir, "nettest:127.0.0.1:1", "postgres://latscope@127.0.0.1:1/app", "mysql://u@h:3306/", "oracle://u@h/svc"} {
+	for _, ok := range []string{file, "iotest:" + dir, "nettest:127.0.0.1:1", "postgres://latscope@127.0.0.1:1/app", "mysql://u@h:3306/", "oracle://u@h/svc", "host:", "host:disk,cpu"} {
 		if err := checkAPISource(ok); err != nil {
 			t.Errorf("%s: %v", ok, err)
 		}

@@ -58,6 +58,10 @@ echo; echo "== browser view: a week of one series at 1 s in /history, real Chrom
 LATSCOPE_WEBBENCH=1 go test -count=1 -timeout 20m -run '^TestWebHistoryWeek$' -v ./cmd/latscope 2>&1 |
 	grep -E 'web: |^(--- |FAIL|ok)' | tee "$out/web-bench.txt"
 
+echo; echo "== host: latscope's own CPU recording host: at 1 s for a minute, at most 0.5 % of one core (docs/host.md) =="
+LATSCOPE_HOSTBENCH=1 go test -count=1 -timeout 5m -run '^TestHostCPU$' -v ./cmd/latscope 2>&1 |
+	grep -E 'host: |^(--- |FAIL|ok)' | tee "$out/host-cpu.txt"
+
 echo
 echo "== 10046 trace: latscope vs grep -c on the same page-cached file, one core =="
 trace_bench() {

@@ -40,8 +40,8 @@ func (q Quantity) Valid() bool {
 func (q Quantity) IsLatency() bool { return q == Latency }
 
 // Symbol is what follows a value of q when it is printed: "%", "/s",
-// "kB/s", "kB", or nothing for counts, ratios and latencies (printed as
-// durations).
+// " kB/s", " kB" (12.5%, 412/s, 1648 kB/s), or nothing for counts, ratios
+// and latencies (printed as durations).
 func (q Quantity) Symbol() string {
 	switch q {
 	case Percent:
@@ -49,9 +49,9 @@ func (q Quantity) Symbol() string {
 	case PerSecond:
 		return "/s"
 	case KBPerSecond:
-		return "kB/s"
+		return " kB/s"
 	case KB:
-		return "kB"
+		return " kB"
 	}
 	return ""
 }

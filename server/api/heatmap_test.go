@@ -51,6 +51,7 @@ type heatmapJSON struct {
 	Means     []struct {
 		SeriesID int64      `json:"series_id"`
 		Event    string     `json:"event"`
+		Unit     string     `json:"unit"`
 		Values   []*float64 `json:"values"`
 	} `json:"means"`
 	Totals *struct {
@@ -453,5 +454,32 @@ func TestHeatmapAutoResolution(t *testing.T) {
 	}
 	if hm := getHeatmap(t, base, token, 1, window(start, end, 40, "resolution", "raw")); hm.Window.Resolution != "raw" {
 		t.Errorf("resolution=raw read %s", hm.Window.Resolution)
+	}
+}
+
+// TestHeatmapHostFigure answers a host figure's map (a mean series with a
+// quantity) in its quantity: %util as busy ms × 100 over elapsed ms of
+// each column's windows, not seconds. SYNTHETIC windows of host:disk.
+func TestHeatmapHostFigure(t *testing.T) {
+	ctx := context.Background()
+	a, err := archive.Open(filepath.Join(t.TempDir(), "data"), archive.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	start := time.Date(2026, 11, 25, 3, 0, 0, 0, time.UTC)
+	for i, busy := range []float64{100, 300, 500, 700} {
+		iv := stream.Interval{Source: "host", Start: start.Add(time.Duration(i) * time.Second), Duration: time.Second,
+			Means: []stream.SeriesMean{{Key: stream.Key{Event: "disk.%util", Instance: "sda"}, Count: 1000, Sum: busy * 100,
+				Unit: stream.QuantityUnit, Quantity: stream.Percent}}}
+		if err := a.Write(ctx, iv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base, token := viewerServer(t, a, 0)
+	infos, _ := a.Series(ctx)
+	hm := getHeatmap(t, base, token, infos[0].ID, window(start, start.Add(4*time.Second), 2))
+	if len(hm.Means) != 1 || hm.Means[0].Unit != "percent" || deref(hm.Means[0].Values[0]) != 20.0 || deref(hm.Means[0].Values[1]) != 60.0 {
+		t.Errorf("%%util columns %+v, want 20 and 60 percent", hm.Means)
 	}
 }

@@ -35,7 +35,7 @@ func TestDocumentedExampleLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Listen != "127.0.0.1:7879" || c.Data != "/var/lib/latscope" || len(c.Jobs) != 4 {
+	if c.Listen != "127.0.0.1:7879" || c.Data != "/var/lib/latscope" || len(c.Jobs) != 5 {
 		t.Fatalf("config %+v", c)
 	}
 	want := []struct {
@@ -47,6 +47,7 @@ func TestDocumentedExampleLoads(t *testing.T) {
 		{"orders-mysql", 5 * time.Second, jobs.Schedule{}},
 		{"u01-io", time.Second, jobs.Schedule{Run: 30 * time.Second, Every: 15 * time.Minute}},
 		{"app-latency", DefaultInterval, jobs.Schedule{}},
+		{"host", DefaultInterval, jobs.Schedule{}},
 	}
 	for i, w := range want {
 		j := c.Jobs[i]

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/latscope/latscope/hist"
@@ -82,7 +81,7 @@ func parseHistLine(b []byte, counts []float64) (histLine, string) {
 		} else {
 			b = nil
 		}
-		v, ok := parseUint(bytes.TrimSpace(field))
+		v, ok := input.ParseUint(bytes.TrimSpace(field))
 		if !ok {
 			return l, fmt.Sprintf("column %d is not a whole number", col+1)
 		}
@@ -105,25 +104,6 @@ func parseHistLine(b []byte, counts []float64) (histLine, string) {
 	}
 	l.counts = counts
 	return l, ""
-}
-
-// parseUint reads a decimal integer without sign.
-func parseUint(b []byte) (uint64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	var v uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if v > (math.MaxUint64-d)/10 {
-			return 0, false
-		}
-		v = v*10 + d
-	}
-	return v, true
 }
 
 // OpenHistLog returns a Source over a fio histogram log.

@@ -55,21 +55,14 @@ func parseDiskstats(b []byte, disks []diskCounters) ([]diskCounters, []problem) 
 		}
 		var d diskCounters
 		d.fields = min(len(f)-3, dkFields)
-		for i := 0; i < d.fields; i++ {
-			v, ok := parseUint(f[3+i])
-			if !ok {
-				probs = append(probs, problem{ln, "field " + string(f[3+i]) + " is not a number"})
-				return
-			}
-			d.c[i] = v
+		if p, ok := parseCounters(d.c[:d.fields], f[3:], ln, "field"); !ok {
+			probs = append(probs, p)
+			return
 		}
-		if n < len(disks) {
-			d.name = intern(disks[n].name, f[2])
-			disks[n] = d
-		} else {
-			d.name = string(f[2])
-			disks = append(disks, d)
-		}
+		var at *diskCounters
+		at, disks = slot(disks, n)
+		d.name = intern(at.name, f[2])
+		*at = d
 		n++
 	})
 	return disks[:n], probs

@@ -3,6 +3,8 @@ package host
 import (
 	"bytes"
 	"fmt"
+
+	"github.com/latscope/latscope/input"
 )
 
 // The /proc parsers are pure functions over a file's bytes: they fill a
@@ -51,36 +53,17 @@ func splitFields(dst [][]byte, line []byte) [][]byte {
 	}
 }
 
-// parseUint reads a decimal unsigned integer (the whole of b).
-func parseUint(b []byte) (uint64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	var v uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if v > (1<<64-1-d)/10 {
-			return 0, false
-		}
-		v = v*10 + d
-	}
-	return v, true
-}
-
 // parseDecimal reads a non-negative decimal number with an optional
 // fraction ("0.52"), as /proc/loadavg and /proc/pressure print them.
 func parseDecimal(b []byte) (float64, bool) {
 	whole, frac, hasFrac := bytes.Cut(b, []byte{'.'})
-	w, ok := parseUint(whole)
+	w, ok := input.ParseUint(whole)
 	if !ok {
 		return 0, false
 	}
 	v := float64(w)
 	if hasFrac {
-		f, ok := parseUint(frac)
+		f, ok := input.ParseUint(frac)
 		if !ok {
 			return 0, false
 		}
@@ -100,4 +83,27 @@ func intern(old string, b []byte) string {
 		return old
 	}
 	return string(b)
+}
+
+// slot returns entry n of a slice reused from sample to sample (growing it
+// by one when n is past its end) and the slice.
+func slot[T any](xs []T, n int) (*T, []T) {
+	if n == len(xs) {
+		var zero T
+		xs = append(xs, zero)
+	}
+	return &xs[n], xs
+}
+
+// parseCounters reads fields into dst (as many as both hold); on a field
+// that is not a number it returns the problem of line ln naming it.
+func parseCounters(dst []uint64, fields [][]byte, ln int, what string) (problem, bool) {
+	for i := range min(len(dst), len(fields)) {
+		v, ok := input.ParseUint(fields[i])
+		if !ok {
+			return problem{ln, what + " " + string(fields[i]) + " is not a number"}, false
+		}
+		dst[i] = v
+	}
+	return problem{}, true
 }

@@ -80,23 +80,13 @@ func parseGroups(arg string) (groups, error) {
 		return groups{cpu: true, disk: true, net: true, mem: true, psi: true, load: true}, nil
 	}
 	var g groups
+	flags := map[string]*bool{"cpu": &g.cpu, "disk": &g.disk, "net": &g.net, "mem": &g.mem, "psi": &g.psi, "load": &g.load}
 	for _, name := range strings.Split(arg, ",") {
-		switch strings.TrimSpace(name) {
-		case "cpu":
-			g.cpu = true
-		case "disk":
-			g.disk = true
-		case "net":
-			g.net = true
-		case "mem":
-			g.mem = true
-		case "psi":
-			g.psi = true
-		case "load":
-			g.load = true
-		default:
+		on, ok := flags[strings.TrimSpace(name)]
+		if !ok {
 			return groups{}, fmt.Errorf("host:%s: unknown part %q (known: %s; host: alone is all)", arg, name, strings.Join(groupNames, ", "))
 		}
+		*on = true
 	}
 	return g, nil
 }
@@ -123,7 +113,9 @@ func (s *Source) Run(ctx context.Context, emit func(stream.Interval) error) erro
 	prev, cur := &snaps[0], &snaps[1]
 	smp.sample(prev)
 	prevAt := time.Now()
-	timer := time.NewTimer(untilNext(prevAt, s.cfg.Interval))
+	// The first window is at least half an interval: a sliver would give
+	// jumpy rates.
+	timer := time.NewTimer(untilNext(prevAt, s.cfg.Interval, s.cfg.Interval/2))
 	defer timer.Stop()
 	size := 0
 	for {
@@ -135,23 +127,24 @@ func (s *Source) Run(ctx context.Context, emit func(stream.Interval) error) erro
 		smp.sample(cur)
 		at := time.Now()
 		elapsed := at.Sub(prevAt) // monotonic
-		out := means(prev, cur, elapsed, s.groups, smp.listDisk, make([]stream.SeriesMean, 0, size))
+		smp.forget(cur)
+		out := means(prev, cur, elapsed, s.groups, smp, make([]stream.SeriesMean, 0, size))
 		size = len(out)
 		iv := stream.Interval{Source: s.name, Start: prevAt.Round(0), Duration: elapsed, Means: out}
 		if err := emit(iv); err != nil {
 			return err
 		}
 		prev, cur, prevAt = cur, prev, at
-		timer.Reset(untilNext(time.Now(), s.cfg.Interval))
+		timer.Reset(untilNext(time.Now(), s.cfg.Interval, s.cfg.Interval/10))
 	}
 }
 
 // untilNext is the wait from now to the next multiple of every on the
-// wall clock (at least a tenth of it, so that a late wake-up does not make
-// a sliver of a window).
-func untilNext(now time.Time, every time.Duration) time.Duration {
+// wall clock that is at least least away (so that a late wake-up does not
+// make a sliver of a window).
+func untilNext(now time.Time, every, least time.Duration) time.Duration {
 	next := now.Truncate(every).Add(every)
-	if d := next.Sub(now); d >= every/10 {
+	if d := next.Sub(now); d >= least {
 		return d
 	}
 	return next.Add(every).Sub(now)

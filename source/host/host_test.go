@@ -42,7 +42,7 @@ func captureMeans(t *testing.T) []stream.SeriesMean {
 	dir := captureDir(t)
 	t0, s := readCapture(t, dir, "t0")
 	t1, _ := readCapture(t, dir, "t1")
-	return means(t0, t1, captureElapsed, all, s.listDisk, nil)
+	return means(t0, t1, captureElapsed, all, s, nil)
 }
 
 // valueOf finds a series' mean: its Sum/Count (a latency in ns).
@@ -82,6 +82,9 @@ func TestCaptureFigures(t *testing.T) {
 		{"cpu.%soft", "all", 1.0 * 100 / 209, stream.Percent},
 		{"cpu.%idle", "all", 67.0 * 100 / 209, stream.Percent},
 		{"cpu.%iowait", "all", 0, stream.Percent},
+		// ctxt 580763340 → 580770303, processes 1092771 → 1092804.
+		{"cpu.cswch/s", "", 6963 / s, stream.PerSecond},
+		{"cpu.proc/s", "", 33 / s, stream.PerSecond},
 		// cpu1: Δ user 90, system 8, idle 8: total 106.
 		{"cpu.%user", "cpu1", 90.0 * 100 / 106, stream.Percent},
 		{"cpu.%idle", "cpu1", 8.0 * 100 / 106, stream.Percent},
@@ -118,11 +121,19 @@ func TestCaptureFigures(t *testing.T) {
 		{"mem.%memused", "", (24683656.0 - 16330736 - 157848 - 7142212 - 632920) * 100 / 24683656, stream.Percent},
 		{"mem.kbavail", "", 23850996, stream.KB},
 		{"mem.%commit", "", 1106900.0 * 100 / 24683656, stream.Percent},
+		// AnonPages 199804, Slab 697604, PageTables 4940; no swap.
+		{"mem.kbanonpg", "", 199804, stream.KB},
+		{"mem.kbslab", "", 697604, stream.KB},
+		{"mem.kbpgtbl", "", 4940, stream.KB},
+		{"mem.kbswpused", "", 0, stream.KB},
 		// vmstat: Δ pgpgin 1324, pgpgout 864, pgfault 22109, pgmajfault 5.
 		{"mem.pgpgin/s", "", 1324 / s, stream.PerSecond},
 		{"mem.pgpgout/s", "", 864 / s, stream.PerSecond},
 		{"mem.fault/s", "", 22109 / s, stream.PerSecond},
 		{"mem.majflt/s", "", 5 / s, stream.PerSecond},
+		// pgfree Δ 20458; no scan, no steal.
+		{"mem.pgfree/s", "", 20458 / s, stream.PerSecond},
+		{"mem.pgsteal/s", "", 0, stream.PerSecond},
 		// loadavg at t1: "2.20 2.05 2.58 3/126": the run queue leaves out
 		// the reader.
 		{"load.1", "", 2.20, stream.Count},
@@ -145,6 +156,12 @@ func TestCaptureFigures(t *testing.T) {
 		got, m := valueOf(t, ms, c.event, c.instance)
 		if !m.Quantity.IsLatency() || m.Unit != hist.Millisecond || !near(got, c.ms*1e6) {
 			t.Errorf("%s @%s = %v ns (%s), want %v ms", c.event, c.instance, got, m.Unit, c.ms)
+		}
+	}
+	// Without swap, no share of it.
+	for _, m := range ms {
+		if m.Key.Event == "mem.%swpused" || m.Key.Event == "mem.%swpcad" {
+			t.Errorf("%s without swap", m.Key)
 		}
 	}
 	// iostat leaves out devices that never did I/O (loop2, zram0); every
@@ -211,7 +228,7 @@ func TestDevicesComeAndGo(t *testing.T) {
 	t1, _ := readCapture(t, dir, "t1")
 	t0.disks = dropNamed(t0.disks, "vda", func(d diskCounters) string { return d.name })
 	t1.nets = dropNamed(t1.nets, "eth0", func(i ifCounters) string { return i.name })
-	ms := means(t0, t1, captureElapsed, all, s.listDisk, nil)
+	ms := means(t0, t1, captureElapsed, all, s, nil)
 	var loop0 bool
 	for _, m := range ms {
 		if m.Key.Instance == "vda" || m.Key.Instance == "eth0" {
@@ -275,3 +292,52 @@ func TestBadLinesKeepTheRest(t *testing.T) {
 }
 
 func u(v uint64) string { return strconv.FormatUint(v, 10) }
+
+func TestUntilNext(t *testing.T) {
+	at := func(ms int) time.Time { return time.Date(2026, 1, 1, 0, 0, 10, ms*1e6, time.UTC) }
+	for _, c := range []struct {
+		now, leastMs, wantMs int
+	}{{830, 500, 1170}, {300, 500, 700}, {950, 100, 1050}, {850, 100, 150}, {0, 100, 1000}} {
+		if got := untilNext(at(c.now), time.Second, time.Duration(c.leastMs)*time.Millisecond); got != time.Duration(c.wantMs)*time.Millisecond {
+			t.Errorf("at .%03d, least %d ms: %v, want %d ms", c.now, c.leastMs, got, c.wantMs)
+		}
+	}
+}
+
+// links is a fake /sys/class/net: interface → Mb/s and full duplex.
+type links map[string][2]float64
+
+func (links) listDisk(string) bool { return true }
+func (l links) linkSpeed(name string) (float64, bool, bool) {
+	v, ok := l[name]
+	return v[0], v[1] == 1, ok
+}
+
+// TestIfutil checks sar -n DEV's %ifutil: the busier direction over the
+// link in full duplex, both in half duplex, no value without a speed.
+// SYNTHETIC /proc/net/dev lines, 2 s apart.
+func TestIfutil(t *testing.T) {
+	dev := func(rx, tx uint64) []byte {
+		head := "Inter-|   Receive\n face |bytes\n"
+		line := func(name string) string {
+			return name + ": " + u(rx) + " 0 0 0 0 0 0 0 " + u(tx) + " 0 0 0 0 0 0 0\n"
+		}
+		return []byte(head + line("eth0") + line("eth1") + line("lo"))
+	}
+	var p, c snapshot
+	p.haveNets, c.haveNets = true, true
+	p.nets, _ = parseNetDev(dev(0, 0), nil)
+	c.nets, _ = parseNetDev(dev(50e6, 10e6), nil) // 25 MB/s in, 5 MB/s out
+	ms := means(&p, &c, 2*time.Second, groups{net: true}, links{"eth0": {1000, 1}, "eth1": {1000, 0}}, nil)
+	if got, _ := valueOf(t, ms, "net.%ifutil", "eth0"); !near(got, 25e6*8*100/1e9) {
+		t.Errorf("full duplex %%ifutil = %v, want 20", got)
+	}
+	if got, _ := valueOf(t, ms, "net.%ifutil", "eth1"); !near(got, 30e6*8*100/1e9) {
+		t.Errorf("half duplex %%ifutil = %v, want 24", got)
+	}
+	for _, m := range ms {
+		if m.Key.Event == "net.%ifutil" && m.Key.Instance == "lo" {
+			t.Errorf("lo has no speed, yet %%ifutil %v", m.Mean())
+		}
+	}
+}

@@ -82,6 +82,6 @@ func BenchmarkSample(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		cur, prev := &snaps[(i+1)%2], &snaps[i%2]
 		s.sample(cur)
-		out = means(prev, cur, time.Second, all, s.listDisk, out[:0])
+		out = means(prev, cur, time.Second, all, s, out[:0])
 	}
 }

@@ -1,6 +1,10 @@
 package host
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/latscope/latscope/input"
+)
 
 // Fields of a /proc/net/dev line after "name:".
 const (
@@ -53,22 +57,14 @@ func parseNetDev(b []byte, ifs []ifCounters) ([]ifCounters, []problem) {
 			return
 		}
 		var c ifCounters
-		for i := range ndFields {
-			v, ok := parseUint(f[i])
-			if !ok {
-				probs = append(probs, problem{ln, "counter " + string(f[i]) + " is not a number"})
-				return
-			}
-			c.c[i] = v
+		if p, ok := parseCounters(c.c[:], f, ln, "counter"); !ok {
+			probs = append(probs, p)
+			return
 		}
-		name = bytes.TrimSpace(name)
-		if n < len(ifs) {
-			c.name = intern(ifs[n].name, name)
-			ifs[n] = c
-		} else {
-			c.name = string(name)
-			ifs = append(ifs, c)
-		}
+		var at *ifCounters
+		at, ifs = slot(ifs, n)
+		c.name = intern(at.name, bytes.TrimSpace(name))
+		*at = c
 		n++
 	})
 	return ifs[:n], probs
@@ -103,7 +99,7 @@ func parseRetransSegs(b []byte) (uint64, bool, []problem) {
 		f = splitFields(f, line)
 		if col >= len(f) {
 			probs = append(probs, problem{ln, "Tcp: values shorter than their names"})
-		} else if x, ok := parseUint(f[col]); !ok {
+		} else if x, ok := input.ParseUint(f[col]); !ok {
 			probs = append(probs, problem{ln, "RetransSegs " + string(f[col]) + " is not a number"})
 		} else {
 			v = x

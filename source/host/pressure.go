@@ -1,6 +1,10 @@
 package host
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/latscope/latscope/input"
+)
 
 // psiTotals are the cumulative stall times in µs of one /proc/pressure
 // file; have marks the lines present (cpu "full" only since 5.13).
@@ -26,7 +30,7 @@ func parsePressure(b []byte, p *psiTotals) []problem {
 				total = v
 			}
 		}
-		v, ok := parseUint(total)
+		v, ok := input.ParseUint(total)
 		if !ok {
 			probs = append(probs, problem{ln, "no total=MICROSECONDS"})
 			return
@@ -64,8 +68,8 @@ func parseLoadavg(b []byte, l *loadSnap) []problem {
 		l.avg[i] = v
 	}
 	run, tasks, ok := bytes.Cut(f[3], []byte{'/'})
-	r, ok1 := parseUint(run)
-	t, ok2 := parseUint(tasks)
+	r, ok1 := input.ParseUint(run)
+	t, ok2 := input.ParseUint(tasks)
 	if !ok || !ok1 || !ok2 {
 		return badLoadavg()
 	}

@@ -1,6 +1,10 @@
 package host
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/latscope/latscope/input"
+)
 
 // CPU states in /proc/stat's order.
 const (
@@ -23,12 +27,22 @@ type cpuTimes struct {
 	ticks [cpuStates]uint64
 }
 
+// The "name value" lines of /proc/stat that sar reads.
+const (
+	stProcsBlocked = iota
+	stCtxt
+	stProcesses
+	stFields
+)
+
+var statNames = [stFields]string{"procs_blocked", "ctxt", "processes"}
+
 // statSnap is what /proc/stat says: the CPU lines (all first) and the
-// task counts.
+// task counts; have marks the named lines present.
 type statSnap struct {
-	cpus                       []cpuTimes
-	procsRunning, procsBlocked uint64
-	hasProcs                   bool
+	cpus  []cpuTimes
+	named [stFields]uint64
+	have  [stFields]bool
 }
 
 // parseStat reads /proc/stat into s. Kernels before 2.6.33 have fewer
@@ -38,59 +52,46 @@ func parseStat(b []byte, s *statSnap) []problem {
 	var buf [24][]byte
 	f := buf[:0]
 	n := 0
-	s.hasProcs = false
+	s.have = [stFields]bool{}
 	lines(b, func(ln int, line []byte) {
-		// Only the cpu and procs_ lines: intr and softirq have hundreds
-		// of fields, not worth splitting every second.
-		if !bytes.HasPrefix(line, []byte("cpu")) && !bytes.HasPrefix(line, []byte("procs_")) {
+		// Only the cpu lines and the named ones: intr and softirq have
+		// hundreds of fields, not worth splitting every second.
+		named := -1
+		for i, name := range statNames {
+			if bytes.HasPrefix(line, []byte(name)) {
+				named = i
+			}
+		}
+		if named < 0 && !bytes.HasPrefix(line, []byte("cpu")) {
 			return
 		}
 		f = splitFields(f, line)
-		if len(f) == 0 {
+		if named >= 0 {
+			v, ok := uintField(f)
+			if !ok || string(f[0]) != statNames[named] {
+				probs = append(probs, problem{ln, statNames[named] + " without a number"})
+				return
+			}
+			s.named[named], s.have[named] = v, true
 			return
 		}
-		switch {
-		case bytes.HasPrefix(f[0], []byte("cpu")):
-			if len(f) < 5 {
-				probs = append(probs, problem{ln, "a cpu line with fewer than 4 states"})
-				return
-			}
-			var t cpuTimes
-			for i := 1; i < len(f) && i <= cpuStates; i++ {
-				v, ok := parseUint(f[i])
-				if !ok {
-					probs = append(probs, problem{ln, "cpu state " + string(f[i]) + " is not a number"})
-					return
-				}
-				t.ticks[i-1] = v
-			}
-			if n < len(s.cpus) {
-				t.name = s.cpus[n].name
-			}
-			if len(f[0]) == 3 {
-				t.name = "all"
-			} else {
-				t.name = intern(t.name, f[0])
-			}
-			if n < len(s.cpus) {
-				s.cpus[n] = t
-			} else {
-				s.cpus = append(s.cpus, t)
-			}
-			n++
-		case bytes.Equal(f[0], []byte("procs_running")), bytes.Equal(f[0], []byte("procs_blocked")):
-			v, ok := uintField(f)
-			if !ok {
-				probs = append(probs, problem{ln, string(f[0]) + " without a number"})
-				return
-			}
-			if f[0][6] == 'r' {
-				s.procsRunning = v
-			} else {
-				s.procsBlocked = v
-			}
-			s.hasProcs = true
+		if len(f) < 5 {
+			probs = append(probs, problem{ln, "a cpu line with fewer than 4 states"})
+			return
 		}
+		var t cpuTimes
+		if p, ok := parseCounters(t.ticks[:], f[1:], ln, "cpu state"); !ok {
+			probs = append(probs, p)
+			return
+		}
+		var at *cpuTimes
+		at, s.cpus = slot(s.cpus, n)
+		t.name = "all"
+		if len(f[0]) > 3 {
+			t.name = intern(at.name, f[0])
+		}
+		*at = t
+		n++
 	})
 	s.cpus = s.cpus[:n]
 	return probs
@@ -101,5 +102,5 @@ func uintField(f [][]byte) (uint64, bool) {
 	if len(f) < 2 {
 		return 0, false
 	}
-	return parseUint(f[1])
+	return input.ParseUint(f[1])
 }

@@ -1,12 +1,16 @@
 package host
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+
+	"github.com/latscope/latscope/input"
 )
 
 // procFile is one /proc file read again every sample through the same
@@ -59,8 +63,9 @@ type sampler struct {
 	groups                                 groups
 	stat, disks, nets, snmp, mem, vm, load procFile
 	psi                                    [len(psiResources)]procFile
-	sysBlock                               string
+	sysBlock, sysNet                       string
 	whole                                  map[string]bool // device name → has a /sys/block entry
+	links                                  map[string]link // interface → its speed, read once
 	// report receives the lines a parser skipped and the files that
 	// could not be read.
 	report func(file string, line int, reason string)
@@ -72,7 +77,7 @@ func newSampler(procDir, sysDir string, g groups, report func(file string, line 
 	p := func(rel string) procFile { return procFile{path: filepath.Join(procDir, rel)} }
 	s := &sampler{groups: g, stat: p("stat"), disks: p("diskstats"), nets: p("net/dev"), snmp: p("net/snmp"),
 		mem: p("meminfo"), vm: p("vmstat"), load: p("loadavg"), sysBlock: filepath.Join(sysDir, "block"),
-		whole: map[string]bool{}, report: report}
+		sysNet: filepath.Join(sysDir, "class", "net"), whole: map[string]bool{}, links: map[string]link{}, report: report}
 	for i, r := range psiResources {
 		s.psi[i] = p(filepath.Join("pressure", r))
 	}
@@ -148,4 +153,49 @@ func (s *sampler) listDisk(name string) bool {
 		s.whole[name] = whole
 	}
 	return whole
+}
+
+// link is an interface's speed and duplex as /sys/class/net says them.
+type link struct {
+	mbps       float64
+	fullDuplex bool
+	ok         bool
+}
+
+// linkSpeed reads /sys/class/net/NAME/speed and duplex the first time an
+// interface is seen (reading speed fails for lo and most virtual
+// interfaces, and says -1 for a link that is down: unknown).
+func (s *sampler) linkSpeed(name string) (float64, bool, bool) {
+	l, seen := s.links[name]
+	if !seen {
+		l = readLink(filepath.Join(s.sysNet, name))
+		s.links[name] = l
+	}
+	return l.mbps, l.fullDuplex, l.ok
+}
+
+func readLink(dir string) link {
+	speed, err := os.ReadFile(filepath.Join(dir, "speed"))
+	if err != nil {
+		return link{}
+	}
+	mbps, ok := input.ParseUint(bytes.TrimSpace(speed))
+	if !ok || mbps == 0 {
+		return link{}
+	}
+	duplex, _ := os.ReadFile(filepath.Join(dir, "duplex"))
+	return link{mbps: float64(mbps), fullDuplex: string(bytes.TrimSpace(duplex)) == "full", ok: true}
+}
+
+// forget drops the link speeds of interfaces that are gone, so that one
+// that comes back (perhaps at another speed) is read again.
+func (s *sampler) forget(snap *snapshot) {
+	if len(s.links) <= len(snap.nets) {
+		return
+	}
+	for name := range s.links {
+		if !slices.ContainsFunc(snap.nets, func(c ifCounters) bool { return c.name == name }) {
+			delete(s.links, name)
+		}
+	}
 }

@@ -73,23 +73,31 @@ type groups struct {
 	cpu, disk, net, mem, psi, load bool
 }
 
+// sysInfo is what /sys tells the figures: which devices iostat lists
+// (whole disks: a /sys/block entry) and an interface's link speed in Mb/s
+// and duplex (ok false: unknown, as for lo and most virtual interfaces).
+type sysInfo interface {
+	listDisk(name string) bool
+	linkSpeed(name string) (mbps float64, fullDuplex, ok bool)
+}
+
 // means returns the series of the window between two snapshots elapsed
-// apart, appended to out. listDisk says which devices iostat lists (whole
-// disks: a /sys/block entry).
-func means(prev, cur *snapshot, elapsed time.Duration, g groups, listDisk func(string) bool, out []stream.SeriesMean) []stream.SeriesMean {
+// apart, appended to out. sys nil: every device listed, no link speeds.
+func means(prev, cur *snapshot, elapsed time.Duration, g groups, sys sysInfo, out []stream.SeriesMean) []stream.SeriesMean {
 	b := builder{out: out, seconds: elapsed.Seconds(), ms: float64(elapsed) / float64(time.Millisecond)}
 	if b.seconds <= 0 {
 		return out
 	}
 	if g.cpu && prev.haveStat && cur.haveStat {
 		b.cpu(&prev.stat, &cur.stat)
+		b.tasks(&prev.stat, &cur.stat)
 	}
 	if g.disk && prev.haveDisks && cur.haveDisks {
-		b.disks(prev.disks, cur.disks, listDisk)
+		b.disks(prev.disks, cur.disks, sys)
 	}
 	if g.net {
 		if prev.haveNets && cur.haveNets {
-			b.nets(prev.nets, cur.nets)
+			b.nets(prev.nets, cur.nets, sys)
 		}
 		if prev.haveRetrans && cur.haveRetrans {
 			b.rate("tcp.retrans/s", "", stream.PerSecond, prev.retrans, cur.retrans, 1)
@@ -110,8 +118,8 @@ func means(prev, cur *snapshot, elapsed time.Duration, g groups, listDisk func(s
 		if cur.haveLoad {
 			b.loadavg(&cur.load)
 		}
-		if cur.haveStat && cur.stat.hasProcs {
-			b.gauge("load.blocked", stream.Count, float64(cur.stat.procsBlocked))
+		if cur.haveStat && cur.stat.have[stProcsBlocked] {
+			b.gauge("load.blocked", stream.Count, float64(cur.stat.named[stProcsBlocked]))
 		}
 	}
 	return b.out
@@ -159,6 +167,18 @@ func (b *builder) cpu(prev, cur *statSnap) {
 	}
 }
 
+// tasks appends sar -w's tasks created and context switches per second.
+func (b *builder) tasks(prev, cur *statSnap) {
+	for _, e := range [...]struct {
+		event string
+		field int
+	}{{"cpu.proc/s", stProcesses}, {"cpu.cswch/s", stCtxt}} {
+		if prev.have[e.field] && cur.have[e.field] {
+			b.rate(e.event, "", stream.PerSecond, prev.named[e.field], cur.named[e.field], 1)
+		}
+	}
+}
+
 // findCPU returns prev's line of the named CPU, looking first where it was
 // (the lines keep their order between samples).
 func findCPU(prev *statSnap, name string, at int) *cpuTimes {
@@ -174,10 +194,10 @@ func findCPU(prev *statSnap, name string, at int) *cpuTimes {
 }
 
 // disks appends iostat -x's figures for each device it lists.
-func (b *builder) disks(prev, cur []diskCounters, listDisk func(string) bool) {
+func (b *builder) disks(prev, cur []diskCounters, sys sysInfo) {
 	for i := range cur {
 		c := &cur[i]
-		if !c.used() || (listDisk != nil && !listDisk(c.name)) {
+		if !c.used() || (sys != nil && !sys.listDisk(c.name)) {
 			continue
 		}
 		p := findDisk(prev, c.name, i)
@@ -260,11 +280,14 @@ var netEvents = [...]struct {
 	{"net.rxmcst/s", ndRxMulticast, stream.PerSecond, 1},
 	{"net.rxerr/s", ndRxErrs, stream.PerSecond, 1}, {"net.txerr/s", ndTxErrs, stream.PerSecond, 1},
 	{"net.rxdrop/s", ndRxDrop, stream.PerSecond, 1}, {"net.txdrop/s", ndTxDrop, stream.PerSecond, 1},
+	{"net.coll/s", ndTxColls, stream.PerSecond, 1}, {"net.txcarr/s", ndTxCarrier, stream.PerSecond, 1},
+	{"net.rxfram/s", ndRxFrame, stream.PerSecond, 1}, {"net.rxfifo/s", ndRxFifo, stream.PerSecond, 1},
+	{"net.txfifo/s", ndTxFifo, stream.PerSecond, 1},
 }
 
 // nets appends each interface's rates (one that appeared: from its second
-// sample).
-func (b *builder) nets(prev, cur []ifCounters) {
+// sample) and, where its link speed is known, sar's %ifutil.
+func (b *builder) nets(prev, cur []ifCounters, sys sysInfo) {
 	for i := range cur {
 		c := &cur[i]
 		var p *ifCounters
@@ -283,7 +306,27 @@ func (b *builder) nets(prev, cur []ifCounters) {
 		for _, e := range netEvents {
 			b.rate(e.event, c.name, e.q, p.c[e.field], c.c[e.field], e.scale)
 		}
+		if sys != nil {
+			b.ifutil(p, c, sys)
+		}
 	}
+}
+
+// ifutil appends sar -n DEV's %ifutil: the busier direction's bits over
+// the link's (full duplex), both directions' (half duplex). sar prints
+// 0.00 where the speed is unknown; latscope gives no value.
+func (b *builder) ifutil(p, c *ifCounters, sys sysInfo) {
+	mbps, full, ok := sys.linkSpeed(c.name)
+	rx, okRx := delta(p.c[ndRxBytes], c.c[ndRxBytes])
+	tx, okTx := delta(p.c[ndTxBytes], c.c[ndTxBytes])
+	if !ok || mbps <= 0 || !okRx || !okTx {
+		return
+	}
+	bytes := float64(rx + tx)
+	if full {
+		bytes = float64(max(rx, tx))
+	}
+	b.add("net.%ifutil", c.name, stream.Percent, bytes*8*100/(mbps*1e6), b.seconds)
 }
 
 // psiEvents name the pressure series: [resource][some, full].
@@ -337,9 +380,38 @@ func (b *builder) memory(m *memSnap) {
 		b.gauge("mem.kbcommit", stream.KB, float64(m.kb[miCommitted]))
 		b.gauge("mem.%commit", stream.Percent, float64(m.kb[miCommitted])*100/(total+float64(m.kb[miSwapTotal])))
 	}
-	b.gauge("mem.kbactive", stream.KB, float64(m.kb[miActive]))
-	b.gauge("mem.kbinact", stream.KB, float64(m.kb[miInactive]))
-	b.gauge("mem.kbdirty", stream.KB, float64(m.kb[miDirty]))
+	for _, g := range memGauges {
+		if m.have[g.field] {
+			b.gauge(g.event, stream.KB, float64(m.kb[g.field]))
+		}
+	}
+	b.swap(m)
+}
+
+// memGauges are sar -r ALL's figures read as they are.
+var memGauges = [...]struct {
+	event string
+	field int
+}{{"mem.kbactive", miActive}, {"mem.kbinact", miInactive}, {"mem.kbdirty", miDirty}, {"mem.kbanonpg", miAnonPages},
+	{"mem.kbslab", miSlab}, {"mem.kbkstack", miKernelStack}, {"mem.kbpgtbl", miPageTables}, {"mem.kbvmused", miVmallocUsed}}
+
+// swap appends sar -S's figures; the shares only with swap (used) to
+// divide by.
+func (b *builder) swap(m *memSnap) {
+	if !m.have[miSwapTotal] || !m.have[miSwapFree] {
+		return
+	}
+	total, free, cached := float64(m.kb[miSwapTotal]), float64(m.kb[miSwapFree]), float64(m.kb[miSwapCached])
+	used := total - free
+	b.gauge("mem.kbswpfree", stream.KB, free)
+	b.gauge("mem.kbswpused", stream.KB, used)
+	b.gauge("mem.kbswpcad", stream.KB, cached)
+	if total > 0 {
+		b.gauge("mem.%swpused", stream.Percent, used*100/total)
+	}
+	if used > 0 {
+		b.gauge("mem.%swpcad", stream.Percent, cached*100/used)
+	}
 }
 
 // pagingEvents are sar -B's and -W's rates.
@@ -347,6 +419,7 @@ var pagingEvents = [...]struct {
 	event string
 	field int
 }{{"mem.pgpgin/s", vmPgpgin}, {"mem.pgpgout/s", vmPgpgout}, {"mem.fault/s", vmPgfault}, {"mem.majflt/s", vmPgmajfault},
+	{"mem.pgfree/s", vmPgfree}, {"mem.pgscank/s", vmPgscanKswapd}, {"mem.pgscand/s", vmPgscanDirect},
 	{"mem.pswpin/s", vmPswpin}, {"mem.pswpout/s", vmPswpout}}
 
 func (b *builder) paging(p, c *vmSnap) {
@@ -355,6 +428,19 @@ func (b *builder) paging(p, c *vmSnap) {
 			b.rate(e.event, "", stream.PerSecond, p.c[e.field], c.c[e.field], 1)
 		}
 	}
+	// sar -B: pages stolen by kswapd and direct reclaim, and their share
+	// of the pages scanned (%vmeff, no value without a scan).
+	steal := [...]int{vmPgstealKswapd, vmPgstealDirect, vmPgscanKswapd, vmPgscanDirect}
+	var d [len(steal)]float64
+	for i, f := range steal {
+		v, ok := delta(p.c[f], c.c[f])
+		if !p.have[f] || !c.have[f] || !ok {
+			return
+		}
+		d[i] = float64(v)
+	}
+	b.add("mem.pgsteal/s", "", stream.PerSecond, d[0]+d[1], b.seconds)
+	b.add("mem.%vmeff", "", stream.Percent, (d[0]+d[1])*100, d[2]+d[3])
 }
 
 // loadavg appends sar -q's figures: the run queue leaves out the reader

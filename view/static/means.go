@@ -114,22 +114,14 @@ func meanTitle(r *report, k int) string {
 	return fmt.Sprintf("%d. %s — mean per interval (no distribution)", len(r.Frames)+k+1, s.Key)
 }
 
-// quantityName says in words what a host figure measures, for titles and
+// quantityNames say in words what a host figure measures, for titles and
 // axis labels.
+var quantityNames = map[stream.Quantity]string{stream.Percent: "percent", stream.PerSecond: "per second",
+	stream.KBPerSecond: "kB per second", stream.KB: "kB", stream.Count: "average count", stream.Latency: "mean latency"}
+
 func quantityName(q stream.Quantity) string {
-	switch q {
-	case stream.Percent:
-		return "percent"
-	case stream.PerSecond:
-		return "per second"
-	case stream.KBPerSecond:
-		return "kB per second"
-	case stream.KB:
-		return "kB"
-	case stream.Count:
-		return "average count"
-	case stream.Latency:
-		return "mean latency"
+	if name, ok := quantityNames[q]; ok {
+		return name
 	}
 	return "value"
 }
@@ -143,11 +135,7 @@ func formatMeanValue(v float64, q stream.Quantity) string {
 	if math.IsNaN(v) {
 		return formatNumber(v) // no data: a dash without a unit
 	}
-	sym := q.Symbol()
-	if sym != "" && sym != "%" && sym != "/s" {
-		sym = " " + sym
-	}
-	return formatNumber(v) + sym
+	return formatNumber(v) + q.Symbol()
 }
 
 // meanAxis maps a latency in ns to a y offset in [0, meanChartH] from the

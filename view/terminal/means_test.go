@@ -107,3 +107,21 @@ func TestRunShowsMeans(t *testing.T) {
 		t.Errorf("once with only means: %q", got)
 	}
 }
+
+// TestRenderHostFigures: a host figure's line shows its value with its
+// symbol, no mean latency and no rate. SYNTHETIC %util windows: 10 %,
+// 40 %, 12.5 % (levels 0, 7, 1).
+func TestRenderHostFigures(t *testing.T) {
+	t0 := time.Date(2024, 3, 1, 10, 0, 0, 0, time.UTC)
+	tr := newMeanTracker()
+	for i, busy := range []float64{100, 400, 125} {
+		tr.Add(stream.Interval{Source: "host:db1", Start: t0.Add(time.Duration(i) * time.Second), Duration: time.Second,
+			Means: []stream.SeriesMean{{Key: stream.Key{Event: "disk.%util", Instance: "sda"}, Count: 1000, Sum: busy * 100,
+				Unit: stream.QuantityUnit, Quantity: stream.Percent}}})
+	}
+	var buf bytes.Buffer
+	RenderMeans(&buf, meanLines(tr), 60, 5, true)
+	if want := meanHeader + "\ndisk.%util @sda  _#. 12.5%\n"; buf.String() != want {
+		t.Errorf("got\n%q\nwant\n%q", buf.String(), want)
+	}
+}

@@ -36,7 +36,7 @@
       freq: resp.frequency || nulls(resp.columns), inten: resp.intensity || nulls(resp.columns),
       events: resp.events || zeros(resp.columns), observed: resp.observed || zeros(resp.columns),
       p50: resp.p50 || nulls(resp.columns), p99: resp.p99 || nulls(resp.columns), mean: resp.mean || nulls(resp.columns),
-      means: (resp.means || []).map(function (s) { return { series_id: s.series_id, event: s.event, values: s.values }; }),
+      means: (resp.means || []).map(function (s) { return { series_id: s.series_id, event: s.event, unit: s.unit, values: s.values }; }),
       totals: resp.totals || null, version: 0
     };
     markSubRows(m);
@@ -86,7 +86,7 @@
     }
     (resp.means || []).forEach(function (s) {
       var mine = m.means.filter(function (x) { return x.series_id === s.series_id; })[0];
-      if (!mine) { mine = { series_id: s.series_id, event: s.event, values: nulls(m.n) }; m.means.push(mine); }
+      if (!mine) { mine = { series_id: s.series_id, event: s.event, unit: s.unit, values: nulls(m.n) }; m.means.push(mine); }
       for (var c = 0; c < resp.columns; c++) if (at + c >= 0 && at + c < m.n) mine.values[at + c] = s.values[c];
     });
     m.version++;
@@ -343,7 +343,8 @@
     ctx.textBaseline = "alphabetic";
     ctx.fillText("Frequency (events/s)", g.x, g.yF - 6);
     ctx.fillText("Intensity (time waited per second)", g.x, g.yI - 6);
-    ctx.fillText("Mean latency", g.x, g.yM - 6);
+    var unit = chartUnit(this.model);
+    ctx.fillText(isQuantity(unit) ? this.model.means[0].event + " (" + unit.replace(/_/g, " ") + ")" : "Mean latency", g.x, g.yM - 6);
     [g.yF, g.yI].forEach(function (y0) {
       this.rowAxis(ctx, g, y0);
       this.percentiles(ctx, g, y0);
@@ -472,7 +473,7 @@
     ctx.strokeStyle = "#6b7480"; ctx.lineWidth = 1;
     ctx.strokeRect(g.x - 0.5, y0 - 0.5, g.mapW + 1, MEAN_H + 1);
     ctx.fillStyle = "#1b1f24"; ctx.font = "11px system-ui, sans-serif"; ctx.textAlign = "right";
-    ctx.fillText(max > 0 ? LS.fmtSeconds(max) : "–", g.x - 8, y0 + 8);
+    ctx.fillText(max > 0 ? fmtMean(chartUnit(m), max) : "–", g.x - 8, y0 + 8);
     ctx.fillText("0", g.x - 8, y0 + MEAN_H);
     ctx.textAlign = "left";
     if (!(max > 0)) return;
@@ -489,6 +490,22 @@
       ctx.strokeStyle = MEAN_COLOURS[i % MEAN_COLOURS.length]; ctx.lineWidth = 1.4; ctx.stroke();
     });
   };
+
+  // Host figures (host:, docs/host.md) come as mean series in their
+  // quantity, not seconds: a chart of them alone is labelled in it.
+  var SYMBOLS = { percent: "%", per_second: "/s", kB_per_second: " kB/s", kB: " kB", count: "", ratio: "" };
+  function isQuantity(unit) { return !!unit && unit !== "s"; }
+  function fmtMean(unit, v) {
+    if (!isQuantity(unit)) return LS.fmtSeconds(v);
+    if (v === null || v === undefined || isNaN(v)) return "–";
+    return LS.fmtNumber(v, 2) + (SYMBOLS[unit] || "");
+  }
+  function chartUnit(m) {
+    var u = m.means.length ? m.means[0].unit : "s";
+    var same = m.means.every(function (s) { return s.unit === u; });
+    var histMean = m.mean.some(function (v) { return v !== null && v !== undefined; });
+    return same && !histMean ? u : "s";
+  }
 
   P.timeAxis = function (ctx, g) {
     var m = this.model, t1 = m.t0 + m.n * m.w, y = g.yM + MEAN_H;
@@ -615,7 +632,7 @@
     } else if (!(m.observed[c] > 0)) lines.push("no data (gap)");
     if (m.observed[c] > 0) {
       lines.push(LS.fmtNumber(m.events[c], 0) + " events, p50 " + LS.fmtSeconds(m.p50[c]) + ", p99 " + LS.fmtSeconds(m.p99[c]) + ", mean " + LS.fmtSeconds(m.mean[c]));
-      m.means.forEach(function (s) { lines.push(s.event + ": mean " + LS.fmtSeconds(s.values[c])); });
+      m.means.forEach(function (s) { lines.push(s.event + (isQuantity(s.unit) ? ": " : ": mean ") + fmtMean(s.unit, s.values[c])); });
     }
     LS.clear(tip);
     lines.forEach(function (l) { tip.appendChild(LS.el("div", {}, l)); });
