@@ -278,17 +278,32 @@ func (a *Archive) readVolume(v volume, seek int64, fn func(Result) error) error 
 		return rr.fail(0, fmt.Errorf("volume label (version %d, host %q) does not match the archive's (version %d, host %q)",
 			label.Version, label.Host, a.Meta.Label.Version, a.Meta.Label.Host))
 	}
-	if seek > rr.off {
-		if _, err := f.Seek(seek, io.SeekStart); err != nil {
+	start := rr.off
+	moveTo := func(off int64) error {
+		if _, err := f.Seek(off, io.SeekStart); err != nil {
 			return err
 		}
 		rr.r.Reset(f)
-		rr.off = seek
+		rr.off = off
+		return nil
 	}
-	for {
+	if seek > start {
+		if err := moveTo(seek); err != nil {
+			return err
+		}
+	}
+	for first := true; ; first = false {
 		rec, at, err := rr.next()
 		if err == io.EOF {
 			return nil
+		}
+		if err != nil && first && at > start {
+			// The index pointed at no record (a stale or damaged
+			// index): read the volume from its start instead.
+			if err := moveTo(start); err != nil {
+				return err
+			}
+			continue
 		}
 		if err != nil {
 			return err

@@ -1,8 +1,10 @@
 package pcp
 
 import (
+	"cmp"
 	"math"
-	"sort"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/latscope/latscope/hist"
@@ -194,13 +196,15 @@ type window struct {
 	at   time.Time
 	secs float64
 	cur  map[uint32]map[int32]Value
-	out  []stream.SeriesMean
+	// names caches instances' names by metric for this window.
+	names map[uint32]map[int32]string
+	out   []stream.SeriesMean
 }
 
 // advance computes the series of the window that record r closes
 // (secs long) and remembers r's values.
 func (t *tracker) advance(r Result, secs float64) []stream.SeriesMean {
-	w := &window{t: t, at: r.At, secs: secs, cur: map[uint32]map[int32]Value{}}
+	w := &window{t: t, at: r.At, secs: secs, cur: map[uint32]map[int32]Value{}, names: map[uint32]map[int32]string{}}
 	for _, s := range r.Sets {
 		if !t.used[s.PMID] {
 			continue
@@ -228,12 +232,8 @@ func (t *tracker) advance(r Result, secs float64) []stream.SeriesMean {
 			last[inst] = stamped{v: v, at: r.At}
 		}
 	}
-	sort.Slice(w.out, func(i, j int) bool {
-		a, b := w.out[i].Key, w.out[j].Key
-		if a.Event != b.Event {
-			return a.Event < b.Event
-		}
-		return a.Instance < b.Instance
+	slices.SortFunc(w.out, func(a, b stream.SeriesMean) int {
+		return cmp.Or(strings.Compare(a.Key.Event, b.Key.Event), strings.Compare(a.Key.Instance, b.Key.Instance))
 	})
 	return w.out
 }
@@ -273,9 +273,13 @@ func counterDelta(typ int32, prev, cur Value) (float64, bool) {
 }
 
 // instances returns a metric's instances in this record with their names
-// ("" for a singular metric).
+// ("" for a singular metric), looked up once per window and metric.
 func (w *window) instances(d *Desc) map[int32]string {
-	names := map[int32]string{}
+	if names, ok := w.names[d.PMID]; ok {
+		return names
+	}
+	names := make(map[int32]string, len(w.cur[d.PMID]))
+	w.names[d.PMID] = names
 	for inst := range w.cur[d.PMID] {
 		if d.Indom == 0xffffffff {
 			names[inst] = ""

@@ -263,3 +263,46 @@ func TestCompressedArchive(t *testing.T) {
 		}
 	}
 }
+
+// TestMetricsAtDifferentRates: pmlogger configurations log groups at
+// different intervals; a counter's rate spans from its own previous
+// reading, and a gauge is there in the windows that read it.
+func TestMetricsAtDifferentRates(t *testing.T) {
+	t0 := time.Unix(1_800_000_000, 0).UTC()
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	reads := func(s int, n uint64) valueSet { return valueSet{pmidRead, typeU64, []value{{0, n}}} }
+	busy := func(ms uint64) valueSet { return valueSet{pmidAvactive, typeU32, []value{{0, ms}}} }
+	free := func(kb uint64) valueSet { return valueSet{pmidFree, typeU64, []value{{nullInst, kb}}} }
+	base := synthArchive(t, 3, diskMeta(3, t0), [][]byte{
+		result(3, at(0), reads(0, 0), busy(0), free(100)),
+		result(3, at(1), reads(1, 10)),
+		result(3, at(2), reads(2, 30), busy(1000), free(200)), // busy: 1000 ms over 2 s
+		result(3, at(3), reads(3, 60)),
+	})
+	ivs := readAll(t, base, readOptions{})
+	if len(ivs) != 3 {
+		t.Fatalf("%d windows", len(ivs))
+	}
+	for i, want := range []struct {
+		reads, util, free float64
+		hasUtil           bool
+	}{{10, 0, 0, false}, {20, 50, 200, true}, {30, 0, 0, false}} {
+		if v, _ := meanOf(ivs[i], "disk.r/s", "vda"); v != want.reads {
+			t.Errorf("window %d: r/s %v, want %v", i, v, want.reads)
+		}
+		u, ok := meanOf(ivs[i], "disk.%util", "vda")
+		if ok != want.hasUtil || u != want.util {
+			t.Errorf("window %d: %%util %v (%v), want %v (%v)", i, u, ok, want.util, want.hasUtil)
+		}
+		if f, ok := meanOf(ivs[i], "mem.kbmemfree", ""); ok != want.hasUtil || f != want.free {
+			t.Errorf("window %d: kbmemfree %v (%v)", i, f, ok)
+		}
+	}
+	// The 2-s span of %util is counted as 2 s of elapsed time in that
+	// window's mean, so merged windows stay exact.
+	for _, m := range ivs[1].Means {
+		if m.Key.Event == "disk.%util" && m.Count != 2000 {
+			t.Errorf("%%util count %v ms, want 2000", m.Count)
+		}
+	}
+}
