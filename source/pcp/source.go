@@ -54,7 +54,7 @@ func open(path string, opts source.Options, diag *input.Diagnostics) (source.Sou
 		if meta := compressed(path); meta != "" {
 			return nil, fmt.Errorf("%s: a compressed PCP archive (%s): decompress it first, e.g. xz -dk %s.*.xz", path, meta, strings.TrimSuffix(meta, ".meta.xz"))
 		}
-		return nil, errors.New(path + ": " + ErrNotArchive.Error() + " (give BASE, BASE.meta, BASE.index or BASE.0)")
+		return nil, fmt.Errorf("%s: %w (give BASE, BASE.meta, BASE.index or BASE.0)", path, ErrNotArchive)
 	}
 	src := &archiveSource{path: path, opts: opts, diag: diag}
 	if opts.Series != "" {
