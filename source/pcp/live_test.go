@@ -46,7 +46,9 @@ func TestLiveHostMatchesPCP(t *testing.T) {
 	var live []stream.Interval
 	// host: reads /proc on whole seconds: pmlogger is started so that
 	// its samples land on them too, within milliseconds.
-	logger := startOnSecond(t, pmcd, dir, string(config), n+2)
+	// The logger runs on until host: is done (however many starts it
+	// took to align), then is stopped.
+	logger := startOnSecond(t, pmcd, dir, string(config), n+60)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(n)*time.Second+500*time.Millisecond)
 	defer cancel()
 	err = src.Run(ctx, func(iv stream.Interval) error {
@@ -56,7 +58,8 @@ func TestLiveHostMatchesPCP(t *testing.T) {
 	if err != nil && ctx.Err() == nil {
 		t.Fatal(err)
 	}
-	logger.Wait(t, time.Minute)
+	time.Sleep(1500 * time.Millisecond) // pmlogger's sample after host:'s last
+	logger.Kill()
 	close(stop)
 	wg.Wait()
 	archived := readAll(t, logger.Base, readOptions{})
@@ -106,20 +109,31 @@ func TestLiveHostMatchesPCP(t *testing.T) {
 func startOnSecond(t *testing.T, pmcd *pcptest.PMCD, dir, config string, samples int) *pcptest.Logger {
 	t.Helper()
 	lead := 50 * time.Millisecond
-	for attempt := 0; attempt < 8; attempt++ {
+	var best *pcptest.Logger
+	bestOff := time.Hour
+	for attempt := 0; attempt < 6; attempt++ {
 		next := time.Now().Truncate(time.Second).Add(2 * time.Second)
 		time.Sleep(time.Until(next.Add(-lead)))
 		l := pmcd.StartLogger(t, dir, fmt.Sprintf("live%d", attempt), config, 3, samples)
 		first := firstSample(t, l.Base)
 		off := first.Sub(first.Round(time.Second))
-		if off.Abs() < 15*time.Millisecond {
-			return l
+		if off.Abs() < bestOff.Abs() {
+			if best != nil {
+				best.Kill()
+			}
+			best, bestOff = l, off
+		} else {
+			l.Kill()
 		}
-		l.Kill()
+		if off.Abs() < 15*time.Millisecond {
+			break
+		}
 		lead += off
 	}
-	t.Fatalf("pmlogger's samples did not fall on whole seconds in 8 starts")
-	return nil
+	// A loaded machine may not let pmlogger start on time: the closest
+	// start is used (the comparison's tolerance covers tens of ms).
+	t.Logf("pmlogger samples %s off host:'s whole seconds", bestOff)
+	return best
 }
 
 // firstSample returns the time of a growing archive's first sample of

@@ -160,9 +160,12 @@ func (p *PMCD) StartLogger(t testing.TB, dir, name, config string, version, samp
 	return l
 }
 
-// Kill stops pmlogger now (its archive ends where it was).
+// Kill stops pmlogger now and waits for it to exit (its archive ends
+// where it was, maybe inside a record).
 func (l *Logger) Kill() {
 	_ = l.cmd.Process.Kill()
+	err := <-l.done
+	l.done <- err
 }
 
 // CPU returns the CPU time pmlogger used (after Wait).
