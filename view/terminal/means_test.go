@@ -2,6 +2,7 @@ package terminal
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -123,5 +124,30 @@ func TestRenderHostFigures(t *testing.T) {
 	RenderMeans(&buf, meanLines(tr), 60, 5, true)
 	if want := meanHeader + "\ndisk.%util @sda  _#. 12.5%\n"; buf.String() != want {
 		t.Errorf("got\n%q\nwant\n%q", buf.String(), want)
+	}
+}
+
+// TestRunMeansAlone: a live view of mean series alone (host:) gives them
+// the screen under its title, not a third of it. SYNTHETIC: 40 series.
+func TestRunMeansAlone(t *testing.T) {
+	t0 := time.Date(2024, 3, 1, 10, 0, 0, 0, time.UTC)
+	var ivs []stream.Interval
+	for i := range 3 {
+		var ms []stream.SeriesMean
+		for d := range 40 {
+			ms = append(ms, stream.SeriesMean{Key: stream.Key{Event: "disk.%util", Instance: fmt.Sprintf("sd%02d", d)}, Count: 1000,
+				Sum: float64(100 * (i + d)), Unit: stream.QuantityUnit, Quantity: stream.Percent})
+		}
+		ivs = append(ivs, stream.Interval{Source: "host:db1", Start: t0.Add(time.Duration(i) * time.Second), Duration: time.Second, Means: ms})
+	}
+	var out recorder
+	if err := Run(runCtx(t), feedOf(ivs...), Options{Out: &out, Plain: true, Size: func() (int, int) { return 100, 30 }}); err != nil {
+		t.Fatal(err)
+	}
+	frames, _ := out.frames()
+	last := strings.TrimPrefix(frames[len(frames)-1], "\n")
+	checkFits(t, last, 100, 30)
+	if !strings.Contains(last, "mean series only: no latency map") || strings.Count(last, "disk.%util @sd") != 27 {
+		t.Errorf("a screen of means alone: title, a line, the header and 27 series; got\n%s", last)
 	}
 }

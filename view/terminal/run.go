@@ -537,7 +537,7 @@ func (v *viewer) render() {
 	// screen.
 	means := meanLines(v.means)
 	reserved := MeanLinesNeeded(len(means), v.height/3)
-	defer RenderMeans(&v.screen, means, v.width, reserved, v.o.Plain)
+	defer func() { RenderMeans(&v.screen, means, v.width, reserved, v.o.Plain) }()
 	cols, rows := Layout(v.width, v.height-reserved, v.show)
 	ro := RenderOptions{Width: v.width, Height: v.height - reserved, Plain: v.o.Plain, Show: v.show, Paused: v.paused, Help: v.o.Keys != nil}
 	if v.o.Status != nil {
@@ -545,6 +545,15 @@ func (v *viewer) render() {
 	}
 	v.screen.Reset()
 	series := v.grid.Series()
+	if len(series) == 0 && len(means) > 0 {
+		// Mean series alone (host:): a title line, a line saying there is
+		// no map, and the means on the rest of the screen. The title needs
+		// a screen's height to be laid out; it writes two lines.
+		ro.Height = v.height
+		reserved = MeanLinesNeeded(len(means), v.height-2)
+		Render(&v.screen, heatmap.Frame{Label: "mean series only: no latency map"}, ro)
+		return
+	}
 	if len(series) == 0 {
 		Render(&v.screen, heatmap.Frame{Label: "waiting for data"}, ro)
 		return
