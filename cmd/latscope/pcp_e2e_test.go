@@ -42,7 +42,7 @@ func TestPCPArchiveCLI(t *testing.T) {
 	if v, _, _ := forced.valueOf("disk.%util", "vda"); v != util {
 		t.Errorf("--input-format pcp: %v, detected %v", v, util)
 	}
-	window := readHostReport(t, pcpArchive(t, "host-v2"), "--tz", "UTC", "--from", "2026-11-26 04:58:40", "--until", "2026-11-26 04:58:50", "--event", "cpu.%user")
+	window := readHostReport(t, pcpArchive(t, "host-v2"), "--tz", "UTC", "--from", "2026-11-26 05:28:20", "--until", "2026-11-26 05:28:30", "--event", "cpu.%user")
 	if _, _, ok := window.valueOf("cpu.%user", "all"); !ok {
 		t.Errorf("no cpu.%%user in the 10 s --from/--until window")
 	}

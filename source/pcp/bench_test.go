@@ -2,7 +2,7 @@ package pcp
 
 import "testing"
 
-// BenchmarkReadArchive reads the committed v3 archive (60 records of 76
+// BenchmarkReadArchive reads the committed v3 archive (60 records of 78
 // metrics, three volumes) into host: windows: what a day of 1-s PCP
 // history costs is 1 440 times one iteration.
 func BenchmarkReadArchive(b *testing.B) {

@@ -86,6 +86,7 @@ func TestLiveHostMatchesPCP(t *testing.T) {
 		{Event: "mem.kbmemused"}, {Event: "mem.%memused"}, {Event: "mem.kbavail"}, {Event: "mem.kbcached"},
 		{Event: "mem.pgpgout/s"}, {Event: "mem.fault/s"},
 		{Event: "psi.io.some"}, {Event: "psi.cpu.some"}, {Event: "load.1"}, {Event: "load.plist"},
+		{Event: "cpu.cswch/s"},
 	} {
 		x, okA := a[k]
 		y, okB := b[k]

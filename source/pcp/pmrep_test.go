@@ -68,6 +68,7 @@ func pmrepColumns() []pmrepColumn {
 		{"net.rxerr/s", "network.interface.in.errors", ""}, {"net.txerr/s", "network.interface.out.errors", ""},
 		{"net.rxdrop/s", "network.interface.in.drops", ""}, {"net.txdrop/s", "network.interface.out.drops", ""},
 		{"tcp.retrans/s", "network.tcp.retranssegs", ""},
+		{"cpu.proc/s", "kernel.all.sysfork", ""}, {"cpu.cswch/s", "kernel.all.pswitch", ""},
 		{"psi.cpu.some", "kernel.all.pressure.cpu.some.total", "100 * %s"},
 		{"psi.io.some", "kernel.all.pressure.io.some.total", "100 * %s"},
 		{"psi.io.full", "kernel.all.pressure.io.full.total", "100 * %s"},

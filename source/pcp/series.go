@@ -56,6 +56,8 @@ var counterSeriesList = []counterSeries{
 	{"net.rxdrop/s", "network.interface.in.drops", perSecond},
 	{"net.txdrop/s", "network.interface.out.drops", perSecond},
 	{"tcp.retrans/s", "network.tcp.retranssegs", perSecond},
+	{"cpu.proc/s", "kernel.all.sysfork", perSecond},
+	{"cpu.cswch/s", "kernel.all.pswitch", perSecond},
 	{"psi.cpu.some", "kernel.all.pressure.cpu.some.total", percentBusy},
 	{"psi.cpu.full", "kernel.all.pressure.cpu.full.total", percentBusy},
 	{"psi.io.some", "kernel.all.pressure.io.some.total", percentBusy},
