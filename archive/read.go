@@ -7,7 +7,6 @@ import (
 	"math"
 	"regexp"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/latscope/latscope/hist"
@@ -61,41 +60,10 @@ func CheckPattern(pattern string) error {
 	return err
 }
 
-// compilePattern turns a glob into an anchored regular expression.
-func compilePattern(pattern string) (*regexp.Regexp, error) {
-	var re strings.Builder
-	re.WriteString("^(?s:")
-	for i := 0; i < len(pattern); i++ {
-		switch pattern[i] {
-		case '*':
-			re.WriteString(".*")
-		case '?':
-			re.WriteString(".")
-		case '[':
-			end := strings.IndexByte(pattern[i+1:], ']')
-			if end < 0 {
-				return nil, fmt.Errorf("series pattern %q: unclosed [", pattern)
-			}
-			// A class reads as in path.Match and in regexp alike: [abc],
-			// [a-z], [^a-z].
-			re.WriteString(pattern[i : i+2+end])
-			i += end + 1
-		case '\\':
-			if i+1 < len(pattern) {
-				i++
-			}
-			re.WriteString(regexp.QuoteMeta(pattern[i : i+1]))
-		default:
-			re.WriteString(regexp.QuoteMeta(pattern[i : i+1])) // bytes, so that UTF-8 stays whole
-		}
-	}
-	re.WriteString(")$")
-	r, err := regexp.Compile(re.String())
-	if err != nil {
-		return nil, fmt.Errorf("series pattern %q: %w", pattern, err)
-	}
-	return r, nil
-}
+// compilePattern turns a --series glob into an anchored regular
+// expression (stream.SeriesPattern, shared with the stores that select
+// series the same way).
+func compilePattern(pattern string) (*regexp.Regexp, error) { return stream.SeriesPattern(pattern) }
 
 // Selector returns the query's series filter: whether Read returns a
 // series.

@@ -35,6 +35,7 @@ import (
 	"github.com/latscope/latscope/source/netapp"
 	"github.com/latscope/latscope/source/oracle"
 	"github.com/latscope/latscope/source/oracle10046"
+	"github.com/latscope/latscope/source/pcp"
 	"github.com/latscope/latscope/source/postgres"
 	"github.com/latscope/latscope/source/probes"
 	"github.com/latscope/latscope/source/prometheus"
@@ -73,9 +74,10 @@ func Formats() []source.Format {
 }
 
 // Stores lists the inputs that are paths to databases, or URLs: the
-// archive, and a latscope serve's archive over its API.
+// archive, a latscope serve's archive over its API, a Prometheus-compatible
+// store through PromQL, and PCP archives.
 func Stores() []source.Store {
-	return []source.Store{archivesource.Store(), remote.Store(), prometheus.Store()}
+	return []source.Store{archivesource.Store(), remote.Store(), prometheus.Store(), pcp.Store()}
 }
 
 // Sinks lists the formats `latscope convert` writes.

@@ -48,6 +48,12 @@ grep -E '^Benchmark(BytesPerSeriesDay|Write200|Read24h)' "$out/go-bench.txt" | t
 echo; echo "== heat-map API: a week of one series at 1 s on 1500 columns: 7 d (1-minute tier), 1 h and 6 h (raw) (docs/benchmarks.md) =="
 grep -E '^BenchmarkHeatmap7Days' "$out/go-bench.txt" | tee "$out/heatmap-api.txt"
 
+echo; echo "== PCP: archives recorded over 60 s by a pmcd and pmloggers (v2, v3) read equal to pmrep; host: beside pmlogger over the same seconds; CPU of latscope recording host: at 1 s beside pmcd+pmlogger recording the same metrics (docs/host.md) =="
+LATSCOPE_PCP_SECONDS=60 go test -count=1 -timeout 10m -run '^(TestRecordedArchivesMatchPmrep|TestLiveHostMatchesPCP)$' -v ./source/pcp 2>&1 |
+	grep -E 'series compared|^(--- |FAIL|ok)' | tee "$out/pcp.txt"
+LATSCOPE_PCPBENCH=1 LATSCOPE_PCP_SECONDS=60 go test -count=1 -timeout 10m -run '^TestHostCPUBesidePCP$' -v ./cmd/latscope 2>&1 |
+	grep -E 'pcp-bench: |^(--- |FAIL|ok)' | tee -a "$out/pcp.txt"
+
 echo; echo "== browser view: a week of one series at 1 s in /history, real Chromium: first paint, zoom, pan (docs/benchmarks.md) =="
 LATSCOPE_WEBBENCH=1 go test -count=1 -timeout 20m -run '^TestWebHistoryWeek$' -v ./cmd/latscope 2>&1 |
 	grep -E 'web: |^(--- |FAIL|ok)' | tee "$out/web-bench.txt"

@@ -60,7 +60,7 @@ func (o *Opener) Open(ctx context.Context, spec string) (Source, error) {
 		return o.openReader("-", o.Stdin, time.Time{})
 	}
 	for _, st := range o.Stores {
-		if st.Match(spec) {
+		if st.Match(spec) || st.Name == o.Options.Format {
 			return st.Open(spec, o.Options, o.Diag)
 		}
 	}

@@ -103,26 +103,29 @@ func WaitForPort(addr string, timeout time.Duration) error {
 	}
 }
 
-// process is a started server and the outcome of its Wait.
-type process struct {
+// Process is a started server and the outcome of its Wait.
+type Process struct {
 	cmd    *exec.Cmd
 	exited chan error
 }
 
-// startProcess starts cmd and collects its exit.
-func startProcess(cmd *exec.Cmd) (*process, error) {
+// StartProcess starts cmd and collects its exit.
+func StartProcess(cmd *exec.Cmd) (*Process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &process{cmd: cmd, exited: make(chan error, 1)}
+	p := &Process{cmd: cmd, exited: make(chan error, 1)}
 	go func() { p.exited <- cmd.Wait() }()
 	return p, nil
 }
 
-// stop sends sig (setpriv execs the server, so the signal reaches it) and
+// Pid is the process id (setpriv execs the server, so it is the server's).
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Stop sends sig (setpriv execs the server, so the signal reaches it) and
 // waits up to limit, then kills it and fails the test with why. A nil
 // process (never started, or stopped) is left alone.
-func (p *process) stop(t testing.TB, sig os.Signal, limit time.Duration, why string) {
+func (p *Process) Stop(t testing.TB, sig os.Signal, limit time.Duration, why string) {
 	t.Helper()
 	if p == nil {
 		return

@@ -37,7 +37,7 @@ type MariaDB struct {
 	// base are the options every start passes, settings the extra ones.
 	base, settings []string
 	log            string
-	proc           *process // nil when stopped
+	proc           *Process // nil when stopped
 }
 
 // URI returns "mysql://user:password@addr/" for the test account.
@@ -101,7 +101,7 @@ func StartMariaDB(t testing.TB, opts MariaDBOptions) *MariaDB {
 // Start starts the server (again, after Stop) and waits for its port.
 func (m *MariaDB) Start(t testing.TB) {
 	t.Helper()
-	proc, err := startProcess(m.owner.Command("mariadbd", append(slices.Clone(m.base), m.settings...)...))
+	proc, err := StartProcess(m.owner.Command("mariadbd", append(slices.Clone(m.base), m.settings...)...))
 	if err != nil {
 		t.Fatalf("starting mariadbd: %v", err)
 	}
@@ -142,7 +142,7 @@ func (m *MariaDB) Slap(ctx context.Context, t testing.TB, args ...string) {
 // Stop shuts the server down (SIGTERM: a clean shutdown) and waits.
 func (m *MariaDB) Stop(t testing.TB) {
 	t.Helper()
-	m.proc.stop(t, syscall.SIGTERM, 60*time.Second, "mariadbd did not stop within 60 s; killed")
+	m.proc.Stop(t, syscall.SIGTERM, 60*time.Second, "mariadbd did not stop within 60 s; killed")
 	m.proc = nil
 }
 

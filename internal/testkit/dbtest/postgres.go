@@ -48,7 +48,7 @@ type Postgres struct {
 
 	owner Owner
 	args  []string // the server's command line, the same at every start
-	proc  *process // nil when stopped
+	proc  *Process // nil when stopped
 }
 
 // PostgresBinDir returns the directory of PostgreSQL's server binaries, or
@@ -129,7 +129,7 @@ func (pg *Postgres) Start(t testing.TB) {
 	defer logFile.Close() // the child keeps its own descriptor
 	srv := pg.owner.Command(filepath.Join(pg.BinDir, "postgres"), pg.args...)
 	srv.Stdout, srv.Stderr = logFile, logFile
-	proc, err := startProcess(srv)
+	proc, err := StartProcess(srv)
 	if err != nil {
 		t.Fatalf("starting postgres: %v", err)
 	}
@@ -145,7 +145,7 @@ func (pg *Postgres) Start(t testing.TB) {
 // starts it again.
 func (pg *Postgres) Stop(t testing.TB) {
 	t.Helper()
-	pg.proc.stop(t, syscall.SIGINT, 30*time.Second, "postgres did not stop within 30 s of SIGINT (log "+pg.StderrLog+")")
+	pg.proc.Stop(t, syscall.SIGINT, 30*time.Second, "postgres did not stop within 30 s of SIGINT (log "+pg.StderrLog+")")
 	pg.proc = nil
 }
 
