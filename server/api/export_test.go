@@ -29,11 +29,7 @@ import (
 func exportServer(t *testing.T, maxExport int) (base, token string, a *archive.Archive) {
 	t.Helper()
 	ctx := context.Background()
-	a, err := archive.Open(filepath.Join(t.TempDir(), "data"), archive.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
+	a = tempArchive(t)
 	start := time.Now().Add(-time.Minute).Truncate(time.Second)
 	for i := range 5 {
 		for j, src := range []string{"db01", "db02"} {
@@ -199,4 +195,16 @@ func TestReportOfOneJobsEvent(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || strings.Count(string(body), "db01") != 0 || strings.Count(string(body), "db02") == 0 {
 		t.Errorf("export of db02's event: %d\n%s", resp.StatusCode, body)
 	}
+}
+
+// tempArchive is an empty archive in the test's directory, closed at the
+// end.
+func tempArchive(t *testing.T) *archive.Archive {
+	t.Helper()
+	a, err := archive.Open(filepath.Join(t.TempDir(), "data"), archive.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
 }

@@ -9,7 +9,6 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -322,11 +321,7 @@ func TestHeatmapRowsPerOctave(t *testing.T) {
 // over count of each column's windows) and answers a mean series alone.
 func TestHeatmapMeans(t *testing.T) {
 	ctx := context.Background()
-	a, err := archive.Open(filepath.Join(t.TempDir(), "data"), archive.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
+	a := tempArchive(t)
 	start := time.Date(2026, 11, 25, 3, 0, 0, 0, time.UTC)
 	mean := stream.Key{Event: "db file scattered read"}
 	for i := range 6 {
@@ -422,11 +417,7 @@ func TestHeatmapBadParams(t *testing.T) {
 // tier has not been built (an archive recorded from a file).
 func TestHeatmapAutoResolution(t *testing.T) {
 	ctx := context.Background()
-	a, err := archive.Open(filepath.Join(t.TempDir(), "data"), archive.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
+	a := tempArchive(t)
 	start := time.Date(2026, 11, 25, 1, 0, 0, 0, time.UTC)
 	var ivs []stream.Interval
 	for i := range 7200 {
@@ -462,11 +453,7 @@ func TestHeatmapAutoResolution(t *testing.T) {
 // each column's windows, not seconds. SYNTHETIC windows of host:disk.
 func TestHeatmapHostFigure(t *testing.T) {
 	ctx := context.Background()
-	a, err := archive.Open(filepath.Join(t.TempDir(), "data"), archive.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
+	a := tempArchive(t)
 	start := time.Date(2026, 11, 25, 3, 0, 0, 0, time.UTC)
 	for i, busy := range []float64{100, 300, 500, 700} {
 		iv := stream.Interval{Source: "host", Start: start.Add(time.Duration(i) * time.Second), Duration: time.Second,
