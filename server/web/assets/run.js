@@ -25,7 +25,11 @@ LS.ready(function () {
   LS.main.appendChild(log);
   var run = null, stream = null, shownOutputs = false, ticker = null, actionsFor = null;
 
+  // drawFacts shows a state of the run. A run that has ended stays ended:
+  // the answer to a cancel request (the run as it was) may come after the
+  // stream's final state.
   function drawFacts(r) {
+    if (run && LS.runFinal(run.state) && !LS.runFinal(r.state)) return;
     run = r;
     title.textContent = "Run #" + r.id + " · " + r.kind;
     document.title = "Run " + r.id + " · latscope";
@@ -137,16 +141,16 @@ LS.ready(function () {
       stream.addEventListener(t, function (ev) { stream.close(); LS.banner("the run's stream ended: " + JSON.parse(ev.data).reason); });
     });
     // The duration ticks while the run runs.
-    // Every 5 s the run is read again too: a state event lost while the
-    // stream reconnected (a loaded server, a proxy's timeout) cannot
-    // leave the page showing a run that has ended.
+    // Every 5 s the run is read again too, so that nothing that reaches
+    // the page out of order (a stream that reconnected, a proxy's timeout)
+    // can leave it showing a run that has ended as running.
     var ticks = 0;
     ticker = setInterval(function () {
       var d = document.getElementById("run-duration");
       if (d && run && run.state === "running") d.textContent = LS.fmtDuration(LS.runSeconds(run));
       if (++ticks % 5 === 0 && run && !LS.runFinal(run.state)) {
         LS.api(base).then(function (r) {
-          if (!LS.runFinal(run.state)) drawFacts(r);
+          drawFacts(r);
           if (LS.runFinal(r.state)) { stream.close(); clearInterval(ticker); }
         }, function () { /* the stream's own errors say what is wrong */ });
       }
