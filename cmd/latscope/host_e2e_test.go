@@ -84,6 +84,9 @@ func TestHostCLI(t *testing.T) {
 	if r := run(t, "", "heatmap", "host:disk", "--duration", "2s", "-o", filepath.Join(dir, "live.svg")); r.code != 0 {
 		t.Fatalf("heatmap host:disk: %d %s", r.code, r.stderr)
 	}
+	if r := run(t, "", "report", "host:disk,bio"); r.code == 0 || !strings.Contains(r.stderr, "the bio: source") {
+		t.Errorf("host:disk,bio: exit %d, stderr %q; want the way to the bio: source", r.code, r.stderr)
+	}
 	if r := run(t, "", "report", "host:gpu"); r.code == 0 || !strings.Contains(r.stderr, `unknown part "gpu"`) {
 		t.Errorf("host:gpu: %d %s", r.code, r.stderr)
 	}

@@ -83,7 +83,11 @@ func parseGroups(arg string) (groups, error) {
 	flags := map[string]*bool{"cpu": &g.cpu, "disk": &g.disk, "net": &g.net, "mem": &g.mem, "psi": &g.psi, "load": &g.load}
 	for _, name := range strings.Split(arg, ",") {
 		on, ok := flags[strings.TrimSpace(name)]
-		if !ok {
+		switch {
+		case !ok && strings.TrimSpace(name) == "bio":
+			// Latency histograms need tracing, not /proc: a source of their own.
+			return groups{}, fmt.Errorf("host:%s: block-I/O latency histograms are the bio: source (bio: or bio:vda; root and bpftrace), given beside host:", arg)
+		case !ok:
 			return groups{}, fmt.Errorf("host:%s: unknown part %q (known: %s; host: alone is all)", arg, name, strings.Join(groupNames, ", "))
 		}
 		*on = true
