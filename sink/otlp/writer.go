@@ -25,12 +25,15 @@ import (
 	"github.com/latscope/latscope/stream"
 )
 
-// Name is the value of --to; MetricName the metric every point belongs to.
+// Name is the value of --to; MetricName the metric of the histograms,
+// MeanSumName and MeanCountName those of the mean series.
 const (
-	Name        = "otlp"
-	MetricName  = "latscope.latency"
-	ScopeName   = "github.com/latscope/latscope/sink/otlp"
-	DefaultPath = "/v1/metrics"
+	Name          = "otlp"
+	MetricName    = "latscope.latency"
+	MeanSumName   = "latscope.mean.sum"
+	MeanCountName = "latscope.mean.count"
+	ScopeName     = "github.com/latscope/latscope/sink/otlp"
+	DefaultPath   = "/v1/metrics"
 	// batchPoints is how many data points one request carries at most.
 	batchPoints = 1000
 )
@@ -41,10 +44,11 @@ func Format() sink.Format {
 		Name: Name,
 		Sent: true,
 		Description: "OpenTelemetry exponential histograms over OTLP/HTTP (protobuf, gzip) to --otlp-endpoint: metric " + MetricName +
-			` (unit s), one delta data point per interval and series, attributes event, instance, source, sum_exact; resource service.name=latscope, host.name`,
+			` (unit s), one delta data point per interval and series, attributes event, instance, source, sum_exact; mean series (host figures, statement means) as the delta sums ` +
+			MeanSumName + ` and ` + MeanCountName + ` with a quantity attribute; resource service.name=latscope, host.name`,
 		Keeps: "counts and sums exactly, interval times to the ns; buckets rebinned into seconds at the source's scale (64 per octave for exact durations, " +
 			"scale 0 for power-of-two and custom buckets): a count may move to a neighbouring bucket; " +
-			"gaps and count-only series (means) are not sent; open top buckets are closed at twice their lower edge; no min/max",
+			"gaps are not sent; open top buckets are closed at twice their lower edge; no min/max",
 		Example: "latscope convert trace.trc --to otlp --otlp-endpoint http://127.0.0.1:4318",
 		New: func(_ io.Writer, o sink.Options) (sink.Writer, error) {
 			return New(context.Background(), o)
@@ -60,7 +64,10 @@ type Writer struct {
 	resource *resource.Resource
 	opts     sink.Options
 	points   []metricdata.ExponentialHistogramDataPoint[float64]
-	warn     *sink.Warner // once per kind of loss
+	// meanSums and meanCounts are the mean series' deltas: their ratio
+	// over any window is the series' value (docs/fleet.md, mean series).
+	meanSums, meanCounts []metricdata.DataPoint[float64]
+	warn                 *sink.Warner // once per kind of loss
 }
 
 // New returns a Writer sending to o.Endpoint (a URL; without a path the
@@ -111,21 +118,50 @@ func (w *Writer) Write(iv stream.Interval) error {
 		w.warn.Once("gap", "gaps are not sent (a delta stream has no way to say that a window was not observed)")
 		return nil
 	}
-	if len(iv.Means) > 0 {
-		w.warn.Once("means", "series known only as a count and a total per window are not sent (they have no histogram)")
+	for _, m := range iv.Means {
+		sum, count := w.meanPoints(iv, m)
+		w.meanSums, w.meanCounts = append(w.meanSums, sum), append(w.meanCounts, count)
 	}
 	if iv.Relative {
 		w.warn.Once("relative", "the source has no wall-clock time: its windows are sent as times since 1970")
 	}
 	for _, s := range iv.Series {
 		w.points = append(w.points, w.dataPoint(iv, s))
-		if len(w.points) >= batchPoints {
+		if w.pending() >= batchPoints {
 			if err := w.Flush(); err != nil {
 				return err
 			}
 		}
 	}
+	if w.pending() >= batchPoints {
+		return w.Flush()
+	}
 	return nil
+}
+
+// pending is the number of data points buffered.
+func (w *Writer) pending() int { return len(w.points) + 2*len(w.meanSums) }
+
+// meanPoints maps one mean series of an interval to its two delta
+// points: the total (in seconds for a latency) and the count, with the
+// series' quantity ("seconds" for a latency) as an attribute.
+func (w *Writer) meanPoints(iv stream.Interval, m stream.SeriesMean) (sum, count metricdata.DataPoint[float64]) {
+	quantity, total := string(m.Quantity), m.Sum
+	if m.Quantity.IsLatency() {
+		quantity, total = "seconds", m.Unit.Nanos(m.Sum)/1e9
+	}
+	source := m.Key.Source
+	if source == "" {
+		source = iv.Source
+	}
+	attrs := []attribute.KeyValue{attribute.String("event", m.Key.Event), attribute.String("source", source), attribute.String("quantity", quantity)}
+	if m.Key.Instance != "" {
+		attrs = append(attrs, attribute.String("instance", m.Key.Instance))
+	}
+	set := attribute.NewSet(attrs...)
+	sum = metricdata.DataPoint[float64]{Attributes: set, StartTime: iv.Start, Time: iv.End(), Value: total}
+	count = metricdata.DataPoint[float64]{Attributes: set, StartTime: iv.Start, Time: iv.End(), Value: m.Count}
+	return sum, count
 }
 
 // dataPoint maps one series of an interval to a delta data point.
@@ -222,26 +258,40 @@ func integerCounts(h *hist.Histogram) (zero uint64, counts []uint64) {
 // export fails (after the SDK's retries), so that a later Flush sends
 // only what came after.
 func (w *Writer) Flush() error {
-	if len(w.points) == 0 {
+	n := w.pending()
+	if n == 0 {
 		return nil
 	}
-	rm := &metricdata.ResourceMetrics{
-		Resource: w.resource,
-		ScopeMetrics: []metricdata.ScopeMetrics{{
-			Scope: instrumentation.Scope{Name: ScopeName},
-			Metrics: []metricdata.Metrics{{
-				Name:        MetricName,
-				Description: "Latency histograms written by latscope.",
-				Unit:        "s",
-				Data: metricdata.ExponentialHistogram[float64]{
-					DataPoints:  w.points,
-					Temporality: metricdata.DeltaTemporality,
-				},
-			}},
-		}},
+	var metrics []metricdata.Metrics
+	if len(w.points) > 0 {
+		metrics = append(metrics, metricdata.Metrics{
+			Name:        MetricName,
+			Description: "Latency histograms written by latscope.",
+			Unit:        "s",
+			Data: metricdata.ExponentialHistogram[float64]{
+				DataPoints:  w.points,
+				Temporality: metricdata.DeltaTemporality,
+			},
+		})
 	}
-	n := len(w.points)
-	w.points = nil
+	if len(w.meanSums) > 0 {
+		for _, m := range []struct {
+			name, what string
+			points     []metricdata.DataPoint[float64]
+		}{{MeanSumName, "total (seconds for a latency, else in the quantity attribute's terms)", w.meanSums},
+			{MeanCountName, "count (events, seconds or milliseconds observed)", w.meanCounts}} {
+			metrics = append(metrics, metricdata.Metrics{
+				Name:        m.name,
+				Description: "latscope's mean series (host figures, statement means), their " + m.what + ": the ratio of the two sums over any window is the value.",
+				Data:        metricdata.Sum[float64]{DataPoints: m.points, Temporality: metricdata.DeltaTemporality, IsMonotonic: true},
+			})
+		}
+	}
+	rm := &metricdata.ResourceMetrics{
+		Resource:     w.resource,
+		ScopeMetrics: []metricdata.ScopeMetrics{{Scope: instrumentation.Scope{Name: ScopeName}, Metrics: metrics}},
+	}
+	w.points, w.meanSums, w.meanCounts = nil, nil, nil
 	if err := w.exp.Export(w.ctx, rm); err != nil {
 		return fmt.Errorf("otlp: sending %d data points: %w", n, err)
 	}

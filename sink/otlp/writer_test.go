@@ -1,18 +1,22 @@
 package otlp
 
 import (
+	colmetricspb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
+
 	"context"
 	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/input"
+	"github.com/latscope/latscope/internal/testkit/otlptest"
 	"github.com/latscope/latscope/sink"
 	"github.com/latscope/latscope/stream"
 )
@@ -136,5 +140,68 @@ func TestWriterBatchesAndWarns(t *testing.T) {
 	warnings := strings.Join(diag.Warnings(), "\n")
 	if strings.Count(warnings, "gaps are not sent") != 1 || !strings.Contains(warnings, "open top buckets") {
 		t.Errorf("warnings:\n%s", warnings)
+	}
+}
+
+// Mean series go out as two delta sums with the quantity: their ratio is
+// the figure. The receiver decodes the request with the official OTLP
+// proto types (no collector can run here).
+func TestWriterSendsMeanSeries(t *testing.T) {
+	var mu sync.Mutex
+	var got []*colmetricspb.ExportMetricsServiceRequest
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req, err := otlptest.Decode(r)
+		if err != nil {
+			t.Error(err)
+		}
+		mu.Lock()
+		got = append(got, req)
+		mu.Unlock()
+		otlptest.Accept(w)
+	}))
+	defer srv.Close()
+	w, err := New(context.Background(), sink.Options{Name: srv.URL, Endpoint: srv.URL, Diag: input.NewDiagnostics(nil, 10), Host: "db1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	iv := stream.Interval{Source: "host:db1", Start: time.Date(2026, 11, 26, 3, 0, 0, 0, time.UTC), Duration: time.Second, Means: []stream.SeriesMean{
+		{Key: stream.Key{Event: "disk.%util", Instance: "vda"}, Sum: 42 * 1000, Count: 1000, Unit: stream.QuantityUnit, Quantity: stream.Percent},
+		{Key: stream.Key{Event: "disk.r_await", Instance: "vda"}, Sum: 30, Count: 12, Unit: hist.Millisecond},
+	}}
+	if err := w.Write(iv); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	values := map[string]float64{}
+	for _, req := range got {
+		for _, rm := range req.ResourceMetrics {
+			for _, sm := range rm.ScopeMetrics {
+				for _, m := range sm.Metrics {
+					sum := m.GetSum()
+					if sum == nil || !sum.IsMonotonic || sum.AggregationTemporality.String() != "AGGREGATION_TEMPORALITY_DELTA" {
+						t.Errorf("%s: %v, want a monotonic delta sum", m.Name, m.Data)
+						continue
+					}
+					for _, p := range sum.DataPoints {
+						attrs := map[string]string{}
+						for _, kv := range p.Attributes {
+							attrs[kv.Key] = kv.Value.GetStringValue()
+						}
+						values[m.Name+" "+attrs["event"]+" "+attrs["quantity"]] = p.GetAsDouble()
+					}
+				}
+			}
+		}
+	}
+	want := map[string]float64{
+		MeanSumName + " disk.%util percent": 42000, MeanCountName + " disk.%util percent": 1000,
+		MeanSumName + " disk.r_await seconds": 0.03, MeanCountName + " disk.r_await seconds": 12,
+	}
+	for k, v := range want {
+		if math.Abs(values[k]-v) > 1e-12 {
+			t.Errorf("%s = %v, want %v (all: %v)", k, values[k], v, values)
+		}
 	}
 }
