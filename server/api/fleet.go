@@ -167,17 +167,8 @@ func (d Data) fleetSelection(r *http.Request) (selection, map[string]string, err
 	if sel.from, sel.to, _, err = d.window(r.URL.Query()); err != nil {
 		return sel, nil, err
 	}
-	if sel.to.IsZero() {
-		sel.to = time.Now()
-	}
-	if sel.from.IsZero() {
-		sel.from = sel.to.Add(-defaultHeatmapSpan)
-	}
-	if !sel.from.Before(sel.to) {
-		return sel, nil, fmt.Errorf("%w: from is not before to", auth.ErrInvalid)
-	}
 	sel.resolution = archive.Raw
-	return sel, labels, nil
+	return sel, labels, sel.fillWindow(time.Now())
 }
 
 func (f *Fleet) known(id int64) map[string]string {

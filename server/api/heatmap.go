@@ -169,21 +169,30 @@ func intParam(q url.Values, name string, def, lo, hi int) (int, error) {
 // defaultWindow fills an empty to with the end of the series' last
 // window (now when it has none) and an empty from with an hour before to.
 func (d Data) defaultWindow(ctx context.Context, sel *selection) error {
+	end := time.Now()
 	if sel.to.IsZero() {
-		end, ok, err := d.Archive.LatestEnd(ctx, sel.info.Source)
+		last, ok, err := d.Archive.LatestEnd(ctx, sel.info.Source)
 		if err != nil {
 			return err
 		}
-		sel.to = time.Now()
 		if ok {
-			sel.to = end
+			end = last
 		}
+	}
+	return sel.fillWindow(end)
+}
+
+// fillWindow fills an empty to with end and an empty from with an hour
+// before to, and checks that from is before to.
+func (sel *selection) fillWindow(end time.Time) error {
+	if sel.to.IsZero() {
+		sel.to = end
 	}
 	if sel.from.IsZero() {
 		sel.from = sel.to.Add(-defaultHeatmapSpan)
 	}
 	if !sel.from.Before(sel.to) {
-		return fmt.Errorf("%w: from %s is not before to %s (to defaults to the end of the series' last window)",
+		return fmt.Errorf("%w: from %s is not before to %s (to defaults to the end of the series' last window, or now)",
 			auth.ErrInvalid, sel.from.Format(time.RFC3339), sel.to.Format(time.RFC3339))
 	}
 	return nil

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"net/url"
-	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -265,7 +264,14 @@ func (c *Client) Read(ctx context.Context, name string, sel Selection, diag *inp
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	series = slices.DeleteFunc(series, func(cs *cumulative) bool { return !sel.keeps(cs.key) })
+	var pattern *regexp.Regexp
+	if sel.Series != "" {
+		// The glob of --series everywhere else (the archive, PCP): * spans /.
+		if pattern, err = stream.SeriesPattern(sel.Series); err != nil {
+			return fmt.Errorf("%s: --series: %w", name, err)
+		}
+	}
+	series = slices.DeleteFunc(series, func(cs *cumulative) bool { return !sel.keeps(cs.key, pattern) })
 	if len(series) == 0 {
 		return fmt.Errorf("%s: %w: no %s or %s_bucket series match %s between %s and %s", name, input.ErrNothingRead,
 			sel.Metric, sel.Metric, sel.selector(""), sel.From.Format(time.RFC3339), sel.To.Format(time.RFC3339))
@@ -276,16 +282,12 @@ func (c *Client) Read(ctx context.Context, name string, sel Selection, diag *inp
 	return differences(ctx, name, sel, series, emit)
 }
 
-// keeps applies --event and --series.
-func (s Selection) keeps(k stream.Key) bool {
+// keeps applies --event and --series (series, compiled from Series).
+func (s Selection) keeps(k stream.Key, series *regexp.Regexp) bool {
 	if len(s.Events) > 0 && !slices.Contains(s.Events, k.Event) {
 		return false
 	}
-	if s.Series != "" {
-		ok, _ := path.Match(s.Series, k.Source)
-		return ok
-	}
-	return true
+	return series == nil || series.MatchString(k.Source)
 }
 
 // differences emits, for every step with data, the series' increases

@@ -341,3 +341,23 @@ func FuzzStoreAnswer(f *testing.F) {
 		})
 	})
 }
+
+// --series is the glob of every other store (* spans /): the recorded
+// series have no host label, so their source is the job, "trace".
+func TestStoreSeriesGlob(t *testing.T) {
+	c, _ := recordedStore(t, true)
+	end := time.Unix(1795668478, 0)
+	read := func(glob string) error {
+		sel := Selection{From: end.Add(-8 * time.Second), To: end, Step: time.Second, Series: glob}
+		return c.Read(context.Background(), "store", sel, input.NewDiagnostics(io.Discard, 1), func(stream.Interval) error { return nil })
+	}
+	if err := read("*ace"); err != nil {
+		t.Errorf("*ace: %v", err)
+	}
+	if err := read("db*"); !errors.Is(err, input.ErrNothingRead) {
+		t.Errorf("db*: %v, want nothing read", err)
+	}
+	if err := read("[x"); err == nil || !strings.Contains(err.Error(), "--series") {
+		t.Errorf("[x: %v, want the pattern refused", err)
+	}
+}
