@@ -40,14 +40,17 @@ column begin_interval_time format a23
 column end_interval_time   format a23
 column wait_class          format a15
 column event_name          format a64
-column total_waits         format 99999999999999999999
-column time_waited_micro   format 99999999999999999999
+column total_waits         format a20
+column time_waited_micro   format a20
 
 select e.dbid, e.snap_id, e.instance_number,
-       to_char(s.startup_time, 'YYYY-MM-DD HH24:MI:SS.FF3')        startup_time,
-       to_char(s.begin_interval_time, 'YYYY-MM-DD HH24:MI:SS.FF3') begin_interval_time,
-       to_char(s.end_interval_time, 'YYYY-MM-DD HH24:MI:SS.FF3')   end_interval_time,
-       e.wait_class, e.event_name, e.total_waits, e.time_waited_micro
+       to_char(s.startup_time, 'YYYY-MM-DD HH24:MI:SS.FF3') as startup_time,
+       to_char(s.begin_interval_time, 'YYYY-MM-DD HH24:MI:SS.FF3') as begin_interval_time,
+       to_char(s.end_interval_time, 'YYYY-MM-DD HH24:MI:SS.FF3') as end_interval_time,
+       e.wait_class,
+       e.event_name,
+       to_char(e.total_waits, 'TM9', 'NLS_NUMERIC_CHARACTERS=''.,''') as total_waits,
+       to_char(e.time_waited_micro, 'TM9', 'NLS_NUMERIC_CHARACTERS=''.,''') as time_waited_micro
 from   dba_hist_system_event e
 join   dba_hist_snapshot s
   on   s.dbid = e.dbid and s.instance_number = e.instance_number and s.snap_id = e.snap_id

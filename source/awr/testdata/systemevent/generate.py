@@ -1,4 +1,4 @@
-# Throwaway generator of the SYNTHETIC AWR system-event extract (see PROVENANCE.md).
+# Generator of the SYNTHETIC AWR system-event extract (see PROVENANCE.md).
 import random, datetime
 random.seed(18)
 events = [("User I/O","db file sequential read",5000,0.9),("Commit","log file sync",3000,1.8),
@@ -27,5 +27,5 @@ for inst in (1,2):
                     c = cum.get(ev,(0,0))
                     cum[ev] = (c[0]+w, c[1]+int(w*mean*1000))
             c = cum[ev]
-            print(f'1234567890,{1000+h},{inst},"{fmt(startup)}","{fmt(prev_end)}","{fmt(end)}","{cls}","{ev}",{c[0]},{c[1]}')
+            print(f'1234567890,{1000+h},{inst},"{fmt(startup)}","{fmt(prev_end)}","{fmt(end)}","{cls}","{ev}","{c[0]}","{c[1]}"')
         prev_end = end
