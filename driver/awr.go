@@ -12,6 +12,7 @@ import (
 
 	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source/awr"
+	"github.com/latscope/latscope/source/oracle"
 	"github.com/latscope/latscope/stream"
 	"github.com/latscope/latscope/view/awrstats"
 )
@@ -40,6 +41,14 @@ func AWR(ctx context.Context, ac AWRConfig) error {
 	var rows []awrstats.Row
 	var others []string
 	for _, spec := range ac.Sources {
+		if ac.isAWRRange(spec) {
+			raw, err := oracle.AWRSystemEvents(ctx, spec, ac.Read, diag)
+			if err != nil {
+				return err
+			}
+			rows = append(rows, ac.deltaRows(raw, spec, diag)...)
+			continue
+		}
 		got, isExtract, err := ac.readExtract(spec, diag)
 		if err != nil {
 			return err
@@ -115,11 +124,27 @@ func (ac AWRConfig) readExtract(spec string, diag *input.Diagnostics) (rows []aw
 	if err != nil {
 		return nil, true, err
 	}
+	return ac.deltaRows(raw, name, diag), true, nil
+}
+
+// isAWRRange says spec is a live Oracle SOURCE with an AWR snapshot range:
+// its DBA_HIST_SYSTEM_EVENT rows are read as the extract's.
+func (ac AWRConfig) isAWRRange(spec string) bool {
+	db := ac.Read.DB
+	return strings.HasPrefix(spec, "oracle://") && (db.AWRFrom != 0 || db.AWRTo != 0 || db.AWRLast != 0)
+}
+
+// deltaRows differences DBA_HIST_SYSTEM_EVENT rows into the analysis' rows,
+// keeping the windows --from and --until select.
+func (ac AWRConfig) deltaRows(raw []awr.SystemEventRow, name string, diag *input.Diagnostics) (rows []awrstats.Row) {
 	for _, d := range awr.SystemEventDeltas(raw, name, diag) {
+		if !ac.inWindow(stream.Interval{Start: d.Begin}) {
+			continue // --from, --until: windows by their start, as for every source
+		}
 		rows = append(rows, awrstats.Row{SnapshotTime: d.End, Begin: d.Begin, Instance: d.Instance, WaitClass: d.WaitClass,
 			Event: d.Event, Waits: d.Waits, TimeS: d.TimeWaitedMicro / 1e6})
 	}
-	return rows, true, nil
+	return rows
 }
 
 // readHistograms reads other sources as latscope reads them everywhere and
