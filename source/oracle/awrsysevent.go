@@ -78,49 +78,29 @@ func readAWRSystemEvents(ctx context.Context, rs rowSource, name string, diag *i
 // awrSystemEventRows joins DBA_HIST_SYSTEM_EVENT rows to their snapshots.
 // Rows whose snapshot is unknown or whose counters cannot be read are left
 // out; bad says how many and why the first was.
-func awrSystemEventRows(h *rows, snaps awrSnapshots) (out []awr.SystemEventRow, bad string) {
-	cs, cd, ci := h.col("SNAP_ID"), h.col("DBID"), h.col("INSTANCE_NUMBER")
+func awrSystemEventRows(h *rows, snaps awrSnapshots) ([]awr.SystemEventRow, string) {
 	cc, ce, cw, ct := h.col("WAIT_CLASS"), h.col("EVENT_NAME"), h.col("TOTAL_WAITS"), h.col("TIME_WAITED_MICRO")
-	if cs < 0 || cd < 0 || ci < 0 || ce < 0 || cw < 0 || ct < 0 {
-		return nil, "DBA_HIST_SYSTEM_EVENT result lacks SNAP_ID, DBID, INSTANCE_NUMBER, EVENT_NAME, TOTAL_WAITS " +
-			"or TIME_WAITED_MICRO (has " + strings.Join(h.columns, ", ") + ")"
+	if ce < 0 || cw < 0 || ct < 0 {
+		return nil, "DBA_HIST_SYSTEM_EVENT result lacks EVENT_NAME, TOTAL_WAITS or TIME_WAITED_MICRO (has " +
+			strings.Join(h.columns, ", ") + ")"
 	}
-	skipped := 0
-	skip := func(format string, args ...any) {
-		if skipped++; skipped == 1 {
-			bad = fmt.Sprintf(format, args...)
-		}
-	}
-	for i, v := range h.values {
-		line := i + 1
-		snap, ok := asInt(v[cs])
-		if !ok {
-			skip("row %d: SNAP_ID %q", line, asString(v[cs]))
-			continue
-		}
-		k := snapKey{dbid: asString(v[cd]), inst: asString(v[ci]), snap: snap}
-		s, ok := snaps.byKey[k]
-		if !ok {
-			skip("row %d: no DBA_HIST_SNAPSHOT row for snapshot %d of instance %s", line, snap, k.inst)
-			continue
-		}
+	var out []awr.SystemEventRow
+	bad := snaps.eachJoined(h, "DBA_HIST_SYSTEM_EVENT", func(line int, v []any, k snapKey, s snapInfo, skips *rowSkips) {
 		r := awr.SystemEventRow{DBID: k.dbid, Instance: k.inst, Startup: s.startup, StartupAt: s.startupAt,
 			Begin: s.begin, End: s.end, Event: asString(v[ce])}
 		if cc >= 0 {
 			r.WaitClass = asString(v[cc])
 		}
+		var ok bool
 		if r.TotalWaits, ok = asFloat(v[cw]); !ok || r.TotalWaits < 0 {
-			skip("row %d: TOTAL_WAITS %q", line, asString(v[cw]))
-			continue
+			skips.skip("row %d: TOTAL_WAITS %q", line, asString(v[cw]))
+			return
 		}
 		if r.TimeWaitedMicro, ok = asFloat(v[ct]); !ok || r.TimeWaitedMicro < 0 {
-			skip("row %d: TIME_WAITED_MICRO %q", line, asString(v[ct]))
-			continue
+			skips.skip("row %d: TIME_WAITED_MICRO %q", line, asString(v[ct]))
+			return
 		}
 		out = append(out, r)
-	}
-	if skipped > 0 {
-		bad = fmt.Sprintf("%d of %d DBA_HIST_SYSTEM_EVENT rows skipped (first: %s)", skipped, len(h.values), bad)
-	}
+	})
 	return out, bad
 }

@@ -95,14 +95,11 @@ func writeTable(w *bufio.Writer, a *Analysis) {
 	if a.IdleLeftOut {
 		w.WriteString(" (Idle class left out)")
 	}
-	w.WriteString("\n\nTop events\n")
-	writeTotals(w, a.Events, "event")
-	w.WriteString("\nWait classes\n")
-	writeTotals(w, a.WaitClass, "wait class")
-	for _, it := range a.Instances {
-		fmt.Fprintf(w, "\nInstance %s: %s s\n", it.Instance, num(round3(it.TimeS)))
-		writeTotals(w, it.Events, "event")
-	}
+	w.WriteString("\n")
+	eachRanking(a, func(title string, ts []Total, what string) {
+		fmt.Fprintf(w, "\n%s\n", title)
+		writeTotals(w, ts, what)
+	})
 	w.WriteString("\nTime waited (s) by day and hour of the snapshot time\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.AlignRight)
 	tw.Write([]byte("\t"))
@@ -118,6 +115,16 @@ func writeTable(w *bufio.Writer, a *Analysis) {
 		tw.Write([]byte("\n"))
 	}
 	tw.Flush()
+}
+
+// eachRanking hands every ranking the table and the page show, in order,
+// with its title and what its rows are.
+func eachRanking(a *Analysis, f func(title string, ts []Total, what string)) {
+	f("Top events", a.Events, "event")
+	f("Wait classes", a.WaitClass, "wait class")
+	for _, it := range a.Instances {
+		f(fmt.Sprintf("Instance %s: %s s", it.Instance, num(round3(it.TimeS))), it.Events, "event")
+	}
 }
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
@@ -140,14 +147,11 @@ func writeHTML(w *bufio.Writer, a *Analysis, title string) error {
 	if a.IdleLeftOut {
 		w.WriteString(" · Idle class left out")
 	}
-	w.WriteString("</p>\n<h2>Top events</h2>\n")
-	htmlTotals(w, a.Events, "event")
-	w.WriteString("<h2>Wait classes</h2>\n")
-	htmlTotals(w, a.WaitClass, "wait class")
-	for _, it := range a.Instances {
-		fmt.Fprintf(w, "<h2>Instance %s · %s s</h2>\n", html.EscapeString(it.Instance), num(round3(it.TimeS)))
-		htmlTotals(w, it.Events, "event")
-	}
+	w.WriteString("</p>\n")
+	eachRanking(a, func(title string, ts []Total, what string) {
+		fmt.Fprintf(w, "<h2>%s</h2>\n", html.EscapeString(title))
+		htmlTotals(w, ts, what)
+	})
 	w.WriteString("<h2>Time waited (s) by day and hour</h2>\n")
 	htmlPivot(w, a.Pivot)
 	w.WriteString("<h2>Trends of the top events</h2>\n")
