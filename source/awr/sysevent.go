@@ -128,29 +128,11 @@ func IsSystemEventHeading(prefix []byte) bool {
 }
 
 func sysEventCSVHeader(line string) (sysEventHeader, bool) {
-	for _, sep := range csvSeparators {
-		if strings.IndexByte(line, sep) < 0 {
-			continue
-		}
-		if fields, err := splitCSV(line, sep, nil); err == nil {
-			if h, ok := newSysEventHeader(fields, layout{sep: sep}); ok {
-				return h, true
-			}
-		}
-	}
-	return sysEventHeader{}, false
+	return csvHeading(line, newSysEventHeader)
 }
 
 func sysEventSpoolHeader(head, underline string) (sysEventHeader, bool) {
-	spans := dashSpans(underline)
-	if len(spans) < seRequired {
-		return sysEventHeader{}, false
-	}
-	names := make([]string, len(spans))
-	for i, sp := range spans {
-		names[i] = strings.TrimSpace(cut(head, sp, i == len(spans)-1))
-	}
-	return newSysEventHeader(names, layout{spans: spans})
+	return spoolHeading(head, underline, seRequired, newSysEventHeader)
 }
 
 // ErrNoSystemEventRows says an input held no row of the extract.
