@@ -244,3 +244,37 @@ func TestAWROutputsAndUsage(t *testing.T) {
 		t.Error("a missing file is not an error")
 	}
 }
+
+// TestAWRDocsExampleIsTheOutput keeps docs/awr.md's console examples true:
+// each `$ latscope awr ...` line's output, as printed there, is what the
+// binary prints (run from the repository root, where the docs' paths lead).
+func TestAWRDocsExampleIsTheOutput(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/awr.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	lines := strings.Split(string(doc), "\n")
+	for i, l := range lines {
+		cmdline, ok := strings.CutPrefix(l, "$ latscope awr ")
+		if !ok || strings.Contains(cmdline, "|") || strings.Contains(cmdline, " -o ") {
+			continue
+		}
+		var want []string
+		for _, o := range lines[i+1:] {
+			if strings.HasPrefix(o, "$ ") || o == "```" {
+				break
+			}
+			want = append(want, o)
+		}
+		args := append([]string{"awr"}, strings.Fields(strings.ReplaceAll(cmdline, "source/", "../../source/"))...)
+		res := run(t, "", args...)
+		if res.code != 0 || res.stdout != strings.Join(want, "\n")+"\n" {
+			t.Errorf("docs/awr.md:%d: latscope awr %s prints\n%s\nthe docs show\n%s", i+1, cmdline, res.stdout, strings.Join(want, "\n"))
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Error("no example checked")
+	}
+}

@@ -168,7 +168,7 @@ func writeHTML(w *bufio.Writer, a *Analysis, title string) error {
 	return nil
 }
 
-const pageCSS = `body{font:14px system-ui,sans-serif;margin:1em 2em;color:#222}
+const pageCSS = `body{font:14px system-ui,sans-serif;margin:1em 2em;color:#222}h1{overflow-wrap:anywhere;font-size:1.5em}
 table{border-collapse:collapse;margin:.5em 0}td,th{padding:2px 8px;text-align:right;border-bottom:1px solid #ddd}
 td:first-child,th:first-child{text-align:left}.pivot td{font-size:11px;padding:2px 3px}
 svg{display:block;margin:.2em 0 .8em}svg text{font:10px sans-serif;fill:#555}
