@@ -133,7 +133,12 @@ var csvSeparators = []byte{',', ';', '\t', '|'}
 
 // parseCSVHeader recognises a CSV heading line (SQL*Plus `set markup csv
 // on`, SQLcl `set sqlformat csv`, SQL Developer exports, `set colsep`).
-func parseCSVHeader(line string) (header, bool) {
+func parseCSVHeader(line string) (header, bool) { return csvHeading(line, newHeader) }
+
+// csvHeading splits a heading line at each separator in turn and returns
+// the first split that recognise accepts: the histogram exports' and the
+// system-event extract's headings are found alike.
+func csvHeading[H any](line string, recognise func([]string, layout) (H, bool)) (H, bool) {
 	for _, sep := range csvSeparators {
 		if strings.IndexByte(line, sep) < 0 {
 			continue
@@ -142,11 +147,12 @@ func parseCSVHeader(line string) (header, bool) {
 		if err != nil {
 			continue
 		}
-		if h, ok := newHeader(fields, layout{sep: sep}); ok {
+		if h, ok := recognise(fields, layout{sep: sep}); ok {
 			return h, true
 		}
 	}
-	return header{}, false
+	var none H
+	return none, false
 }
 
 // spoolHeaderCandidate says line may be the heading line of a fixed-width
@@ -163,15 +169,22 @@ func spoolHeaderCandidate(line string) bool {
 // group of dashes gives a column's byte range, and the heading text above it
 // the column's name.
 func parseSpoolHeader(headLine, underline string) (header, bool) {
+	return spoolHeading(headLine, underline, 3, newHeader)
+}
+
+// spoolHeading reads a spool heading of at least minCols columns with
+// recognise.
+func spoolHeading[H any](headLine, underline string, minCols int, recognise func([]string, layout) (H, bool)) (H, bool) {
 	spans := dashSpans(underline)
-	if len(spans) < 3 {
-		return header{}, false
+	if len(spans) < minCols {
+		var none H
+		return none, false
 	}
 	names := make([]string, len(spans))
 	for i, sp := range spans {
 		names[i] = strings.TrimSpace(cut(headLine, sp, i == len(spans)-1))
 	}
-	return newHeader(names, layout{spans: spans})
+	return recognise(names, layout{spans: spans})
 }
 
 // dashSpans returns the byte ranges of the groups of dashes of an underline

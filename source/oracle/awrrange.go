@@ -115,48 +115,83 @@ func parseOffset(s string) (*time.Location, bool) {
 // them to awr.Rows (ms bounds). Rows whose snapshot is not among snaps, or
 // whose values cannot be read, are left out; bad says how many and why the
 // first was.
-func awrRows(h *rows, snaps awrSnapshots) (out []awr.Row, bad string) {
-	cs, cd, ci := h.col("SNAP_ID"), h.col("DBID"), h.col("INSTANCE_NUMBER")
+func awrRows(h *rows, snaps awrSnapshots) ([]awr.Row, string) {
 	ce, cb, cc := h.col("EVENT_NAME"), h.col("WAIT_TIME_MILLI"), h.col("WAIT_COUNT")
-	if cs < 0 || cd < 0 || ci < 0 || ce < 0 || cb < 0 || cc < 0 {
-		return nil, "DBA_HIST_EVENT_HISTOGRAM result lacks SNAP_ID, DBID, INSTANCE_NUMBER, EVENT_NAME, WAIT_TIME_MILLI " +
-			"or WAIT_COUNT (has " + strings.Join(h.columns, ", ") + ")"
+	if ce < 0 || cb < 0 || cc < 0 {
+		return nil, "DBA_HIST_EVENT_HISTOGRAM result lacks EVENT_NAME, WAIT_TIME_MILLI or WAIT_COUNT (has " +
+			strings.Join(h.columns, ", ") + ")"
 	}
-	skipped := 0
-	skip := func(format string, args ...any) {
-		if skipped++; skipped == 1 {
-			bad = fmt.Sprintf(format, args...)
-		}
-	}
-	for i, v := range h.values {
-		line := i + 1
-		snap, ok := asInt(v[cs])
-		if !ok {
-			skip("row %d: SNAP_ID %q", line, asString(v[cs]))
-			continue
-		}
-		k := snapKey{dbid: asString(v[cd]), inst: asString(v[ci]), snap: snap}
-		s, ok := snaps.byKey[k]
-		if !ok {
-			skip("row %d: no DBA_HIST_SNAPSHOT row for snapshot %d of instance %s", line, snap, k.inst)
-			continue
-		}
+	var out []awr.Row
+	bad := snaps.eachJoined(h, "DBA_HIST_EVENT_HISTOGRAM", func(line int, v []any, k snapKey, s snapInfo, skips *rowSkips) {
 		r := awr.Row{Line: line, DBID: k.dbid, Instance: k.inst, End: s.end, Begin: s.begin, Startup: s.startup,
 			StartupAt: s.startupAt, Event: asString(v[ce]), Unit: hist.Millisecond}
+		var ok bool
 		if r.Bound, ok = asFloat(v[cb]); !ok {
-			skip("row %d: WAIT_TIME_MILLI %q", line, asString(v[cb]))
-			continue
+			skips.skip("row %d: WAIT_TIME_MILLI %q", line, asString(v[cb]))
+			return
 		}
 		if r.Count, ok = asFloat(v[cc]); !ok {
-			skip("row %d: WAIT_COUNT %q", line, asString(v[cc]))
-			continue
+			skips.skip("row %d: WAIT_COUNT %q", line, asString(v[cc]))
+			return
 		}
 		out = append(out, r)
-	}
-	if skipped > 0 {
-		bad = fmt.Sprintf("%d of %d DBA_HIST_EVENT_HISTOGRAM rows skipped (first: %s)", skipped, len(h.values), bad)
-	}
+	})
 	return out, bad
+}
+
+// eachJoined calls f with every row of h (a DBA_HIST_* view's result) whose
+// snapshot is among snaps, and returns what rowSkips.summary says of the
+// rows left out, by it or by f.
+func (snaps awrSnapshots) eachJoined(h *rows, view string, f func(line int, v []any, k snapKey, s snapInfo, skips *rowSkips)) string {
+	cs, cd, ci := h.col("SNAP_ID"), h.col("DBID"), h.col("INSTANCE_NUMBER")
+	if cs < 0 || cd < 0 || ci < 0 {
+		return view + " result lacks SNAP_ID, DBID or INSTANCE_NUMBER (has " + strings.Join(h.columns, ", ") + ")"
+	}
+	var skips rowSkips
+	for i, v := range h.values {
+		line := i + 1
+		if k, s, ok := snaps.of(v, line, cs, cd, ci, &skips); ok {
+			f(line, v, k, s, &skips)
+		}
+	}
+	return skips.summary(view, len(h.values))
+}
+
+// rowSkips counts the result rows left out and keeps why the first was.
+type rowSkips struct {
+	n     int
+	first string
+}
+
+func (s *rowSkips) skip(format string, args ...any) {
+	if s.n++; s.n == 1 {
+		s.first = fmt.Sprintf(format, args...)
+	}
+}
+
+// summary says how many rows of view were skipped and why the first was;
+// "" when none was.
+func (s *rowSkips) summary(view string, total int) string {
+	if s.n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d %s rows skipped (first: %s)", s.n, total, view, s.first)
+}
+
+// of finds the snapshot of result row v, whose SNAP_ID, DBID and
+// INSTANCE_NUMBER are in columns cs, cd, ci; a row without one is skipped.
+func (snaps awrSnapshots) of(v []any, line, cs, cd, ci int, skips *rowSkips) (snapKey, snapInfo, bool) {
+	snap, ok := asInt(v[cs])
+	if !ok {
+		skips.skip("row %d: SNAP_ID %q", line, asString(v[cs]))
+		return snapKey{}, snapInfo{}, false
+	}
+	k := snapKey{dbid: asString(v[cd]), inst: asString(v[ci]), snap: snap}
+	s, ok := snaps.byKey[k]
+	if !ok {
+		skips.skip("row %d: no DBA_HIST_SNAPSHOT row for snapshot %d of instance %s", line, snap, k.inst)
+	}
+	return k, s, ok
 }
 
 // runAWR reads the snapshot range once, emits its intervals (per instance,

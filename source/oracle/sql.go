@@ -109,3 +109,18 @@ where h.dbid = p.dbid
   and h.event_name in (select trim(regexp_substr(p.events, '[^,]+', 1, level)) from dual
                        connect by level <= regexp_count(p.events, ',') + 1)
 order by h.snap_id, h.instance_number, h.event_name, h.wait_time_milli`
+
+// awrSystemEventQuery reads DBA_HIST_SYSTEM_EVENT for the snapshots found
+// by awrSnapshotQuery, for `latscope awr oracle://...`: the columns of
+// sql/awr_system_event.sql that the snapshot query does not give. Binds:
+// 1, 2 = the smallest and largest SNAP_ID; 3 = the DBID. Counters are
+// printed with TM9, NLS-proof and exact.
+const awrSystemEventQuery = `with p as (select :1 as snap_from, :2 as snap_to, :3 as dbid from dual)
+select e.snap_id, e.dbid, e.instance_number, e.wait_class, e.event_name,
+       to_char(e.total_waits, 'TM9', 'NLS_NUMERIC_CHARACTERS=''.,''') as total_waits,
+       to_char(e.time_waited_micro, 'TM9', 'NLS_NUMERIC_CHARACTERS=''.,''') as time_waited_micro
+from p
+cross join dba_hist_system_event e
+where e.dbid = p.dbid
+  and e.snap_id between p.snap_from and p.snap_to
+order by e.instance_number, e.snap_id, e.event_name`

@@ -58,6 +58,8 @@ func TestQueriesNameTheColumnsTheMappersRead(t *testing.T) {
 			"END_INTERVAL_TIME", "STARTUP_TIME", "DB_UTC_OFFSET"}},
 		{"dba_hist_event_histogram", awrHistogramQuery, []string{"SNAP_ID", "DBID", "INSTANCE_NUMBER", "EVENT_NAME",
 			"WAIT_CLASS", "WAIT_TIME_MILLI", "WAIT_COUNT"}},
+		{"dba_hist_system_event", awrSystemEventQuery, []string{"SNAP_ID", "DBID", "INSTANCE_NUMBER", "WAIT_CLASS",
+			"EVENT_NAME", "TOTAL_WAITS", "TIME_WAITED_MICRO"}},
 	}
 	for _, c := range cases {
 		got := selectNames(c.q)
