@@ -1,0 +1,237 @@
+package oracle10046
+
+import (
+	"bytes"
+	"context"
+
+	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/stream"
+)
+
+// CallType is the kind of a database call line.
+type CallType uint8
+
+// The database calls of a 10046 trace.
+const (
+	CallParse CallType = iota + 1
+	CallExec
+	CallFetch
+	CallClose
+)
+
+// String returns the call's name as the trace writes it.
+func (t CallType) String() string {
+	switch t {
+	case CallParse:
+		return "PARSE"
+	case CallExec:
+		return "EXEC"
+	case CallFetch:
+		return "FETCH"
+	case CallClose:
+		return "CLOSE"
+	}
+	return "?"
+}
+
+// Call is one database call line: "EXEC #4:c=3999,e=4507,...,r=1,dep=0,...,tim=T".
+// E and C are in microseconds (10g and later write both in µs); Tim is the
+// trace's clock, in µs, at the call's end.
+type Call struct {
+	Type               CallType
+	Cursor             int64
+	Dep                int64
+	E, C, R, P, CR, CU int64
+	Tim                int64
+	Line               int
+}
+
+// Wait is one WAIT line, with the cursor it was written for.
+type Wait struct {
+	Cursor int64
+	Event  string
+	Ela    int64 // µs
+	Tim    int64
+	Line   int
+}
+
+// Cursor is a "PARSING IN CURSOR" section: the statement a cursor number
+// names from here on, with its text (at most maxSQLText bytes kept).
+type Cursor struct {
+	Cursor int64
+	Dep    int64
+	HV     string
+	SQLID  string // empty before 11g
+	Text   string
+	Tim    int64
+	Line   int
+}
+
+// CallHandler receives a trace's cursors, calls and waits in file order.
+type CallHandler interface {
+	Cursor(Cursor)
+	Call(Call)
+	Wait(Wait)
+}
+
+// maxSQLText bounds the SQL text kept per cursor.
+const maxSQLText = 4096
+
+// callLine maps the start of a call line to its type.
+var callLines = []struct {
+	prefix []byte
+	typ    CallType
+}{
+	{[]byte("PARSE #"), CallParse},
+	{[]byte("EXEC #"), CallExec},
+	{[]byte("FETCH #"), CallFetch},
+	{[]byte("CLOSE #"), CallClose},
+}
+
+// ReadCalls reads a whole trace, handing its cursors, calls and waits to h.
+// The WAIT path is the latency parser's own; calls are parsed only here.
+func ReadCalls(ctx context.Context, in source.Input, opts source.Options, h CallHandler) error {
+	p := newParser(in, opts, func(stream.Interval) error { return nil })
+	p.calls = &callState{handler: h}
+	err := p.run(ctx, in.Reader)
+	p.calls.closeCursor() // a trace cut inside SQL text
+	return err
+}
+
+// callState is what the parser keeps when calls are asked for.
+type callState struct {
+	handler CallHandler
+	cursor  Cursor // the PARSING IN CURSOR whose text is being read
+	open    bool
+	text    []byte
+}
+
+// call parses a call line; lines of other kinds starting with the same
+// letters (PARSING, PARSE ERROR, FETCH without fields) are left alone.
+func (p *parser) call(line []byte) {
+	for _, cl := range callLines {
+		if !bytes.HasPrefix(line, cl.prefix) {
+			continue
+		}
+		c, ok := parseCall(line[len(cl.prefix):])
+		if !ok {
+			p.malformed("bad " + cl.typ.String() + " line")
+			return
+		}
+		c.Type, c.Line = cl.typ, p.line
+		p.calls.handler.Call(c)
+		return
+	}
+}
+
+// parseCall reads "<cursor>:c=N,e=N,...,tim=N" (the part after "EXEC #").
+// Unknown fields are skipped; e and tim are required.
+func parseCall(b []byte) (Call, bool) {
+	var c Call
+	cur, n, ok := parseUint(b)
+	if !ok || n >= len(b) || b[n] != ':' {
+		return c, false
+	}
+	c.Cursor = cur
+	var haveE, haveTim bool
+	for rest := b[n+1:]; len(rest) > 0; {
+		field := rest
+		if i := bytes.IndexByte(rest, ','); i >= 0 {
+			field, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		eq := bytes.IndexByte(field, '=')
+		if eq <= 0 {
+			continue
+		}
+		v, m, ok := parseUint(field[eq+1:])
+		if !ok || m != len(field)-eq-1 {
+			if string(field[:eq]) == "e" || string(field[:eq]) == "tim" {
+				return c, false
+			}
+			continue
+		}
+		switch string(field[:eq]) {
+		case "c":
+			c.C = v
+		case "e":
+			c.E, haveE = v, true
+		case "p":
+			c.P = v
+		case "cr":
+			c.CR = v
+		case "cu":
+			c.CU = v
+		case "r":
+			c.R = v
+		case "dep":
+			c.Dep = v
+		case "tim":
+			c.Tim, haveTim = v, true
+		}
+	}
+	return c, haveE && haveTim
+}
+
+// openCursor starts a cursor from its PARSING IN CURSOR line.
+func (p *parser) openCursor(line []byte) {
+	rest := line[len(parsingPrefix):]
+	cur, _, ok := parseUint(rest)
+	if !ok {
+		p.malformed("PARSING IN CURSOR without a cursor number")
+		return
+	}
+	c := Cursor{Cursor: cur, Line: p.line}
+	c.Dep, _ = fieldUint(rest, " dep=")
+	c.Tim, _ = fieldUint(rest, " tim=")
+	c.HV = string(fieldWord(rest, " hv="))
+	c.SQLID = string(bytes.Trim(fieldWord(rest, " sqlid="), "'"))
+	s := p.calls
+	s.closeCursor()
+	s.cursor, s.open, s.text = c, true, s.text[:0]
+}
+
+// addText keeps a line of the open cursor's SQL text.
+func (s *callState) addText(line []byte) {
+	if !s.open || len(s.text) >= maxSQLText {
+		return
+	}
+	if len(s.text) > 0 {
+		s.text = append(s.text, '\n')
+	}
+	s.text = append(s.text, line[:min(len(line), maxSQLText-len(s.text))]...)
+}
+
+// closeCursor hands over the open cursor with the text read so far.
+func (s *callState) closeCursor() {
+	if !s.open {
+		return
+	}
+	s.cursor.Text = string(bytes.TrimRight(s.text, "\r\n "))
+	s.handler.Cursor(s.cursor)
+	s.open = false
+}
+
+// fieldUint reads the number after key ("dep=" preceded by a space).
+func fieldUint(b []byte, key string) (int64, bool) {
+	i := bytes.Index(b, []byte(key))
+	if i < 0 {
+		return 0, false
+	}
+	v, _, ok := parseUint(b[i+len(key):])
+	return v, ok
+}
+
+// fieldWord reads the non-space word after key.
+func fieldWord(b []byte, key string) []byte {
+	i := bytes.Index(b, []byte(key))
+	if i < 0 {
+		return nil
+	}
+	w := b[i+len(key):]
+	if j := bytes.IndexByte(w, ' '); j >= 0 {
+		w = w[:j]
+	}
+	return w
+}
