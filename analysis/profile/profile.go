@@ -50,7 +50,11 @@ type Trace struct {
 	Name     string `json:"name"`
 	FirstTim int64  `json:"first_tim"`
 	LastTim  int64  `json:"last_tim"`
-	SpanUS   int64  `json:"span_us"`
+	// SpanUS sums the spans (last tim − first tim) of the trace's
+	// processes: one, or the sections of a trcsess merge, whose
+	// sessions may have run at the same time.
+	SpanUS    int64 `json:"span_us"`
+	Processes int   `json:"processes"`
 }
 
 // Event is the time waited on one event.
@@ -157,16 +161,13 @@ type Input = source.Input
 func Build(ctx context.Context, inputs []Input, opts source.Options) (*Profile, error) {
 	b := &builder{byKey: map[string]*Statement{}, events: map[string]*Event{}, calls: map[callKey]*CallTotal{}}
 	for _, in := range inputs {
-		t := &traceReader{b: b, cursors: map[int64]*Statement{}, trace: Trace{Name: in.Name}}
+		t := &traceReader{b: b, name: in.Name, sessions: map[string]*session{}}
 		if err := oracle10046.ReadCalls(ctx, in, opts, t); err != nil {
 			return nil, fmt.Errorf("%s: %w", in.Name, err)
 		}
-		t.flushWaits(nil)
-		if t.seen {
-			t.trace.SpanUS = t.trace.LastTim - t.trace.FirstTim
-		}
-		b.p.Traces = append(b.p.Traces, t.trace)
-		b.p.SpanUS += t.trace.SpanUS
+		tr := t.trace()
+		b.p.Traces = append(b.p.Traces, tr)
+		b.p.SpanUS += tr.SpanUS
 	}
 	return b.finish(), nil
 }
@@ -204,12 +205,22 @@ func eventOf(m map[string]*Event, name string) *Event {
 	return e
 }
 
-// traceReader reads one trace: cursor numbers are the trace's own.
+// traceReader reads one trace, one session per trcsess process section:
+// cursor numbers and tim clocks are a process's own.
 type traceReader struct {
-	b       *builder
-	cursors map[int64]*Statement
-	trace   Trace
-	seen    bool
+	b        *builder
+	name     string
+	sessions map[string]*session
+	order    []*session
+}
+
+// session is one process's part of a trace.
+type session struct {
+	b           *builder
+	name        string // for cursors without a PARSING line
+	cursors     map[int64]*Statement
+	first, last int64
+	seen        bool
 	// pending are the waits since the last top-level call: the next
 	// top-level call tells whether they were inside it or before it.
 	pending []pendingWait
@@ -218,29 +229,77 @@ type traceReader struct {
 	children []Figures
 }
 
+// maxSessions bounds the process sections kept per trace.
+const maxSessions = 4096
+
+func (t *traceReader) session(process string) *session {
+	if s, ok := t.sessions[process]; ok {
+		return s
+	}
+	if len(t.sessions) >= maxSessions {
+		process = "…"
+		if s, ok := t.sessions[process]; ok {
+			return s
+		}
+	}
+	name := t.name
+	if process != "" {
+		name += " pid " + process
+	}
+	s := &session{b: t.b, name: name, cursors: map[int64]*Statement{}}
+	t.sessions[process] = s
+	t.order = append(t.order, s)
+	return s
+}
+
+// trace closes the sessions and sums their spans.
+func (t *traceReader) trace() Trace {
+	tr := Trace{Name: t.name, Processes: len(t.order)}
+	seen := false
+	for _, s := range t.order {
+		s.flushWaits(nil)
+		if !s.seen {
+			continue
+		}
+		tr.SpanUS += s.last - s.first
+		if !seen {
+			tr.FirstTim, tr.LastTim, seen = s.first, s.last, true
+		}
+		tr.FirstTim, tr.LastTim = min(tr.FirstTim, s.first), max(tr.LastTim, s.last)
+	}
+	return tr
+}
+
+// Cursor implements oracle10046.CallHandler.
+func (t *traceReader) Cursor(c oracle10046.Cursor) { t.session(c.Process).cursor(c) }
+
+// Call implements oracle10046.CallHandler.
+func (t *traceReader) Call(c oracle10046.Call) { t.session(c.Process).call(c) }
+
+// Wait implements oracle10046.CallHandler.
+func (t *traceReader) Wait(w oracle10046.Wait) { t.session(w.Process).wait(w) }
+
 type pendingWait struct {
 	event, stmt *Event
 	ela, tim    int64
 }
 
-func (t *traceReader) see(tim int64) {
+func (t *session) see(tim int64) {
 	if !t.seen {
-		t.seen, t.trace.FirstTim, t.trace.LastTim = true, tim, tim
+		t.seen, t.first, t.last = true, tim, tim
 		return
 	}
-	t.trace.FirstTim = min(t.trace.FirstTim, tim)
-	t.trace.LastTim = max(t.trace.LastTim, tim)
+	t.first, t.last = min(t.first, tim), max(t.last, tim)
 }
 
-// Cursor implements oracle10046.CallHandler.
-func (t *traceReader) Cursor(c oracle10046.Cursor) {
+func (t *session) cursor(c oracle10046.Cursor) {
 	t.see(c.Tim)
 	key := c.SQLID
 	if key == "" && c.HV != "" {
 		key = "hv:" + c.HV
 	}
 	if key == "" {
-		key = "cursor #" + strconv.FormatInt(c.Cursor, 10) + " of " + t.trace.Name
+		key = "cursor #" + strconv.FormatInt(c.Cursor, 10) + " of " + t.name
 	}
 	s := t.b.statement(key)
 	if s.Text == "" {
@@ -253,11 +312,11 @@ func (t *traceReader) Cursor(c oracle10046.Cursor) {
 }
 
 // statementOf returns the statement a cursor number names now.
-func (t *traceReader) statementOf(cursor int64, dep int64) *Statement {
+func (t *session) statementOf(cursor int64, dep int64) *Statement {
 	if s, ok := t.cursors[cursor]; ok {
 		return s
 	}
-	s := t.b.statement("cursor #" + strconv.FormatInt(cursor, 10) + " of " + t.trace.Name)
+	s := t.b.statement("cursor #" + strconv.FormatInt(cursor, 10) + " of " + t.name)
 	if s.Dep < 0 || dep < s.Dep {
 		s.Dep = dep
 	}
@@ -265,8 +324,7 @@ func (t *traceReader) statementOf(cursor int64, dep int64) *Statement {
 	return s
 }
 
-// Call implements oracle10046.CallHandler.
-func (t *traceReader) Call(c oracle10046.Call) {
+func (t *session) call(c oracle10046.Call) {
 	t.see(c.Tim)
 	k := callKey{c.Type, c.Dep > 0}
 	ct, ok := t.b.calls[k]
@@ -305,7 +363,7 @@ const maxDepth = 64
 // selfOf returns the call with the figures of the recursive calls it made
 // taken out, as tkprof reports them: a statement's own work, so that the
 // statements' figures add up to the trace's without counting twice.
-func (t *traceReader) selfOf(c oracle10046.Call) oracle10046.Call {
+func (t *session) selfOf(c oracle10046.Call) oracle10046.Call {
 	d := int(min(c.Dep, maxDepth))
 	for len(t.children) < d+2 {
 		t.children = append(t.children, Figures{})
@@ -322,8 +380,7 @@ func (t *traceReader) selfOf(c oracle10046.Call) oracle10046.Call {
 	return self
 }
 
-// Wait implements oracle10046.CallHandler.
-func (t *traceReader) Wait(w oracle10046.Wait) {
+func (t *session) wait(w oracle10046.Wait) {
 	t.see(w.Tim)
 	pw := pendingWait{event: eventOf(t.b.events, w.Event), ela: w.Ela, tim: w.Tim}
 	if w.Cursor != 0 || t.cursors[0] != nil {
@@ -343,7 +400,7 @@ func (t *traceReader) Wait(w oracle10046.Wait) {
 // flushWaits places the pending waits inside the top-level call c (those
 // that started, by their midpoint, after it started) or between calls.
 // nil places them all between calls (the trace's end).
-func (t *traceReader) flushWaits(c *oracle10046.Call) {
+func (t *session) flushWaits(c *oracle10046.Call) {
 	for _, w := range t.pending {
 		inside := c != nil && w.tim-w.ela/2 > c.Tim-c.E
 		for _, e := range []*Event{w.event, w.stmt} {

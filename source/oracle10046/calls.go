@@ -44,6 +44,9 @@ type Call struct {
 	E, C, R, P, CR, CU int64
 	Tim                int64
 	Line               int
+	// Process is the trcsess section's pid ("" outside one): cursor
+	// numbers and tim clocks are per process.
+	Process string
 }
 
 // Wait is one WAIT line, with the cursor it was written for.
@@ -53,6 +56,8 @@ type Wait struct {
 	Ela    int64 // µs
 	Tim    int64
 	Line   int
+	// Process: as Call's.
+	Process string
 }
 
 // Cursor is a "PARSING IN CURSOR" section: the statement a cursor number
@@ -65,6 +70,8 @@ type Cursor struct {
 	Text   string
 	Tim    int64
 	Line   int
+	// Process: as Call's.
+	Process string
 }
 
 // CallHandler receives a trace's cursors, calls and waits in file order.
@@ -118,7 +125,7 @@ func (p *parser) call(line []byte) {
 			p.malformed("bad " + cl.typ.String() + " line")
 			return
 		}
-		c.Type, c.Line = cl.typ, p.line
+		c.Type, c.Line, c.Process = cl.typ, p.line, p.pid
 		p.calls.handler.Call(c)
 		return
 	}
@@ -182,7 +189,7 @@ func (p *parser) openCursor(line []byte) {
 		p.malformed("PARSING IN CURSOR without a cursor number")
 		return
 	}
-	c := Cursor{Cursor: cur, Line: p.line}
+	c := Cursor{Cursor: cur, Line: p.line, Process: p.pid}
 	c.Dep, _ = fieldUint(rest, " dep=")
 	c.Tim, _ = fieldUint(rest, " tim=")
 	c.HV = string(fieldWord(rest, " hv="))

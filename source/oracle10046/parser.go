@@ -286,7 +286,7 @@ func (p *parser) wait(line []byte, truncated bool) error {
 		}
 	}
 	if p.calls != nil {
-		p.calls.handler.Wait(Wait{Cursor: cursor, Event: p.keys[s].Event, Ela: ela, Tim: tim, Line: p.line})
+		p.calls.handler.Wait(Wait{Cursor: cursor, Event: p.keys[s].Event, Ela: ela, Tim: tim, Line: p.line, Process: p.pid})
 	}
 	return p.onWait(heldWait{tim: tim, ela: ela, series: s, line: p.line})
 }
