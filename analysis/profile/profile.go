@@ -485,7 +485,9 @@ func distribution(h *hist.Histogram, maxUS int64) Distribution {
 	if d.Count == 0 {
 		return d
 	}
-	d.P50US, d.P90US, d.P99US = h.Quantile(0.5), h.Quantile(0.9), h.Quantile(0.99)
+	// Interpolating inside the top bucket may pass the largest call.
+	top := float64(maxUS)
+	d.P50US, d.P90US, d.P99US = min(h.Quantile(0.5), top), min(h.Quantile(0.9), top), min(h.Quantile(0.99), top)
 	rows := h.Rows()
 	if rows.ZeroCount > 0 {
 		d.Buckets = append(d.Buckets, Bucket{LowUS: 0, Count: int64(rows.ZeroCount)})

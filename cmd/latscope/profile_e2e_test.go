@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -98,5 +99,37 @@ func TestProfileCommandErrors(t *testing.T) {
 	}
 	if r := run(t, "not a trace\n", "profile", "-"); r.code == 0 || !strings.Contains(r.stderr, "not a 10046 trace") {
 		t.Errorf("profile of text: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestProfileDocExample: every line docs/profile.md shows of its example is
+// in the output of the command it shows.
+func TestProfileDocExample(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "profile.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(doc), "\n$ latscope ")
+	if !ok {
+		t.Fatal("docs/profile.md has no example")
+	}
+	block, _, _ = strings.Cut(block, "\n```")
+	lines := strings.Split(block, "\n")
+	args := strings.Fields(lines[0])
+	cmd := exec.Command(binary, args...)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("latscope %v: %v", args, err)
+	}
+	for _, l := range lines[1:] {
+		if l == "..." {
+			continue
+		}
+		l = strings.TrimSuffix(l, "…")
+		if !strings.Contains(string(out), l) {
+			t.Errorf("docs/profile.md shows %q, latscope prints no such line", l)
+		}
 	}
 }
