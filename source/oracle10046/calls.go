@@ -131,8 +131,8 @@ func (p *parser) call(line []byte) {
 	}
 }
 
-// parseCall reads "<cursor>:c=N,e=N,...,tim=N" (the part after "EXEC #").
-// Unknown fields are skipped; e and tim are required.
+// parseCall reads "<cursor>:c=N,e=N,...,tim=N" (the part after "EXEC #")
+// in one pass. Unknown fields are skipped; e and tim are required.
 func parseCall(b []byte) (Call, bool) {
 	var c Call
 	cur, n, ok := parseUint(b)
@@ -141,25 +141,30 @@ func parseCall(b []byte) (Call, bool) {
 	}
 	c.Cursor = cur
 	var haveE, haveTim bool
-	for rest := b[n+1:]; len(rest) > 0; {
-		field := rest
-		if i := bytes.IndexByte(rest, ','); i >= 0 {
-			field, rest = rest[:i], rest[i+1:]
-		} else {
-			rest = nil
+	for i := n + 1; i < len(b); {
+		k := i
+		for i < len(b) && b[i] != '=' && b[i] != ',' {
+			i++
 		}
-		eq := bytes.IndexByte(field, '=')
-		if eq <= 0 {
+		if i == len(b) || b[i] == ',' { // a field without a value
+			i++
 			continue
 		}
-		v, m, ok := parseUint(field[eq+1:])
-		if !ok || m != len(field)-eq-1 {
-			if string(field[:eq]) == "e" || string(field[:eq]) == "tim" {
+		key := b[k:i]
+		v, m, ok := parseUint(b[i+1:])
+		i += 1 + m
+		if !ok || (i < len(b) && b[i] != ',') {
+			if string(key) == "e" || string(key) == "tim" {
 				return c, false
 			}
+			for i < len(b) && b[i] != ',' {
+				i++
+			}
+			i++
 			continue
 		}
-		switch string(field[:eq]) {
+		i++
+		switch string(key) {
 		case "c":
 			c.C = v
 		case "e":
@@ -181,19 +186,40 @@ func parseCall(b []byte) (Call, bool) {
 	return c, haveE && haveTim
 }
 
-// openCursor starts a cursor from its PARSING IN CURSOR line.
+// openCursor starts a cursor from its PARSING IN CURSOR line:
+// "#4 len=71 dep=0 uid=33 oct=47 lid=33 tim=T hv=H ad='...' sqlid='S'",
+// read in one pass over its space-separated fields.
 func (p *parser) openCursor(line []byte) {
 	rest := line[len(parsingPrefix):]
-	cur, _, ok := parseUint(rest)
+	cur, n, ok := parseUint(rest)
 	if !ok {
 		p.malformed("PARSING IN CURSOR without a cursor number")
 		return
 	}
 	c := Cursor{Cursor: cur, Line: p.line, Process: p.pid}
-	c.Dep, _ = fieldUint(rest, " dep=")
-	c.Tim, _ = fieldUint(rest, " tim=")
-	c.HV = string(fieldWord(rest, " hv="))
-	c.SQLID = string(bytes.Trim(fieldWord(rest, " sqlid="), "'"))
+	for rest = rest[n:]; len(rest) > 0; {
+		f := rest
+		if i := bytes.IndexByte(rest, ' '); i >= 0 {
+			f, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		eq := bytes.IndexByte(f, '=')
+		if eq < 0 {
+			continue
+		}
+		value := f[eq+1:]
+		switch string(f[:eq]) {
+		case "dep":
+			c.Dep, _, _ = parseUint(value)
+		case "tim":
+			c.Tim, _, _ = parseUint(value)
+		case "hv":
+			c.HV = string(value)
+		case "sqlid":
+			c.SQLID = string(bytes.Trim(value, "'"))
+		}
+	}
 	s := p.calls
 	s.closeCursor()
 	s.cursor, s.open, s.text = c, true, s.text[:0]
@@ -218,27 +244,4 @@ func (s *callState) closeCursor() {
 	s.cursor.Text = string(bytes.TrimRight(s.text, "\r\n "))
 	s.handler.Cursor(s.cursor)
 	s.open = false
-}
-
-// fieldUint reads the number after key ("dep=" preceded by a space).
-func fieldUint(b []byte, key string) (int64, bool) {
-	i := bytes.Index(b, []byte(key))
-	if i < 0 {
-		return 0, false
-	}
-	v, _, ok := parseUint(b[i+len(key):])
-	return v, ok
-}
-
-// fieldWord reads the non-space word after key.
-func fieldWord(b []byte, key string) []byte {
-	i := bytes.Index(b, []byte(key))
-	if i < 0 {
-		return nil
-	}
-	w := b[i+len(key):]
-	if j := bytes.IndexByte(w, ' '); j >= 0 {
-		w = w[:j]
-	}
-	return w
 }
