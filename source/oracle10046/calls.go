@@ -3,6 +3,7 @@ package oracle10046
 import (
 	"bytes"
 	"context"
+	"strconv"
 
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
@@ -105,17 +106,26 @@ func ReadCalls(ctx context.Context, in source.Input, opts source.Options, h Call
 	return err
 }
 
-// callState is what the parser keeps when calls are asked for.
+// callState is what the parser keeps when calls are asked for: by a
+// handler (ReadCalls), or as latency series (--calls, series set).
 type callState struct {
 	handler CallHandler
 	cursor  Cursor // the PARSING IN CURSOR whose text is being read
 	open    bool
 	text    []byte
+
+	series     string           // source.CallsByType or CallsBySQL
+	statements map[int64]string // CallsBySQL: cursor number → statement
+	name       []byte           // scratch for series names
 }
+
+// maxCursorNames bounds the cursor → statement map of --calls sql (12c
+// cursor numbers are addresses): past it the map starts again.
+const maxCursorNames = 1 << 16
 
 // call parses a call line; lines of other kinds starting with the same
 // letters (PARSING, PARSE ERROR, FETCH without fields) are left alone.
-func (p *parser) call(line []byte) {
+func (p *parser) call(line []byte) error {
 	for _, cl := range callLines {
 		if !bytes.HasPrefix(line, cl.prefix) {
 			continue
@@ -123,12 +133,43 @@ func (p *parser) call(line []byte) {
 		c, ok := parseCall(line[len(cl.prefix):])
 		if !ok {
 			p.malformed("bad " + cl.typ.String() + " line")
-			return
+			return nil
 		}
 		c.Type, c.Line, c.Process = cl.typ, p.line, p.pid
-		p.calls.handler.Call(c)
-		return
+		if p.calls.handler != nil {
+			p.calls.handler.Call(c)
+			return nil
+		}
+		return p.placeCall(c)
 	}
+	return nil
+}
+
+// placeCall bins a call's elapsed time as a latency series (--calls).
+func (p *parser) placeCall(c Call) error {
+	s := p.calls
+	name := append(s.name[:0], "call "...)
+	name = append(name, c.Type.String()...)
+	if s.series == source.CallsBySQL {
+		stmt, ok := s.statements[c.Cursor]
+		if !ok {
+			stmt = "#" + strconv.FormatInt(c.Cursor, 10)
+		}
+		name = append(append(name, ' '), stmt...)
+	} else if c.Dep > 0 {
+		name = strconv.AppendInt(append(name, " dep="...), c.Dep, 10)
+	}
+	s.name = name
+	series, ok := p.seriesOf(name)
+	if !ok {
+		return nil
+	}
+	if p.pending {
+		if err := p.resolveStamp(c.Tim); err != nil {
+			return err
+		}
+	}
+	return p.onWait(heldWait{tim: c.Tim, ela: c.E, series: series, line: p.line})
 }
 
 // parseCall reads "<cursor>:c=N,e=N,...,tim=N" (the part after "EXEC #")
@@ -227,7 +268,7 @@ func (p *parser) openCursor(line []byte) {
 
 // addText keeps a line of the open cursor's SQL text.
 func (s *callState) addText(line []byte) {
-	if !s.open || len(s.text) >= maxSQLText {
+	if !s.open || s.handler == nil || len(s.text) >= maxSQLText {
 		return
 	}
 	if len(s.text) > 0 {
@@ -236,12 +277,35 @@ func (s *callState) addText(line []byte) {
 	s.text = append(s.text, line[:min(len(line), maxSQLText-len(s.text))]...)
 }
 
-// closeCursor hands over the open cursor with the text read so far.
+// closeCursor hands over the open cursor with the text read so far, or
+// (--calls sql) names the cursor's statement.
 func (s *callState) closeCursor() {
 	if !s.open {
 		return
 	}
+	s.open = false
+	if s.handler == nil {
+		s.nameCursor(s.cursor)
+		return
+	}
 	s.cursor.Text = string(bytes.TrimRight(s.text, "\r\n "))
 	s.handler.Cursor(s.cursor)
-	s.open = false
+}
+
+// nameCursor remembers which statement a cursor number names now.
+func (s *callState) nameCursor(c Cursor) {
+	if s.series != source.CallsBySQL {
+		return
+	}
+	name := c.SQLID
+	if name == "" && c.HV != "" {
+		name = "hv:" + c.HV
+	}
+	if name == "" {
+		return
+	}
+	if s.statements == nil || len(s.statements) >= maxCursorNames {
+		s.statements = map[int64]string{}
+	}
+	s.statements[c.Cursor] = name
 }

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/stream"
 )
 
 // callCounter counts what ReadCalls hands over.
@@ -116,6 +120,94 @@ func FuzzReadCalls(f *testing.F) {
 		}
 		if cc.e < 0 || cc.c < 0 {
 			t.Fatalf("negative times")
+		}
+	})
+}
+
+// TestCallSeriesEqualRawLines: with --calls, every call line of every real
+// trace is one event of its series, at its e=; the waits are unchanged.
+func TestCallSeriesEqualRawLines(t *testing.T) {
+	callRe := regexp.MustCompile(`(?m)^(PARSE|EXEC|FETCH|CLOSE) #\d+:c=\d+,e=(\d+),.*dep=(\d+),.*tim=\d+\r?$`)
+	for _, rel := range allTraces(t) {
+		t.Run(rel, func(t *testing.T) {
+			data := readShared(t, rel)
+			want := map[string]eventTotal{}
+			byType := map[string]eventTotal{}
+			for _, m := range callRe.FindAllSubmatch(data, -1) {
+				name := "call " + string(m[1])
+				if string(m[3]) != "0" {
+					name += " dep=" + string(m[3])
+				}
+				e, _ := strconv.ParseFloat(string(m[2]), 64)
+				w := want[name]
+				want[name] = eventTotal{w.count + 1, w.sum + e}
+				b := byType["call "+string(m[1])]
+				byType["call "+string(m[1])] = eventTotal{b.count + 1, b.sum + e}
+			}
+			plain := totals(run(t, rel, data, source.Options{}).Intervals)
+			got := totals(run(t, rel, data, source.Options{Calls: source.CallsByType}).Intervals)
+			for name, w := range want {
+				if got[name] != w {
+					t.Errorf("%s: %+v, raw lines %+v", name, got[name], w)
+				}
+			}
+			for name, w := range plain {
+				if got[name] != w {
+					t.Errorf("wait %s: %+v with --calls, %+v without", name, got[name], w)
+				}
+			}
+			if len(got) != len(plain)+len(want) {
+				t.Errorf("%d series, want %d waits and %d call series", len(got), len(plain), len(want))
+			}
+			// Per SQL, the series of one call type add up to the type's.
+			sum := map[string]eventTotal{}
+			for name, tot := range totals(run(t, rel, data, source.Options{Calls: source.CallsBySQL}).Intervals) {
+				if !strings.HasPrefix(name, "call ") {
+					continue
+				}
+				typ := strings.Join(strings.Fields(name)[:2], " ")
+				s := sum[typ]
+				sum[typ] = eventTotal{s.count + tot.count, s.sum + tot.sum}
+			}
+			for typ, w := range byType {
+				if sum[typ] != w {
+					t.Errorf("--calls sql %s: %+v, raw lines %+v", typ, sum[typ], w)
+				}
+			}
+		})
+	}
+}
+
+// FuzzCallSeries: with --calls, arbitrary input never panics nor fails,
+// every interval is valid, and no more events come out than the input has
+// WAIT and call lines.
+func FuzzCallSeries(f *testing.F) {
+	for _, s := range fuzzSeeds(f) {
+		f.Add(s, true)
+	}
+	f.Add([]byte("PARSING IN CURSOR #1 len=6 dep=0 tim=1 hv=1 sqlid='a'\nselect\nEND OF STMT\nEXEC #1:c=0,e=1,dep=0,tim=2\n"), false)
+	f.Fuzz(func(t *testing.T, data []byte, bySQL bool) {
+		opts := source.Options{Calls: source.CallsByType, Location: time.UTC}
+		if bySQL {
+			opts.Calls = source.CallsBySQL
+		}
+		src, _ := Open(source.Input{Name: "fuzz", Reader: bytes.NewReader(data), Diag: input.NewDiagnostics(nil, 0)}, opts)
+		var events float64
+		err := src.Run(context.Background(), func(iv stream.Interval) error {
+			if err := iv.Validate(); err != nil {
+				t.Fatalf("invalid interval: %v", err)
+			}
+			for _, s := range iv.Series {
+				events += s.Hist.Count()
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		lines := bytes.Count(data, []byte("\n")) + 1
+		if events > float64(lines) {
+			t.Fatalf("%g events out of %d lines", events, lines)
 		}
 	})
 }

@@ -107,6 +107,9 @@ func newParser(in source.Input, opts source.Options, emit func(stream.Interval) 
 		byName: map[string]int32{},
 	}
 	p.bin = newBinner(in.Name, opts.Interval, emit, &p.keys, p.warnBackwards)
+	if opts.Calls != "" {
+		p.calls = &callState{series: opts.Calls}
+	}
 	return p
 }
 
@@ -144,11 +147,15 @@ func (p *parser) handle(line []byte, truncated bool) error {
 		} else if bytes.HasPrefix(line, parseErrorPrefix) {
 			p.enterSQL(line, sqlParseError)
 		} else if p.calls != nil {
-			p.call(line)
+			if err := p.call(line); err != nil {
+				return err
+			}
 		}
 	case 'E', 'F', 'C':
 		if p.calls != nil {
-			p.call(line)
+			if err := p.call(line); err != nil {
+				return err
+			}
 		}
 	case 'T':
 		if bytes.HasPrefix(line, traceFilePrefix) {
@@ -285,7 +292,7 @@ func (p *parser) wait(line []byte, truncated bool) error {
 			return err
 		}
 	}
-	if p.calls != nil {
+	if p.calls != nil && p.calls.handler != nil {
 		p.calls.handler.Wait(Wait{Cursor: cursor, Event: p.keys[s].Event, Ela: ela, Tim: tim, Line: p.line, Process: p.pid})
 	}
 	return p.onWait(heldWait{tim: tim, ela: ela, series: s, line: p.line})
