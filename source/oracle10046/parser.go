@@ -293,7 +293,9 @@ func (p *parser) wait(line []byte, truncated bool) error {
 		}
 	}
 	if p.calls != nil && p.calls.handler != nil {
+		// ReadCalls: the handler is the only reader, no interval is wanted.
 		p.calls.handler.Wait(Wait{Cursor: cursor, Event: p.keys[s].Event, Ela: ela, Tim: tim, Line: p.line, Process: p.pid})
+		return nil
 	}
 	return p.onWait(heldWait{tim: tim, ela: ela, series: s, line: p.line})
 }
