@@ -63,7 +63,20 @@ type Options struct {
 	// Server says how a latscope serve SOURCE (http:// or https://) is
 	// read.
 	Server ServerOptions
+	// Calls adds the database calls of 10046 traces as latency series
+	// beside the waits (--calls): CallsByType or CallsBySQL; empty: none.
+	Calls string
 }
+
+// The --calls modes.
+const (
+	// CallsByType: one series per call type and depth ("call FETCH",
+	// "call EXEC dep=1").
+	CallsByType = "type"
+	// CallsBySQL: one series per call type and statement ("call FETCH
+	// g4h8jndhd8vst": sqlid, else hv:N, else #cursor).
+	CallsBySQL = "sql"
+)
 
 // ServerOptions are the options of a latscope serve SOURCE.
 type ServerOptions struct {

@@ -42,6 +42,7 @@ type sharedFlags struct {
 	from, until string
 	to          string // --to, the alias of --until where convert's --to is not meant
 	series      string
+	calls       string
 	db          dbFlags
 	server      serverFlags
 }
@@ -54,6 +55,7 @@ func (f *sharedFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.interval, "interval", 0, "binning interval for per-event sources and heat-map column width (default: 3s for traces, 1s for iotest, else the data's own)")
 	fl.StringArrayVar(&f.events, "event", nil, "keep only this wait event (repeatable; exact name)")
 	fl.BoolVarP(&f.follow, "follow", "f", false, "keep reading files as they grow, like tail -f")
+	fl.StringVar(&f.calls, "calls", "", "10046 traces: add the database calls' elapsed times as series, per call type and depth (type) or per call type and SQL (sql)")
 	fl.StringVar(&f.by, "by", "", "\"file\" keeps series from different SOURCE files apart instead of summing them")
 	fl.DurationVar(&f.duration, "duration", 0, "stop live sources (probes, --follow, pipes) after this long, e.g. 30s")
 	fl.StringVar(&f.counts, "counts", "", "periodic histograms are cumulative or interval (default: each format's own, see `latscope formats`)")
@@ -106,6 +108,12 @@ func (f *sharedFlags) config(env environment, args []string) (driver.Config, err
 	c.Read.Server = f.server.options()
 	c.Read.Events = f.events
 	c.Read.Follow = f.follow
+	switch f.calls {
+	case "", source.CallsByType, source.CallsBySQL:
+		c.Read.Calls = f.calls
+	default:
+		return c, usagef("--calls %q: want type or sql", f.calls)
+	}
 	if f.counts != "" {
 		mode, err := source.ParseCounts(f.counts)
 		if err != nil {
@@ -202,7 +210,7 @@ time waited per second, which is where the time goes.`,
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w (see %s --help)", err, cmd.CommandPath())}
 	})
-	root.AddCommand(newHeatmapCommand(env), newReportCommand(env), newRecordCommand(env), newConvertCommand(env), newFormatsCommand(env), newIOTestCommand(env), newNetTestCommand(env), newSourcesCommand(env), newCollapseCommand(env), newFlameCommand(env), newServeCommand(env), newAWRCommand(env))
+	root.AddCommand(newHeatmapCommand(env), newReportCommand(env), newRecordCommand(env), newConvertCommand(env), newFormatsCommand(env), newIOTestCommand(env), newNetTestCommand(env), newSourcesCommand(env), newCollapseCommand(env), newFlameCommand(env), newServeCommand(env), newAWRCommand(env), newProfileCommand(env))
 	root.SetVersionTemplate("latscope {{.Version}}\n")
 	return root
 }

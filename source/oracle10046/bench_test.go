@@ -47,3 +47,26 @@ func BenchmarkParse(b *testing.B) {
 		b.ReportMetric(float64(b.N)*float64(len(data))/1e6/cpu.Seconds(), "MB/cpu-s")
 	}
 }
+
+// BenchmarkReadCalls measures the same input read with its calls (what
+// latscope profile does), for comparison with BenchmarkParse.
+func BenchmarkReadCalls(b *testing.B) {
+	one := readShared(b, fileDBM11106)
+	data := repeatToSize(one, 64<<20)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for b.Loop() {
+		var cc callCounter
+		if err := ReadCalls(context.Background(), source.Input{Name: "bench", Reader: bytes.NewReader(data)}, source.Options{}, &cc); err != nil {
+			b.Fatal(err)
+		}
+		if cc.waits != 2289*(len(data)/len(one)) {
+			b.Fatalf("waits = %d", cc.waits)
+		}
+	}
+	if cpu := cpuTime() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(b.N)*float64(len(data))/1e6/cpu.Seconds(), "MB/cpu-s")
+	}
+}

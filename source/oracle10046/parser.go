@@ -93,6 +93,9 @@ type parser struct {
 	zones      map[int]*time.Location
 
 	bin *binner
+
+	// calls is set only by ReadCalls: the latency path never parses calls.
+	calls *callState
 }
 
 func newParser(in source.Input, opts source.Options, emit func(stream.Interval) error) *parser {
@@ -104,6 +107,9 @@ func newParser(in source.Input, opts source.Options, emit func(stream.Interval) 
 		byName: map[string]int32{},
 	}
 	p.bin = newBinner(in.Name, opts.Interval, emit, &p.keys, p.warnBackwards)
+	if opts.Calls != "" {
+		p.calls = &callState{series: opts.Calls}
+	}
 	return p
 }
 
@@ -134,9 +140,22 @@ func (p *parser) handle(line []byte, truncated bool) error {
 		}
 	case 'P':
 		if bytes.HasPrefix(line, parsingPrefix) {
+			if p.calls != nil {
+				p.openCursor(line)
+			}
 			p.enterSQL(line, sqlStatement)
 		} else if bytes.HasPrefix(line, parseErrorPrefix) {
 			p.enterSQL(line, sqlParseError)
+		} else if p.calls != nil {
+			if err := p.call(line); err != nil {
+				return err
+			}
+		}
+	case 'E', 'F', 'C':
+		if p.calls != nil {
+			if err := p.call(line); err != nil {
+				return err
+			}
 		}
 	case 'T':
 		if bytes.HasPrefix(line, traceFilePrefix) {
@@ -188,6 +207,9 @@ func (p *parser) sqlText(line []byte) bool {
 	trimmed := bytes.TrimSuffix(line, []byte{'\r'})
 	if bytes.Equal(trimmed, endOfStmt) {
 		p.sqlMode = sqlNone
+		if p.calls != nil {
+			p.calls.closeCursor()
+		}
 		return true
 	}
 	p.sqlSeen += int64(len(line)) + 1
@@ -195,7 +217,13 @@ func (p *parser) sqlText(line []byte) bool {
 	case sqlStatement:
 		if p.sqlSeen > p.sqlLimit {
 			p.sqlMode = sqlNone
+			if p.calls != nil {
+				p.calls.closeCursor()
+			}
 			return false
+		}
+		if p.calls != nil {
+			p.calls.addText(trimmed)
 		}
 	case sqlParseError:
 		// The first line is always text; len is at most two bytes longer
@@ -215,7 +243,7 @@ func (p *parser) wait(line []byte, truncated bool) error {
 	}
 	rest := line[len(waitPrefix):]
 	// Usually "WAIT #<cursor>: nam='": check there before searching.
-	_, c, _ := parseUint(rest)
+	cursor, c, _ := parseUint(rest)
 	if bytes.HasPrefix(rest[c:], cursorNamKey) {
 		rest = rest[c+len(cursorNamKey):]
 	} else if i := bytes.Index(rest, namKey); i >= 0 {
@@ -263,6 +291,11 @@ func (p *parser) wait(line []byte, truncated bool) error {
 		if err := p.resolveStamp(tim); err != nil {
 			return err
 		}
+	}
+	if p.calls != nil && p.calls.handler != nil {
+		// ReadCalls: the handler is the only reader, no interval is wanted.
+		p.calls.handler.Wait(Wait{Cursor: cursor, Event: p.keys[s].Event, Ela: ela, Tim: tim, Line: p.line, Process: p.pid})
+		return nil
 	}
 	return p.onWait(heldWait{tim: tim, ela: ela, series: s, line: p.line})
 }

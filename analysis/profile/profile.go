@@ -1,0 +1,501 @@
+// Package profile builds the response-time profile of Oracle extended SQL
+// traces (event 10046), as Method R defines it: a trace's response time
+// (its span, last tim − first tim) split into the CPU of its top-level
+// database calls, its waits by event (inside calls and between them) and
+// the time nothing in the trace accounts for; and per-SQL resource
+// profiles (executions, rows, elapsed, CPU, waits by event, the calls'
+// latency distribution), as tkprof and TVD$XTAT print them.
+package profile
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/source/oracle10046"
+)
+
+// Profile is the response-time profile of one or more traces. Times are in
+// microseconds, as the traces write them (10g and later).
+type Profile struct {
+	Traces []Trace `json:"traces"`
+	// SpanUS is the sum of the traces' spans: the response time profiled.
+	SpanUS int64 `json:"span_us"`
+	// CPUUS is the CPU of top-level (dep=0) calls, whose c= includes the
+	// CPU of the recursive calls they made: counting every depth would
+	// count recursive CPU twice.
+	CPUUS int64 `json:"cpu_us"`
+	// Events are the waits by event, sorted by time waited.
+	Events []Event `json:"events"`
+	// WaitUS is the time of all waits.
+	WaitUS int64 `json:"wait_us"`
+	// UnaccountedUS is SpanUS − CPUUS − WaitUS: time the trace does not
+	// explain (CPU not measured in the c= granularity, time outside calls
+	// and waits, preemption). Negative when counted time exceeds the span.
+	UnaccountedUS int64 `json:"unaccounted_us"`
+	// Calls are the database calls by type and depth (top-level and
+	// recursive), as tkprof's OVERALL TOTALS: own figures, like the
+	// statements'.
+	Calls []CallTotal `json:"calls"`
+	// Statements are sorted by elapsed time, most first.
+	Statements []*Statement `json:"statements"`
+}
+
+// Trace is one input's clock span.
+type Trace struct {
+	Name     string `json:"name"`
+	FirstTim int64  `json:"first_tim"`
+	LastTim  int64  `json:"last_tim"`
+	// SpanUS sums the spans (last tim − first tim) of the trace's
+	// processes: one, or the sections of a trcsess merge, whose
+	// sessions may have run at the same time.
+	SpanUS    int64 `json:"span_us"`
+	Processes int   `json:"processes"`
+}
+
+// Event is the time waited on one event.
+type Event struct {
+	Name  string `json:"event"`
+	Count int64  `json:"count"`
+	US    int64  `json:"us"`
+	MaxUS int64  `json:"max_us"`
+	// WithinCallsUS waited inside top-level calls (their e= includes it);
+	// BetweenCallsUS between them (SQL*Net message from client: the
+	// application's time, or the user's think time).
+	WithinCallsUS  int64 `json:"within_calls_us"`
+	BetweenCallsUS int64 `json:"between_calls_us"`
+}
+
+// CallTotal sums the calls of one type at one kind of depth.
+type CallTotal struct {
+	Type      string `json:"type"`
+	Recursive bool   `json:"recursive"`
+	Figures
+}
+
+// Figures are the sums tkprof prints per call type.
+type Figures struct {
+	Count     int64 `json:"count"`
+	CPUUS     int64 `json:"cpu_us"`
+	ElapsedUS int64 `json:"elapsed_us"`
+	Disk      int64 `json:"disk"`
+	Query     int64 `json:"query"`
+	Current   int64 `json:"current"`
+	Rows      int64 `json:"rows"`
+}
+
+func (f *Figures) add(c oracle10046.Call) {
+	f.Count++
+	f.CPUUS += c.C
+	f.ElapsedUS += c.E
+	f.Disk += c.P
+	f.Query += c.CR
+	f.Current += c.CU
+	f.Rows += c.R
+}
+
+// Statement is one SQL statement's resource profile: every cursor that
+// parsed the same sqlid (hash value before 11g), in every trace.
+type Statement struct {
+	// Key is the sqlid, "hv:N" before 11g, or "cursor #N" for a cursor
+	// whose PARSING IN CURSOR line is not in the trace.
+	Key   string `json:"key"`
+	SQLID string `json:"sqlid,omitempty"`
+	HV    string `json:"hv,omitempty"`
+	Dep   int64  `json:"dep"`
+	Text  string `json:"text"`
+	// Parse, Exec and Fetch are tkprof's rows; Close is separate because
+	// tkprof leaves CLOSE out of its totals.
+	Parse Figures `json:"parse"`
+	Exec  Figures `json:"exec"`
+	Fetch Figures `json:"fetch"`
+	Close Figures `json:"close"`
+	// Total sums Parse, Exec and Fetch: tkprof's "total" row. Like
+	// tkprof's, every figure but rows is the statement's own: the work of
+	// the recursive calls it made is in their statements.
+	Total Figures `json:"total"`
+	// InclusiveElapsedUS and InclusiveCPUUS include the recursive calls'
+	// (the calls' e= and c= as written).
+	InclusiveElapsedUS int64 `json:"inclusive_elapsed_us"`
+	InclusiveCPUUS     int64 `json:"inclusive_cpu_us"`
+	// Executions are EXEC calls; the per-execution figures divide by them.
+	Executions       int64   `json:"executions"`
+	ElapsedPerExecUS float64 `json:"elapsed_per_exec_us"`
+	CPUPerExecUS     float64 `json:"cpu_per_exec_us"`
+	RowsPerExec      float64 `json:"rows_per_exec"`
+	// Events are the waits written for this statement's cursor.
+	Events []Event `json:"events"`
+	// Latency is the distribution of its calls' elapsed times.
+	Latency Distribution `json:"call_latency"`
+
+	events    map[string]*Event
+	calls     *hist.Histogram
+	maxCallUS int64
+}
+
+// Distribution summarises call latencies in µs: percentiles and
+// power-of-two buckets [LowUS, 2·LowUS).
+type Distribution struct {
+	Count   int64    `json:"count"`
+	P50US   float64  `json:"p50_us"`
+	P90US   float64  `json:"p90_us"`
+	P99US   float64  `json:"p99_us"`
+	MaxUS   int64    `json:"max_us"`
+	Buckets []Bucket `json:"buckets"`
+}
+
+// Bucket counts calls in [LowUS, 2·LowUS) (the first: [0, 1) µs).
+type Bucket struct {
+	LowUS float64 `json:"low_us"`
+	Count int64   `json:"count"`
+}
+
+// Input is one trace to read.
+type Input = source.Input
+
+// Build reads the traces and returns their profile.
+func Build(ctx context.Context, inputs []Input, opts source.Options) (*Profile, error) {
+	b := &builder{byKey: map[string]*Statement{}, events: map[string]*Event{}, calls: map[callKey]*CallTotal{}}
+	for _, in := range inputs {
+		t := &traceReader{b: b, name: in.Name, sessions: map[string]*session{}}
+		if err := oracle10046.ReadCalls(ctx, in, opts, t); err != nil {
+			return nil, fmt.Errorf("%s: %w", in.Name, err)
+		}
+		tr := t.trace()
+		b.p.Traces = append(b.p.Traces, tr)
+		b.p.SpanUS += tr.SpanUS
+	}
+	return b.finish(), nil
+}
+
+type callKey struct {
+	typ       oracle10046.CallType
+	recursive bool
+}
+
+// builder accumulates the profile across traces.
+type builder struct {
+	p      Profile
+	byKey  map[string]*Statement
+	order  []*Statement
+	events map[string]*Event
+	calls  map[callKey]*CallTotal
+}
+
+func (b *builder) statement(key string) *Statement {
+	if s, ok := b.byKey[key]; ok {
+		return s
+	}
+	s := &Statement{Key: key, Dep: -1, events: map[string]*Event{}, calls: hist.NewExact(hist.Microsecond, 0)}
+	b.byKey[key] = s
+	b.order = append(b.order, s)
+	return s
+}
+
+func eventOf(m map[string]*Event, name string) *Event {
+	e, ok := m[name]
+	if !ok {
+		e = &Event{Name: name}
+		m[name] = e
+	}
+	return e
+}
+
+// traceReader reads one trace, one session per trcsess process section:
+// cursor numbers and tim clocks are a process's own.
+type traceReader struct {
+	b        *builder
+	name     string
+	sessions map[string]*session
+	order    []*session
+}
+
+// session is one process's part of a trace.
+type session struct {
+	b           *builder
+	name        string // for cursors without a PARSING line
+	cursors     map[int64]*Statement
+	first, last int64
+	seen        bool
+	// pending are the waits since the last top-level call: the next
+	// top-level call tells whether they were inside it or before it.
+	pending []pendingWait
+	// children[d] sums the calls at depth d since the last call at depth
+	// d−1, which they were made by: its own figures exclude them.
+	children []Figures
+}
+
+// maxSessions bounds the process sections kept per trace.
+const maxSessions = 4096
+
+func (t *traceReader) session(process string) *session {
+	if s, ok := t.sessions[process]; ok {
+		return s
+	}
+	if len(t.sessions) >= maxSessions {
+		process = "…"
+		if s, ok := t.sessions[process]; ok {
+			return s
+		}
+	}
+	name := t.name
+	if process != "" {
+		name += " pid " + process
+	}
+	s := &session{b: t.b, name: name, cursors: map[int64]*Statement{}}
+	t.sessions[process] = s
+	t.order = append(t.order, s)
+	return s
+}
+
+// trace closes the sessions and sums their spans.
+func (t *traceReader) trace() Trace {
+	tr := Trace{Name: t.name, Processes: len(t.order)}
+	seen := false
+	for _, s := range t.order {
+		s.flushWaits(nil)
+		if !s.seen {
+			continue
+		}
+		tr.SpanUS += s.last - s.first
+		if !seen {
+			tr.FirstTim, tr.LastTim, seen = s.first, s.last, true
+		}
+		tr.FirstTim, tr.LastTim = min(tr.FirstTim, s.first), max(tr.LastTim, s.last)
+	}
+	return tr
+}
+
+// Cursor implements oracle10046.CallHandler.
+func (t *traceReader) Cursor(c oracle10046.Cursor) { t.session(c.Process).cursor(c) }
+
+// Call implements oracle10046.CallHandler.
+func (t *traceReader) Call(c oracle10046.Call) { t.session(c.Process).call(c) }
+
+// Wait implements oracle10046.CallHandler.
+func (t *traceReader) Wait(w oracle10046.Wait) { t.session(w.Process).wait(w) }
+
+type pendingWait struct {
+	event, stmt *Event
+	ela, tim    int64
+}
+
+func (t *session) see(tim int64) {
+	if !t.seen {
+		t.seen, t.first, t.last = true, tim, tim
+		return
+	}
+	t.first, t.last = min(t.first, tim), max(t.last, tim)
+}
+
+func (t *session) cursor(c oracle10046.Cursor) {
+	t.see(c.Tim)
+	key := c.SQLID
+	if key == "" && c.HV != "" {
+		key = "hv:" + c.HV
+	}
+	if key == "" {
+		key = "cursor #" + strconv.FormatInt(c.Cursor, 10) + " of " + t.name
+	}
+	s := t.b.statement(key)
+	if s.Text == "" {
+		s.SQLID, s.HV, s.Text = c.SQLID, c.HV, c.Text
+	}
+	if s.Dep < 0 || c.Dep < s.Dep {
+		s.Dep = c.Dep
+	}
+	t.cursors[c.Cursor] = s
+}
+
+// statementOf returns the statement a cursor number names now.
+func (t *session) statementOf(cursor int64, dep int64) *Statement {
+	if s, ok := t.cursors[cursor]; ok {
+		return s
+	}
+	s := t.b.statement("cursor #" + strconv.FormatInt(cursor, 10) + " of " + t.name)
+	if s.Dep < 0 || dep < s.Dep {
+		s.Dep = dep
+	}
+	t.cursors[cursor] = s
+	return s
+}
+
+func (t *session) call(c oracle10046.Call) {
+	t.see(c.Tim)
+	k := callKey{c.Type, c.Dep > 0}
+	ct, ok := t.b.calls[k]
+	if !ok {
+		ct = &CallTotal{Type: c.Type.String(), Recursive: c.Dep > 0}
+		t.b.calls[k] = ct
+	}
+	self := t.selfOf(c)
+	ct.add(self)
+	s := t.statementOf(c.Cursor, c.Dep)
+	switch c.Type {
+	case oracle10046.CallParse:
+		s.Parse.add(self)
+	case oracle10046.CallExec:
+		s.Exec.add(self)
+	case oracle10046.CallFetch:
+		s.Fetch.add(self)
+	case oracle10046.CallClose:
+		s.Close.add(self)
+	}
+	if c.Type != oracle10046.CallClose {
+		s.InclusiveElapsedUS += c.E
+		s.InclusiveCPUUS += c.C
+		_ = s.calls.Record(float64(c.E)) // e= is never negative
+		s.maxCallUS = max(s.maxCallUS, c.E)
+	}
+	if c.Dep == 0 {
+		t.b.p.CPUUS += c.C
+		t.flushWaits(&c)
+	}
+}
+
+// maxDepth bounds the recursion depths tracked (real traces stay below 10).
+const maxDepth = 64
+
+// selfOf returns the call with the figures of the recursive calls it made
+// taken out, as tkprof reports them: a statement's own work, so that the
+// statements' figures add up to the trace's without counting twice.
+func (t *session) selfOf(c oracle10046.Call) oracle10046.Call {
+	d := int(min(c.Dep, maxDepth))
+	for len(t.children) < d+2 {
+		t.children = append(t.children, Figures{})
+	}
+	kids := &t.children[d+1]
+	self := c
+	self.E -= kids.ElapsedUS
+	self.C -= kids.CPUUS
+	self.P -= kids.Disk
+	self.CR -= kids.Query
+	self.CU -= kids.Current
+	*kids = Figures{}
+	t.children[d].add(c)
+	return self
+}
+
+func (t *session) wait(w oracle10046.Wait) {
+	t.see(w.Tim)
+	pw := pendingWait{event: eventOf(t.b.events, w.Event), ela: w.Ela, tim: w.Tim}
+	if w.Cursor != 0 || t.cursors[0] != nil {
+		pw.stmt = eventOf(t.statementOf(w.Cursor, 0).events, w.Event)
+	}
+	for _, e := range []*Event{pw.event, pw.stmt} {
+		if e != nil {
+			e.Count++
+			e.US += w.Ela
+			e.MaxUS = max(e.MaxUS, w.Ela)
+		}
+	}
+	t.b.p.WaitUS += w.Ela
+	t.pending = append(t.pending, pw)
+}
+
+// flushWaits places the pending waits inside the top-level call c (those
+// that started, by their midpoint, after it started) or between calls.
+// nil places them all between calls (the trace's end).
+func (t *session) flushWaits(c *oracle10046.Call) {
+	for _, w := range t.pending {
+		inside := c != nil && w.tim-w.ela/2 > c.Tim-c.E
+		for _, e := range []*Event{w.event, w.stmt} {
+			switch {
+			case e == nil:
+			case inside:
+				e.WithinCallsUS += w.ela
+			default:
+				e.BetweenCallsUS += w.ela
+			}
+		}
+	}
+	t.pending = t.pending[:0]
+}
+
+// finish derives the sums, per-execution figures and orders.
+func (b *builder) finish() *Profile {
+	p := &b.p
+	p.UnaccountedUS = p.SpanUS - p.CPUUS - p.WaitUS
+	p.Events = sortedEvents(b.events)
+	for _, ct := range b.calls {
+		p.Calls = append(p.Calls, *ct)
+	}
+	slices.SortFunc(p.Calls, func(a, c CallTotal) int {
+		if a.Recursive != c.Recursive {
+			if a.Recursive {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Compare(callOrder(a.Type), callOrder(c.Type))
+	})
+	for _, s := range b.order {
+		s.finish()
+		p.Statements = append(p.Statements, s)
+	}
+	slices.SortStableFunc(p.Statements, func(a, c *Statement) int {
+		return cmp.Or(cmp.Compare(c.Total.ElapsedUS, a.Total.ElapsedUS), cmp.Compare(c.Total.CPUUS, a.Total.CPUUS))
+	})
+	return p
+}
+
+func callOrder(name string) int {
+	return slices.Index([]string{"PARSE", "EXEC", "FETCH", "CLOSE"}, name)
+}
+
+func sortedEvents(m map[string]*Event) []Event {
+	out := make([]Event, 0, len(m))
+	for _, e := range m {
+		out = append(out, *e)
+	}
+	slices.SortFunc(out, func(a, c Event) int { return cmp.Or(cmp.Compare(c.US, a.US), cmp.Compare(a.Name, c.Name)) })
+	return out
+}
+
+func (s *Statement) finish() {
+	for _, f := range []Figures{s.Parse, s.Exec, s.Fetch} {
+		s.Total.Count += f.Count
+		s.Total.CPUUS += f.CPUUS
+		s.Total.ElapsedUS += f.ElapsedUS
+		s.Total.Disk += f.Disk
+		s.Total.Query += f.Query
+		s.Total.Current += f.Current
+		s.Total.Rows += f.Rows
+	}
+	if s.Dep < 0 {
+		s.Dep = 0
+	}
+	s.Executions = s.Exec.Count
+	if n := float64(s.Executions); n > 0 {
+		s.ElapsedPerExecUS = float64(s.Total.ElapsedUS) / n
+		s.CPUPerExecUS = float64(s.Total.CPUUS) / n
+		s.RowsPerExec = float64(s.Total.Rows) / n
+	}
+	s.Events = sortedEvents(s.events)
+	s.Latency = distribution(s.calls, s.maxCallUS)
+}
+
+// distribution summarises a histogram of call latencies.
+func distribution(h *hist.Histogram, maxUS int64) Distribution {
+	d := Distribution{Count: int64(h.Count()), MaxUS: maxUS}
+	if d.Count == 0 {
+		return d
+	}
+	// Interpolating inside the top bucket may pass the largest call.
+	top := float64(maxUS)
+	d.P50US, d.P90US, d.P99US = min(h.Quantile(0.5), top), min(h.Quantile(0.9), top), min(h.Quantile(0.99), top)
+	rows := h.Rows()
+	if rows.ZeroCount > 0 {
+		d.Buckets = append(d.Buckets, Bucket{LowUS: 0, Count: int64(rows.ZeroCount)})
+	}
+	for i, n := range rows.Counts {
+		if n > 0 {
+			d.Buckets = append(d.Buckets, Bucket{LowUS: hist.RowLower(rows.First+i, 0), Count: int64(n)})
+		}
+	}
+	return d
+}

@@ -1,0 +1,217 @@
+package profile
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/latscope/latscope/input"
+	"github.com/latscope/latscope/internal/testkit/testenv"
+	"github.com/latscope/latscope/source"
+)
+
+const (
+	dirApress  = "trc10046/apress-top1e_10.2.0.3_11.1.0.6/"
+	fileTrace  = dirApress + "DBM11106_ora_6334.trc"
+	fileTkprof = dirApress + "DBM11106_ora_6334_tkprof.txt"
+	fileTVD    = dirApress + "DBM11106_ora_6334_tvdxtat.html"
+)
+
+func readData(t *testing.T, rel string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(testenv.DataFile(t, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func build(t *testing.T, name string, data []byte) *Profile {
+	t.Helper()
+	in := Input{Name: name, Reader: bytes.NewReader(data), Diag: input.NewDiagnostics(nil, 0)}
+	p, err := Build(context.Background(), []Input{in}, source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// tkprofBlock is one statement (or OVERALL TOTALS) section of a tkprof report.
+type tkprofBlock struct {
+	id    string // SQL ID, the first text line without one, or the OVERALL title
+	calls map[string][]float64
+	waits map[string][3]float64 // times, max wait, total waited
+}
+
+// parseTkprof reads the call and wait tables of a tkprof text report.
+func parseTkprof(t *testing.T, data []byte) []tkprofBlock {
+	var blocks []tkprofBlock
+	var cur *tkprofBlock
+	inWaits := false
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		line := sc.Text()
+		fields := strings.Fields(line)
+		switch {
+		case len(line) >= 40 && (strings.Trim(line, "*") == "" || strings.Trim(line, "-") == ""):
+			blocks = append(blocks, tkprofBlock{calls: map[string][]float64{}, waits: map[string][3]float64{}})
+			cur, inWaits = &blocks[len(blocks)-1], false
+		case cur == nil:
+		case strings.HasPrefix(line, "SQL ID"):
+			cur.id = strings.TrimSpace(line[strings.Index(line, ":")+1:])
+		case strings.HasPrefix(line, "OVERALL TOTALS"):
+			// Both OVERALL sections follow one separator.
+			blocks = append(blocks, tkprofBlock{id: line, calls: map[string][]float64{}, waits: map[string][3]float64{}})
+			cur, inWaits = &blocks[len(blocks)-1], false
+		case cur.id == "" && len(cur.calls) == 0 && strings.TrimSpace(line) != "":
+			cur.id = "text:" + strings.TrimSpace(line)
+		case len(fields) == 8 && (fields[0] == "Parse" || fields[0] == "Execute" || fields[0] == "Fetch" || fields[0] == "total"):
+			cur.calls[fields[0]] = numbers(t, fields[1:])
+		case strings.Contains(line, "Event waited on"):
+			inWaits = true
+		case inWaits && len(fields) >= 4 && !strings.HasPrefix(line, "  ---"):
+			n := numbers(t, fields[len(fields)-3:])
+			cur.waits[strings.Join(fields[:len(fields)-3], " ")] = [3]float64{n[0], n[1], n[2]}
+		case inWaits && strings.TrimSpace(line) == "":
+			inWaits = false
+		}
+	}
+	return blocks
+}
+
+func numbers(t *testing.T, fields []string) []float64 {
+	out := make([]float64, len(fields))
+	for i, f := range fields {
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			t.Fatalf("tkprof number %q: %v", f, err)
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// truncated is what tkprof prints for µs: seconds cut to two decimals.
+func truncated(us int64) float64 { return math.Floor(float64(us)/1e4) / 100 }
+
+func checkFigures(t *testing.T, what string, f Figures, printed []float64) {
+	t.Helper()
+	got := []float64{float64(f.Count), truncated(f.CPUUS), truncated(f.ElapsedUS), float64(f.Disk), float64(f.Query), float64(f.Current), float64(f.Rows)}
+	for i, name := range []string{"count", "cpu", "elapsed", "disk", "query", "current", "rows"} {
+		if math.Abs(got[i]-printed[i]) > 1e-9 {
+			t.Errorf("%s %s = %g (%+v), tkprof prints %g", what, name, got[i], f, printed[i])
+		}
+	}
+}
+
+// TestTkprofAgreement compares every statement and total tkprof printed for
+// DBM11106 with the profile, to tkprof's printed precision (seconds cut,
+// not rounded, to two decimals).
+func TestTkprofAgreement(t *testing.T) {
+	p := build(t, fileTrace, readData(t, fileTrace))
+	blocks := parseTkprof(t, readData(t, fileTkprof))
+	checked := 0
+	for _, b := range blocks {
+		if len(b.calls) == 0 {
+			continue
+		}
+		checked++
+		if strings.HasPrefix(b.id, "OVERALL") {
+			recursive := !strings.Contains(b.id, "NON-RECURSIVE")
+			for _, c := range p.Calls {
+				if c.Recursive == recursive {
+					row := map[string]string{"PARSE": "Parse", "EXEC": "Execute", "FETCH": "Fetch"}[c.Type]
+					checkFigures(t, b.id+" "+row, c.Figures, b.calls[row])
+				}
+			}
+			continue
+		}
+		s := findStatement(p, b.id)
+		if s == nil {
+			t.Errorf("tkprof statement %q not in the profile", b.id)
+			continue
+		}
+		for row, f := range map[string]Figures{"Parse": s.Parse, "Execute": s.Exec, "Fetch": s.Fetch, "total": s.Total} {
+			checkFigures(t, s.Key+" "+row, f, b.calls[row])
+		}
+		events := map[string]Event{}
+		for _, e := range s.Events {
+			events[e.Name] = e
+		}
+		if len(events) != len(b.waits) {
+			t.Errorf("%s: %d events, tkprof %d", s.Key, len(events), len(b.waits))
+		}
+		for name, w := range b.waits {
+			e := events[name]
+			if float64(e.Count) != w[0] || truncated(e.MaxUS) != w[1] || truncated(e.US) != w[2] {
+				t.Errorf("%s %s: %d waits, max %d µs, total %d µs; tkprof %v", s.Key, name, e.Count, e.MaxUS, e.US, w)
+			}
+		}
+	}
+	if checked != 5 {
+		t.Errorf("checked %d tkprof sections, want 3 statements and 2 overall totals", checked)
+	}
+}
+
+func findStatement(p *Profile, id string) *Statement {
+	for _, s := range p.Statements {
+		if s.Key == id || (strings.HasPrefix(id, "text:") && strings.HasPrefix(s.Text, strings.TrimPrefix(id, "text:"))) {
+			return s
+		}
+	}
+	return nil
+}
+
+var (
+	tvdTable = regexp.MustCompile(`(?s)Resource Usage Profile.*?</table>`)
+	tvdRow   = regexp.MustCompile(`(?s)<tr valign="top">(.*?)</tr>`)
+	tvdCell  = regexp.MustCompile(`(?s)<td[^>]*>(.*?)</td>`)
+	anyTag   = regexp.MustCompile(`<[^>]*>`)
+)
+
+// TestTVDXTATAgreement compares the resource usage profile with
+// TVD$XTAT's (milliseconds, rounded): CPU and every event's time and
+// count. TVD$XTAT's duration is 13 ms longer than the span (last tim −
+// first tim), so its unaccounted-for time is too: docs/profile.md.
+func TestTVDXTATAgreement(t *testing.T) {
+	p := build(t, fileTrace, readData(t, fileTrace))
+	table := tvdTable.Find(readData(t, fileTVD))
+	rows := 0
+	for _, r := range tvdRow.FindAllSubmatch(table, -1) {
+		var cells []string
+		for _, c := range tvdCell.FindAllSubmatch(r[1], -1) {
+			if s := strings.TrimSpace(string(anyTag.ReplaceAll(c[1], nil))); s != "" {
+				cells = append(cells, s)
+			}
+		}
+		if len(cells) < 3 || cells[0] == "unaccounted-for" || cells[0] == "Total" {
+			continue
+		}
+		rows++
+		ms, _ := strconv.ParseFloat(cells[1], 64)
+		for _, l := range p.Lines() {
+			name := l.Component
+			if strings.HasPrefix(name, "CPU") {
+				name = "CPU"
+			}
+			if name != cells[0] {
+				continue
+			}
+			if got := math.Round(float64(l.US) / 1e3); got != math.Round(ms*1e3) {
+				t.Errorf("%s: %g ms, TVD$XTAT %s s", cells[0], got, cells[1])
+			}
+			if l.Waited && strconv.FormatInt(l.Count, 10) != cells[3] {
+				t.Errorf("%s: %d waits, TVD$XTAT %s", cells[0], l.Count, cells[3])
+			}
+		}
+	}
+	if rows != 8 {
+		t.Errorf("compared %d TVD$XTAT rows, want CPU and 7 events", rows)
+	}
+}

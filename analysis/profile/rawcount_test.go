@@ -1,0 +1,230 @@
+package profile
+
+import (
+	"bufio"
+	"bytes"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/latscope/latscope/internal/testkit/testenv"
+	"github.com/latscope/latscope/source"
+)
+
+// rawStatement is what an independent count of the raw lines gives per
+// statement: the calls' figures as written (inclusive), and the waits.
+type rawStatement struct {
+	execs, rows, e, c, waitUS int64
+}
+
+type rawCount struct {
+	span        int64
+	cpu, waitUS int64
+	waits       map[string]int64
+	statements  map[string]*rawStatement
+}
+
+// rawSection is one trcsess process section (or the whole trace).
+type rawSection struct {
+	name         string
+	first, last  int64
+	seen         bool
+	cursorToStmt map[string]string
+}
+
+var (
+	rawParsing = regexp.MustCompile(`^PARSING IN CURSOR #(\d+) `)
+	rawCall    = regexp.MustCompile(`^(PARSE|EXEC|FETCH|CLOSE) #(\d+):(c=.*)$`)
+	rawWait    = regexp.MustCompile(`^WAIT #(\d+): nam='(.*)' ela= *(\d+) .*tim=(\d+)`)
+	rawField   = regexp.MustCompile(`(?:^| )(dep|tim|hv|sqlid)='?([0-9a-z]+)`)
+	rawPID     = regexp.MustCompile(`^\*\*\* \[ Unix process pid: (\S+) \]`)
+)
+
+// countRaw reads a trace as awk would: line by line, by regular
+// expressions, with no state beyond cursor numbers and sums per trcsess
+// process section, sharing no code with the parser. SQL text is skipped
+// between PARSING IN CURSOR and END OF STMT.
+func countRaw(t *testing.T, name string, data []byte) *rawCount {
+	rc := &rawCount{waits: map[string]int64{}, statements: map[string]*rawStatement{}}
+	sections := map[string]*rawSection{}
+	var sec *rawSection
+	enter := func(pid string) {
+		if sections[pid] == nil {
+			n := name
+			if pid != "" {
+				n += " pid " + pid
+			}
+			sections[pid] = &rawSection{name: n, cursorToStmt: map[string]string{}}
+		}
+		sec = sections[pid]
+	}
+	enter("")
+	stmt := func(cursor string) *rawStatement {
+		key, ok := sec.cursorToStmt[cursor]
+		if !ok {
+			key = "cursor #" + cursor + " of " + sec.name
+			sec.cursorToStmt[cursor] = key
+		}
+		if rc.statements[key] == nil {
+			rc.statements[key] = &rawStatement{}
+		}
+		return rc.statements[key]
+	}
+	see := func(tim string) {
+		v, err := strconv.ParseInt(tim, 10, 64)
+		if err != nil {
+			t.Fatalf("%s: tim %q", name, tim)
+		}
+		if !sec.seen || v < sec.first {
+			sec.first = v
+		}
+		if !sec.seen || v > sec.last {
+			sec.last = v
+		}
+		sec.seen = true
+	}
+	num := func(s string) int64 {
+		v, _ := strconv.ParseInt(s, 10, 64)
+		return v
+	}
+	inSQL := false
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSuffix(sc.Text(), "\r")
+		if inSQL {
+			inSQL = line != "END OF STMT"
+			continue
+		}
+		if m := rawPID.FindStringSubmatch(line); m != nil {
+			enter(m[1])
+			continue
+		}
+		if m := rawParsing.FindStringSubmatch(line); m != nil {
+			inSQL = true
+			f := map[string]string{}
+			for _, kv := range rawField.FindAllStringSubmatch(line, -1) {
+				f[kv[1]] = kv[2]
+			}
+			see(f["tim"])
+			key := f["sqlid"]
+			if key == "" && f["hv"] != "" {
+				key = "hv:" + f["hv"]
+			}
+			if key == "" {
+				key = "cursor #" + m[1] + " of " + sec.name
+			}
+			sec.cursorToStmt[m[1]] = key
+			continue
+		}
+		if m := rawCall.FindStringSubmatch(line); m != nil {
+			f := map[string]int64{}
+			for _, kv := range strings.Split(m[3], ",") {
+				k, v, _ := strings.Cut(kv, "=")
+				f[k] = num(v)
+			}
+			see(strconv.FormatInt(f["tim"], 10))
+			if f["dep"] == 0 {
+				rc.cpu += f["c"]
+			}
+			if m[1] == "CLOSE" {
+				stmt(m[2])
+				continue
+			}
+			s := stmt(m[2])
+			s.e += f["e"]
+			s.c += f["c"]
+			s.rows += f["r"]
+			if m[1] == "EXEC" {
+				s.execs++
+			}
+			continue
+		}
+		if m := rawWait.FindStringSubmatch(line); m != nil {
+			see(m[4])
+			ela := num(m[3])
+			rc.waitUS += ela
+			rc.waits[m[2]] += ela
+			if _, parsed := sec.cursorToStmt["0"]; m[1] != "0" || parsed {
+				stmt(m[1]).waitUS += ela
+			}
+		}
+	}
+	for _, s := range sections {
+		rc.span += s.last - s.first
+	}
+	return rc
+}
+
+// TestProfileEqualsRawCount checks the profile of every real trace against
+// the independent count: span, CPU of top-level calls, waits by event, and
+// per statement executions, rows, elapsed and CPU (inclusive) and waits.
+func TestProfileEqualsRawCount(t *testing.T) {
+	rels := testenv.DataFiles(t, "trc10046/*/*.trc")
+	if len(rels) < 12 {
+		t.Fatalf("expected the 12 real traces of testdata/trc10046, found %d", len(rels))
+	}
+	for _, rel := range rels {
+		t.Run(path.Base(rel), func(t *testing.T) {
+			data := readData(t, rel)
+			p := build(t, rel, data)
+			rc := countRaw(t, rel, data)
+			if p.SpanUS != rc.span {
+				t.Errorf("span %d µs, raw last − first tim %d", p.SpanUS, rc.span)
+			}
+			if p.CPUUS != rc.cpu || p.WaitUS != rc.waitUS {
+				t.Errorf("cpu %d, waits %d µs; raw %d, %d", p.CPUUS, p.WaitUS, rc.cpu, rc.waitUS)
+			}
+			if p.UnaccountedUS != p.SpanUS-p.CPUUS-p.WaitUS {
+				t.Errorf("unaccounted %d ≠ span − cpu − waits", p.UnaccountedUS)
+			}
+			for _, e := range p.Events {
+				if rc.waits[e.Name] != e.US || e.WithinCallsUS+e.BetweenCallsUS != e.US {
+					t.Errorf("%s: %d µs (inside %d, between %d), raw %d", e.Name, e.US, e.WithinCallsUS, e.BetweenCallsUS, rc.waits[e.Name])
+				}
+			}
+			if len(p.Events) != len(rc.waits) {
+				t.Errorf("%d events, raw %d", len(p.Events), len(rc.waits))
+			}
+			for _, s := range p.Statements {
+				r := rc.statements[s.Key]
+				if r == nil {
+					t.Errorf("statement %s not in the raw count", s.Key)
+					continue
+				}
+				got := rawStatement{s.Executions, s.Total.Rows, s.InclusiveElapsedUS, s.InclusiveCPUUS, s.WaitUS()}
+				if got != *r {
+					t.Errorf("%s: %+v, raw %+v", s.Key, got, *r)
+				}
+			}
+			if len(p.Statements) != len(rc.statements) {
+				t.Errorf("%d statements, raw %d", len(p.Statements), len(rc.statements))
+			}
+		})
+	}
+}
+
+// TestTrcsessMergeEqualsItsTraces: trcsess's merge of two sessions that ran
+// at the same time profiles as the two traces together (each process's own
+// span, not the merge's wall-clock span).
+func TestTrcsessMergeEqualsItsTraces(t *testing.T) {
+	const dir = "trc10046/jkstill-trace-combine_12.2.0.1/"
+	merged := build(t, "merged", readData(t, dir+"main_trcsess_output.trc"))
+	var inputs []Input
+	for _, f := range []string{"js122a1_ora_9850.trc", "js122a1_ora_9854.trc"} {
+		inputs = append(inputs, Input{Name: f, Reader: bytes.NewReader(readData(t, dir+f))})
+	}
+	apart, err := Build(t.Context(), inputs, source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merged.SpanUS != apart.SpanUS || merged.CPUUS != apart.CPUUS || merged.WaitUS != apart.WaitUS {
+		t.Errorf("merge: span %d, cpu %d, waits %d µs; the two traces: %d, %d, %d",
+			merged.SpanUS, merged.CPUUS, merged.WaitUS, apart.SpanUS, apart.CPUUS, apart.WaitUS)
+	}
+	if merged.Traces[0].Processes != 2 {
+		t.Errorf("merge has %d processes, want 2", merged.Traces[0].Processes)
+	}
+}

@@ -1,0 +1,311 @@
+package oracle10046
+
+import (
+	"bytes"
+	"context"
+	"strconv"
+
+	"github.com/latscope/latscope/source"
+	"github.com/latscope/latscope/stream"
+)
+
+// CallType is the kind of a database call line.
+type CallType uint8
+
+// The database calls of a 10046 trace.
+const (
+	CallParse CallType = iota + 1
+	CallExec
+	CallFetch
+	CallClose
+)
+
+// String returns the call's name as the trace writes it.
+func (t CallType) String() string {
+	switch t {
+	case CallParse:
+		return "PARSE"
+	case CallExec:
+		return "EXEC"
+	case CallFetch:
+		return "FETCH"
+	case CallClose:
+		return "CLOSE"
+	}
+	return "?"
+}
+
+// Call is one database call line: "EXEC #4:c=3999,e=4507,...,r=1,dep=0,...,tim=T".
+// E and C are in microseconds (10g and later write both in µs); Tim is the
+// trace's clock, in µs, at the call's end.
+type Call struct {
+	Type               CallType
+	Cursor             int64
+	Dep                int64
+	E, C, R, P, CR, CU int64
+	Tim                int64
+	Line               int
+	// Process is the trcsess section's pid ("" outside one): cursor
+	// numbers and tim clocks are per process.
+	Process string
+}
+
+// Wait is one WAIT line, with the cursor it was written for.
+type Wait struct {
+	Cursor int64
+	Event  string
+	Ela    int64 // µs
+	Tim    int64
+	Line   int
+	// Process: as Call's.
+	Process string
+}
+
+// Cursor is a "PARSING IN CURSOR" section: the statement a cursor number
+// names from here on, with its text (at most maxSQLText bytes kept).
+type Cursor struct {
+	Cursor int64
+	Dep    int64
+	HV     string
+	SQLID  string // empty before 11g
+	Text   string
+	Tim    int64
+	Line   int
+	// Process: as Call's.
+	Process string
+}
+
+// CallHandler receives a trace's cursors, calls and waits in file order.
+type CallHandler interface {
+	Cursor(Cursor)
+	Call(Call)
+	Wait(Wait)
+}
+
+// maxSQLText bounds the SQL text kept per cursor.
+const maxSQLText = 4096
+
+// callLine maps the start of a call line to its type.
+var callLines = []struct {
+	prefix []byte
+	typ    CallType
+}{
+	{[]byte("PARSE #"), CallParse},
+	{[]byte("EXEC #"), CallExec},
+	{[]byte("FETCH #"), CallFetch},
+	{[]byte("CLOSE #"), CallClose},
+}
+
+// ReadCalls reads a whole trace, handing its cursors, calls and waits to h.
+// The WAIT path is the latency parser's own; calls are parsed only here.
+func ReadCalls(ctx context.Context, in source.Input, opts source.Options, h CallHandler) error {
+	p := newParser(in, opts, func(stream.Interval) error { return nil })
+	p.calls = &callState{handler: h}
+	err := p.run(ctx, in.Reader)
+	p.calls.closeCursor() // a trace cut inside SQL text
+	return err
+}
+
+// callState is what the parser keeps when calls are asked for: by a
+// handler (ReadCalls), or as latency series (--calls, series set).
+type callState struct {
+	handler CallHandler
+	cursor  Cursor // the PARSING IN CURSOR whose text is being read
+	open    bool
+	text    []byte
+
+	series     string           // source.CallsByType or CallsBySQL
+	statements map[int64]string // CallsBySQL: cursor number → statement
+	name       []byte           // scratch for series names
+}
+
+// maxCursorNames bounds the cursor → statement map of --calls sql (12c
+// cursor numbers are addresses): past it the map starts again.
+const maxCursorNames = 1 << 16
+
+// call parses a call line; lines of other kinds starting with the same
+// letters (PARSING, PARSE ERROR, FETCH without fields) are left alone.
+func (p *parser) call(line []byte) error {
+	for _, cl := range callLines {
+		if !bytes.HasPrefix(line, cl.prefix) {
+			continue
+		}
+		c, ok := parseCall(line[len(cl.prefix):])
+		if !ok {
+			p.malformed("bad " + cl.typ.String() + " line")
+			return nil
+		}
+		c.Type, c.Line, c.Process = cl.typ, p.line, p.pid
+		if p.calls.handler != nil {
+			p.calls.handler.Call(c)
+			return nil
+		}
+		return p.placeCall(c)
+	}
+	return nil
+}
+
+// placeCall bins a call's elapsed time as a latency series (--calls).
+func (p *parser) placeCall(c Call) error {
+	s := p.calls
+	name := append(s.name[:0], "call "...)
+	name = append(name, c.Type.String()...)
+	if s.series == source.CallsBySQL {
+		stmt, ok := s.statements[c.Cursor]
+		if !ok {
+			stmt = "#" + strconv.FormatInt(c.Cursor, 10)
+		}
+		name = append(append(name, ' '), stmt...)
+	} else if c.Dep > 0 {
+		name = strconv.AppendInt(append(name, " dep="...), c.Dep, 10)
+	}
+	s.name = name
+	series, ok := p.seriesOf(name)
+	if !ok {
+		return nil
+	}
+	if p.pending {
+		if err := p.resolveStamp(c.Tim); err != nil {
+			return err
+		}
+	}
+	return p.onWait(heldWait{tim: c.Tim, ela: c.E, series: series, line: p.line})
+}
+
+// parseCall reads "<cursor>:c=N,e=N,...,tim=N" (the part after "EXEC #")
+// in one pass. Unknown fields are skipped; e and tim are required.
+func parseCall(b []byte) (Call, bool) {
+	var c Call
+	cur, n, ok := parseUint(b)
+	if !ok || n >= len(b) || b[n] != ':' {
+		return c, false
+	}
+	c.Cursor = cur
+	var haveE, haveTim bool
+	for i := n + 1; i < len(b); {
+		k := i
+		for i < len(b) && b[i] != '=' && b[i] != ',' {
+			i++
+		}
+		if i == len(b) || b[i] == ',' { // a field without a value
+			i++
+			continue
+		}
+		key := b[k:i]
+		v, m, ok := parseUint(b[i+1:])
+		i += 1 + m
+		if !ok || (i < len(b) && b[i] != ',') {
+			if string(key) == "e" || string(key) == "tim" {
+				return c, false
+			}
+			for i < len(b) && b[i] != ',' {
+				i++
+			}
+			i++
+			continue
+		}
+		i++
+		switch string(key) {
+		case "c":
+			c.C = v
+		case "e":
+			c.E, haveE = v, true
+		case "p":
+			c.P = v
+		case "cr":
+			c.CR = v
+		case "cu":
+			c.CU = v
+		case "r":
+			c.R = v
+		case "dep":
+			c.Dep = v
+		case "tim":
+			c.Tim, haveTim = v, true
+		}
+	}
+	return c, haveE && haveTim
+}
+
+// openCursor starts a cursor from its PARSING IN CURSOR line:
+// "#4 len=71 dep=0 uid=33 oct=47 lid=33 tim=T hv=H ad='...' sqlid='S'",
+// read in one pass over its space-separated fields.
+func (p *parser) openCursor(line []byte) {
+	rest := line[len(parsingPrefix):]
+	cur, n, ok := parseUint(rest)
+	if !ok {
+		p.malformed("PARSING IN CURSOR without a cursor number")
+		return
+	}
+	c := Cursor{Cursor: cur, Line: p.line, Process: p.pid}
+	for rest = rest[n:]; len(rest) > 0; {
+		f := rest
+		if i := bytes.IndexByte(rest, ' '); i >= 0 {
+			f, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		eq := bytes.IndexByte(f, '=')
+		if eq < 0 {
+			continue
+		}
+		value := f[eq+1:]
+		switch string(f[:eq]) {
+		case "dep":
+			c.Dep, _, _ = parseUint(value)
+		case "tim":
+			c.Tim, _, _ = parseUint(value)
+		case "hv":
+			c.HV = string(value)
+		case "sqlid":
+			c.SQLID = string(bytes.Trim(value, "'"))
+		}
+	}
+	s := p.calls
+	s.closeCursor()
+	s.cursor, s.open, s.text = c, true, s.text[:0]
+}
+
+// addText keeps a line of the open cursor's SQL text.
+func (s *callState) addText(line []byte) {
+	if !s.open || s.handler == nil || len(s.text) >= maxSQLText {
+		return
+	}
+	if len(s.text) > 0 {
+		s.text = append(s.text, '\n')
+	}
+	s.text = append(s.text, line[:min(len(line), maxSQLText-len(s.text))]...)
+}
+
+// closeCursor hands over the open cursor with the text read so far, or
+// (--calls sql) names the cursor's statement.
+func (s *callState) closeCursor() {
+	if !s.open {
+		return
+	}
+	s.open = false
+	if s.handler == nil {
+		s.nameCursor(s.cursor)
+		return
+	}
+	s.cursor.Text = string(bytes.TrimRight(s.text, "\r\n "))
+	s.handler.Cursor(s.cursor)
+}
+
+// nameCursor remembers which statement a cursor number names now.
+func (s *callState) nameCursor(c Cursor) {
+	if s.series != source.CallsBySQL {
+		return
+	}
+	name := c.SQLID
+	if name == "" && c.HV != "" {
+		name = "hv:" + c.HV
+	}
+	if name == "" {
+		return
+	}
+	if s.statements == nil || len(s.statements) >= maxCursorNames {
+		s.statements = map[int64]string{}
+	}
+	s.statements[c.Cursor] = name
+}
