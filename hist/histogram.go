@@ -130,8 +130,53 @@ func lowerBound(i, s int) float64 {
 	return math.Ldexp(edgeTables[s][i-whole<<s], whole)
 }
 
-// bucketIndex returns the index of the bucket holding v > 0 at scale s.
+// cellBits: bucketIndex looks a value's bucket up by the top s+cellBits
+// bits of its mantissa. A cell (1/2^(s+2) of [1, 2)) is narrower than the
+// narrowest bucket (ln 2/2^s), so it meets at most two buckets.
+const cellBits = 2
+
+// cellTables[s][c] is the bucket (within one power of two, at scale s)
+// holding the lower end of mantissa cell c.
+var cellTables = func() (t [MaxScale + 1][]uint16) {
+	for s := 1; s <= MaxScale; s++ {
+		cells := 1 << (s + cellBits)
+		t[s] = make([]uint16, cells)
+		sub := 0
+		for c := range cells {
+			m := 1 + float64(c)/float64(cells)
+			for sub+1 < 1<<s && edgeTables[s][sub+1] <= m {
+				sub++
+			}
+			t[s][c] = uint16(sub)
+		}
+	}
+	return t
+}()
+
+// bucketIndex returns the index of the bucket holding v > 0 at scale s:
+// a table lookup on the mantissa and at most one step against the exact
+// edges (no logarithm: every value a parser reads goes through here).
 func bucketIndex(v float64, s int) int {
+	bits := math.Float64bits(v)
+	biased := int(bits >> 52 & 0x7ff)
+	if biased == 0 || biased == 0x7ff { // subnormal (or not finite)
+		return bucketIndexSlow(v, s)
+	}
+	whole := biased - 1023
+	if s == 0 {
+		return whole
+	}
+	mantissa := bits & (1<<52 - 1)
+	m := math.Float64frombits(1023<<52 | mantissa) // in [1, 2)
+	sub := int(cellTables[s][mantissa>>(52-s-cellBits)])
+	for edges := edgeTables[s]; sub+1 < 1<<s && edges[sub+1] <= m; {
+		sub++
+	}
+	return whole<<s + sub
+}
+
+// bucketIndexSlow is bucketIndex by the logarithm, for subnormal values.
+func bucketIndexSlow(v float64, s int) int {
 	frac, exp := math.Frexp(v) // v = frac·2^exp, frac in [0.5, 1)
 	whole := exp - 1
 	if s == 0 {

@@ -405,3 +405,52 @@ func TestScaled(t *testing.T) {
 		t.Errorf("scaled: count %v sum %v p50 %v; original count %v", s.Count(), s.Sum, s.Quantile(0.5), h.Count())
 	}
 }
+
+// TestBucketIndexLookupEqualsLogarithm: the table lookup gives the
+// logarithm's bucket (corrected against the edges) for every scale, on
+// every edge, its neighbours one ulp away, and random values.
+func TestBucketIndexLookupEqualsLogarithm(t *testing.T) {
+	check := func(v float64, s int) {
+		if got, want := bucketIndex(v, s), bucketIndexSlow(v, s); got != want {
+			t.Fatalf("scale %d, value %v: lookup gives bucket %d, logarithm %d", s, v, got, want)
+		}
+	}
+	state := uint64(1)
+	for s := 0; s <= MaxScale; s++ {
+		for i := -2000; i <= 2000; i++ {
+			lo := lowerBound(i, s)
+			check(lo, s)
+			check(math.Nextafter(lo, 0), s)
+			check(math.Nextafter(lo, math.Inf(1)), s)
+		}
+		for range 200000 {
+			state = state*6364136223846793005 + 1442695040888963407
+			v := math.Float64frombits(state>>12 | 1023<<52) // [1, 2)
+			check(math.Ldexp(v, int(state>>58)-32), s)
+			check(float64(state>>40), s) // integer microseconds
+		}
+		check(5e-324, s) // subnormal
+	}
+}
+
+func BenchmarkBucketIndex(b *testing.B) {
+	v := 1.0
+	for b.Loop() {
+		v = v*1.0001 + 1
+		if v > 1e9 {
+			v = 1
+		}
+		_ = bucketIndex(v, ExactScale)
+	}
+}
+
+func BenchmarkBucketIndexSlow(b *testing.B) {
+	v := 1.0
+	for b.Loop() {
+		v = v*1.0001 + 1
+		if v > 1e9 {
+			v = 1
+		}
+		_ = bucketIndexSlow(v, ExactScale)
+	}
+}

@@ -70,3 +70,46 @@ func BenchmarkReadCalls(b *testing.B) {
 		b.ReportMetric(float64(b.N)*float64(len(data))/1e6/cpu.Seconds(), "MB/cpu-s")
 	}
 }
+
+// BenchmarkParseCallsBlocks is BenchmarkParse with the database calls as
+// series (--calls type) and every block read handed to a handler.
+func BenchmarkParseCallsBlocks(b *testing.B) {
+	benchmarkParseWith(b, func(opts *source.Options) {
+		opts.Calls = source.CallsByType
+		opts.BlockReads = func(stream.BlockRead) {}
+	})
+}
+
+// BenchmarkParseBlocks is BenchmarkParse with every block read handed to a
+// handler (what latscope workingset asks for).
+func BenchmarkParseBlocks(b *testing.B) {
+	benchmarkParseWith(b, func(opts *source.Options) {
+		opts.BlockReads = func(stream.BlockRead) {}
+	})
+}
+
+// BenchmarkParseCalls is BenchmarkParse with the calls as series
+// (--calls type).
+func BenchmarkParseCalls(b *testing.B) {
+	benchmarkParseWith(b, func(opts *source.Options) { opts.Calls = source.CallsByType })
+}
+
+func benchmarkParseWith(b *testing.B, set func(*source.Options)) {
+	one := readShared(b, fileDBM11106)
+	data := repeatToSize(one, 64<<20)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for b.Loop() {
+		var opts source.Options
+		set(&opts)
+		src, _ := Open(source.Input{Name: "bench", Reader: bytes.NewReader(data)}, opts)
+		if err := src.Run(context.Background(), func(stream.Interval) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if cpu := cpuTime() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(b.N)*float64(len(data))/1e6/cpu.Seconds(), "MB/cpu-s")
+	}
+}

@@ -85,15 +85,35 @@ type CallHandler interface {
 // maxSQLText bounds the SQL text kept per cursor.
 const maxSQLText = 4096
 
-// callLine maps the start of a call line to its type.
-var callLines = []struct {
-	prefix []byte
-	typ    CallType
-}{
-	{[]byte("PARSE #"), CallParse},
-	{[]byte("EXEC #"), CallExec},
-	{[]byte("FETCH #"), CallFetch},
-	{[]byte("CLOSE #"), CallClose},
+// callPrefixes are the starts of call lines, by first letter.
+var (
+	parseCallPrefix = []byte("PARSE #")
+	execCallPrefix  = []byte("EXEC #")
+	fetchCallPrefix = []byte("FETCH #")
+	closeCallPrefix = []byte("CLOSE #")
+)
+
+// callType returns the type of a call line and the length of its prefix,
+// or 0 for any other line.
+func callType(line []byte) (CallType, int) {
+	var prefix []byte
+	var typ CallType
+	switch line[0] {
+	case 'P':
+		prefix, typ = parseCallPrefix, CallParse
+	case 'E':
+		prefix, typ = execCallPrefix, CallExec
+	case 'F':
+		prefix, typ = fetchCallPrefix, CallFetch
+	case 'C':
+		prefix, typ = closeCallPrefix, CallClose
+	default:
+		return 0, 0
+	}
+	if !bytes.HasPrefix(line, prefix) {
+		return 0, 0
+	}
+	return typ, len(prefix)
 }
 
 // ReadCalls reads a whole trace, handing its cursors, calls and waits to h.
@@ -117,7 +137,13 @@ type callState struct {
 	series     string           // source.CallsByType or CallsBySQL
 	statements map[int64]string // CallsBySQL: cursor number → statement
 	name       []byte           // scratch for series names
+	// byType[type][dep] is 1 + the series of a CallsByType call (0: not
+	// looked up yet on this instance), so that most calls build no name.
+	byType [CallClose + 1][maxCachedDep]int32
 }
+
+// maxCachedDep: calls deeper than this look their series up by name.
+const maxCachedDep = 16
 
 // maxCursorNames bounds the cursor → statement map of --calls sql (12c
 // cursor numbers are addresses): past it the map starts again.
@@ -126,28 +152,51 @@ const maxCursorNames = 1 << 16
 // call parses a call line; lines of other kinds starting with the same
 // letters (PARSING, PARSE ERROR, FETCH without fields) are left alone.
 func (p *parser) call(line []byte) error {
-	for _, cl := range callLines {
-		if !bytes.HasPrefix(line, cl.prefix) {
-			continue
-		}
-		c, ok := parseCall(line[len(cl.prefix):])
-		if !ok {
-			p.malformed("bad " + cl.typ.String() + " line")
-			return nil
-		}
-		c.Type, c.Line, c.Process = cl.typ, p.line, p.pid
-		if p.calls.handler != nil {
-			p.calls.handler.Call(c)
-			return nil
-		}
-		return p.placeCall(c)
+	typ, n := callType(line)
+	if typ == 0 {
+		return nil
 	}
-	return nil
+	c, ok := parseCall(line[n:])
+	if !ok {
+		p.malformed("bad " + typ.String() + " line")
+		return nil
+	}
+	c.Type, c.Line, c.Process = typ, p.line, p.pid
+	if p.calls.handler != nil {
+		p.calls.handler.Call(c)
+		return nil
+	}
+	return p.placeCall(c)
+}
+
+// namesCursors says whether PARSING IN CURSOR lines are wanted: by a
+// handler, or to name --calls sql series.
+func (s *callState) namesCursors() bool {
+	return s.handler != nil || s.series == source.CallsBySQL
 }
 
 // placeCall bins a call's elapsed time as a latency series (--calls).
 func (p *parser) placeCall(c Call) error {
+	series, ok := p.callSeries(c)
+	if !ok {
+		return nil
+	}
+	if p.pending {
+		if err := p.resolveStamp(c.Tim); err != nil {
+			return err
+		}
+	}
+	return p.onWait(heldWait{tim: c.Tim, ela: c.E, series: series, line: p.line})
+}
+
+// callSeries returns the series of a call: "call FETCH", "call EXEC dep=1"
+// or "call FETCH <statement>".
+func (p *parser) callSeries(c Call) (int32, bool) {
 	s := p.calls
+	cached := s.series == source.CallsByType && c.Dep < maxCachedDep
+	if cached && s.byType[c.Type][c.Dep] > 0 {
+		return s.byType[c.Type][c.Dep] - 1, true
+	}
 	name := append(s.name[:0], "call "...)
 	name = append(name, c.Type.String()...)
 	if s.series == source.CallsBySQL {
@@ -161,15 +210,10 @@ func (p *parser) placeCall(c Call) error {
 	}
 	s.name = name
 	series, ok := p.seriesOf(name)
-	if !ok {
-		return nil
+	if ok && cached {
+		s.byType[c.Type][c.Dep] = series + 1
 	}
-	if p.pending {
-		if err := p.resolveStamp(c.Tim); err != nil {
-			return err
-		}
-	}
-	return p.onWait(heldWait{tim: c.Tim, ela: c.E, series: series, line: p.line})
+	return series, ok
 }
 
 // parseCall reads "<cursor>:c=N,e=N,...,tim=N" (the part after "EXEC #")

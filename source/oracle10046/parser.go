@@ -94,8 +94,10 @@ type parser struct {
 
 	bin *binner
 
-	// calls is set only by ReadCalls: the latency path never parses calls.
+	// calls is set by ReadCalls and --calls: otherwise no call is parsed.
 	calls *callState
+	// blockEvent[s]: series s is a block read (kept with opts.BlockReads).
+	blockEvent []bool
 }
 
 func newParser(in source.Input, opts source.Options, emit func(stream.Interval) error) *parser {
@@ -140,7 +142,7 @@ func (p *parser) handle(line []byte, truncated bool) error {
 		}
 	case 'P':
 		if bytes.HasPrefix(line, parsingPrefix) {
-			if p.calls != nil {
+			if p.calls != nil && p.calls.namesCursors() {
 				p.openCursor(line)
 			}
 			p.enterSQL(line, sqlStatement)
@@ -292,6 +294,9 @@ func (p *parser) wait(line []byte, truncated bool) error {
 			return err
 		}
 	}
+	if p.opts.BlockReads != nil {
+		p.blockRead(s, rest[k+n:], ela, tim)
+	}
 	if p.calls != nil && p.calls.handler != nil {
 		// ReadCalls: the handler is the only reader, no interval is wanted.
 		p.calls.handler.Wait(Wait{Cursor: cursor, Event: p.keys[s].Event, Ela: ela, Tim: tim, Line: p.line, Process: p.pid})
@@ -365,6 +370,9 @@ func (p *parser) setInstance(b []byte) {
 	p.instance = name
 	p.byName = map[string]int32{}
 	p.lastOK = false
+	if p.calls != nil {
+		p.calls.byType = [CallClose + 1][maxCachedDep]int32{}
+	}
 }
 
 // stars handles a "*** " line: timestamps (bare or after an identity such as
