@@ -39,7 +39,7 @@ func newWaitSampler(rs rowSource, name string, diag *input.Diagnostics, opts sou
 		q = kslwhQuery
 	}
 	return &waitSampler{rs: rs, name: name, diag: diag, query: fmt.Sprintf(q, cond), fixed: opts.DB.FixedTables,
-		c: waitCollector{keep: opts.KeepEvent}}
+		c: waitCollector{keep: opts.KeepEvent, onBlockRead: opts.BlockReads}}
 }
 
 // pollOnce runs one poll; a failure resets the de-duplication (the next

@@ -6,31 +6,9 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/source/oracle10046"
 	"github.com/latscope/latscope/stream"
 )
-
-// BlockRead is one single-block read the wait-history sampler saw: for
-// 'db file sequential read' (and the other events whose P1/P2 are file# and
-// block#, see blockReadEvents) its file, block and block count (P3) with
-// the exact duration. stream.Interval has no place for per-event records, so
-// the sampler hands them to a callback (WaitSampler.OnBlockRead) in poll
-// order; At is the end of the poll that found the wait (the wait ended
-// between the previous poll and At).
-type BlockRead struct {
-	At           time.Time
-	SID          int64
-	Event        string
-	File, Block  int64
-	Blocks       int64
-	Microseconds int64
-}
-
-// blockReadEvents have P1 = file#, P2 = block#, P3 = blocks. ('cell single
-// block physical read' has cell and disk hashes instead, so it is not one.)
-var blockReadEvents = map[string]bool{
-	"db file sequential read": true, "db file scattered read": true,
-	"direct path read": true, "direct path read temp": true, "read by other session": true,
-}
 
 // waitColumns are the columns mapWaits reads (both history queries).
 var waitColumns = []string{"SID", "SERIAL", "EVENT", "WAIT_TIME_MICRO", "P1", "P2", "P3"}
@@ -87,7 +65,10 @@ func mapWaits(r *rows) (ws []swhRow, bad int, err error) {
 type waitCollector struct {
 	keep        func(string) bool
 	instance    string
-	onBlockRead func(BlockRead)
+	// onBlockRead receives the block reads (source.Options.BlockReads):
+	// At, the end of the poll that found the wait, is their time (the wait
+	// ended between the previous poll and it).
+	onBlockRead stream.BlockReads
 	series      map[string]*hist.Histogram
 	order       []string
 	waits       int64
@@ -111,8 +92,11 @@ func (c *waitCollector) add(ws []waitRow, at time.Time) {
 			continue
 		}
 		c.waits++
-		if c.onBlockRead != nil && blockReadEvents[w.event] {
-			c.onBlockRead(BlockRead{At: at, SID: w.sid, Event: w.event, File: w.p1, Block: w.p2, Blocks: w.p3, Microseconds: w.micros})
+		if c.onBlockRead != nil {
+			if r, ok := oracle10046.BlockRead(w.event, w.p1, w.p2, w.p3); ok {
+				r.Micros, r.Time = w.micros, at
+				c.onBlockRead(r)
+			}
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/latscope/latscope/stream"
 )
 
 // seedKSLWH are the X$KSLWH rows printed in the seed
@@ -86,8 +88,8 @@ func TestKSLWHSeedRowsAndDeduplication(t *testing.T) {
 	var tr2 kslwhTracker
 	tr2.poll(nil)
 	var c waitCollector
-	var reads []BlockRead
-	c.onBlockRead = func(b BlockRead) { reads = append(reads, b) }
+	var reads []stream.BlockRead
+	c.onBlockRead = func(b stream.BlockRead) { reads = append(reads, b) }
 	at := time.Date(2014, 2, 1, 10, 0, 0, 0, time.UTC)
 	c.add(tr2.poll(plain(seed)), at)
 	iv := c.interval("x", at.Add(-time.Second), at)
@@ -98,7 +100,7 @@ func TestKSLWHSeedRowsAndDeduplication(t *testing.T) {
 	if h.Count() != 4 || h.Sum != 300+1020+16024+4100 || !h.SumExact || h.Quantile(1) < 16024 {
 		t.Fatalf("histogram count %g sum %g exact %v", h.Count(), h.Sum, h.SumExact)
 	}
-	if len(reads) != 4 || reads[0] != (BlockRead{At: at, SID: 42, Event: "db file sequential read", File: 25, Block: 57668, Blocks: 1, Microseconds: 4100}) {
+	if len(reads) != 4 || reads[0] != (stream.BlockRead{Time: at, Event: "db file sequential read", File: 25, Block: 57668, Blocks: 1, Micros: 4100}) {
 		t.Fatalf("block reads %+v", reads)
 	}
 }
