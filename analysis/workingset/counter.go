@@ -19,8 +19,7 @@ import (
 // Limits and defaults of a Counter.
 const (
 	// DefaultExactLimit is the number of distinct blocks counted exactly:
-	// the exact set then holds a 2^21-slot table, 28 MiB (42 MiB for the
-	// moment of its last doubling).
+	// the exact set then holds a 2^21-slot table, 28 MiB.
 	DefaultExactLimit = 1 << 20
 	// DefaultPrecision is the HyperLogLog precision p of the estimates:
 	// 2^14 registers, 16 KiB a dense sketch, relative standard error
@@ -118,7 +117,8 @@ type Counter struct {
 
 // NewCounter returns an empty counter.
 func NewCounter(o Options) *Counter {
-	return &Counter{opt: o.withDefaults(), fileIndex: map[uint32]*fileTally{}, set: newExactSet()}
+	o = o.withDefaults()
+	return &Counter{opt: o, fileIndex: map[uint32]*fileTally{}, set: newExactSet(o.ExactLimit)}
 }
 
 // Skipped is the number of malformed reads skipped: no blocks, more than

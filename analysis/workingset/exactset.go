@@ -11,15 +11,23 @@ type exactSet struct {
 	events  []uint16 // bit e: read by event e (bit otherEvent: any other)
 	count   int
 	shift   uint // 64 − log2(len(keys)): the hash's top bits index the table
+	maxBits uint // log2 of the table that holds the limit
 }
 
-// minSetBits sizes a new set's table: 1024 slots, 14 KiB, so a short trace
-// costs little.
-const minSetBits = 10
+// The table starts at 2^minSetBits slots (14 KiB: a short trace costs
+// little) and doubles up to 2^jumpSetBits (896 KiB), then jumps.
+const (
+	minSetBits  = 10
+	jumpSetBits = 16
+)
 
-func newExactSet() *exactSet {
-	s := &exactSet{}
-	s.alloc(minSetBits)
+// newExactSet returns a set that will hold up to limit keys.
+func newExactSet(limit int) *exactSet {
+	s := &exactSet{maxBits: minSetBits}
+	for limit*4 > 3<<s.maxBits {
+		s.maxBits++
+	}
+	s.alloc(min(minSetBits, s.maxBits))
 	return s
 }
 
@@ -45,10 +53,15 @@ func (s *exactSet) slot(key, h uint64) int {
 // full reports whether one more key would load the table beyond 3/4.
 func (s *exactSet) full() bool { return (s.count+1)*4 > len(s.keys)*3 }
 
-// grow doubles the table and reinserts every key.
+// grow doubles the table, or makes it the largest once past
+// 2^jumpSetBits slots, and reinserts every key.
 func (s *exactSet) grow() {
 	keys, buckets, events := s.keys, s.buckets, s.events
-	s.alloc(64 - s.shift + 1)
+	bits := 64 - s.shift + 1
+	if bits > jumpSetBits {
+		bits = max(bits, s.maxBits)
+	}
+	s.alloc(bits)
 	for i, b := range buckets {
 		if b == 0 {
 			continue
