@@ -19,7 +19,7 @@ import (
 // Limits and defaults of a Counter.
 const (
 	// DefaultExactLimit is the number of distinct blocks counted exactly:
-	// the exact set then holds a 2^21-slot table, 28 MiB.
+	// the exact set then holds a 2^21-slot table, 32 MiB.
 	DefaultExactLimit = 1 << 20
 	// DefaultPrecision is the HyperLogLog precision p of the estimates:
 	// 2^14 registers, 16 KiB a dense sketch, relative standard error
@@ -224,8 +224,8 @@ func (c *Counter) addBlock(key uint64, b, e int, f *tally) {
 		c.insertEstimate(h, b, e, f)
 		return
 	}
-	i := s.slot(key, h)
-	if s.buckets[i] == 0 {
+	o := s.find(key, h)
+	if o.buckets == 0 {
 		if s.count == c.opt.ExactLimit {
 			c.toEstimate()
 			c.insertEstimate(h, b, e, f)
@@ -233,19 +233,19 @@ func (c *Counter) addBlock(key uint64, b, e int, f *tally) {
 		}
 		if s.full() {
 			s.grow()
-			i = s.slot(key, h)
+			o = s.find(key, h)
 		}
-		s.keys[i] = key
+		o.key = key
 		s.count++
 		c.total.distinct++
 		f.distinct++
 	}
-	if bit := uint32(1) << b; s.buckets[i]&bit == 0 {
-		s.buckets[i] |= bit
+	if bit := uint32(1) << b; o.buckets&bit == 0 {
+		o.buckets |= bit
 		c.buckets[b].distinct++
 	}
-	if bit := uint16(1) << e; s.events[i]&bit == 0 {
-		s.events[i] |= bit
+	if bit := uint16(1) << e; o.events&bit == 0 {
+		o.events |= bit
 		c.eventTallies[e].distinct++
 	}
 }
@@ -262,15 +262,15 @@ func (c *Counter) insertEstimate(h uint64, b, e int, f *tally) {
 // toEstimate switches to estimates: every block of the exact set goes into
 // the sketches of the groups it was read in, then the set is freed.
 func (c *Counter) toEstimate() {
-	c.set.each(func(key uint64, buckets uint32, events uint16) {
-		h := mix(key)
+	c.set.each(func(o slot) {
+		h := mix(o.key)
 		p := c.opt.Precision
 		c.total.sketchOf(p).InsertHash(h)
-		c.fileOfKey(key).sketchOf(p).InsertHash(h)
-		for m := buckets; m != 0; m &= m - 1 {
+		c.fileOfKey(o.key).sketchOf(p).InsertHash(h)
+		for m := o.buckets; m != 0; m &= m - 1 {
 			c.buckets[bits.TrailingZeros32(m)].sketchOf(p).InsertHash(h)
 		}
-		for m := events; m != 0; m &= m - 1 {
+		for m := o.events; m != 0; m &= m - 1 {
 			c.eventTallies[bits.TrailingZeros16(m)].sketchOf(p).InsertHash(h)
 		}
 	})

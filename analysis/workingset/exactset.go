@@ -2,23 +2,35 @@ package workingset
 
 // exactSet is an open-addressing (linear probing) set of block keys with,
 // per key, the latency buckets and the events in which the block was read.
-// Its three arrays run parallel; a slot is empty when its bucket mask is
-// zero, since every stored block was read in at least one bucket (so key 0,
-// file 0 block 0, needs no sentinel). 14 bytes a slot, at most 3/4 full.
+// A slot is empty when its bucket mask is zero, since every stored block
+// was read in at least one bucket (so key 0, file 0 block 0, needs no
+// sentinel). A slot is 16 bytes, one memory access; the table is at most
+// 3/4 full.
+//
+// The table doubles while small, then jumps to the size that holds the
+// exact limit: doubling a large table would leave the old one as garbage
+// the size of half the new one, and Go's collector lets garbage grow to
+// the live heap's size before it runs, so the peak resident memory would
+// approach twice the table's.
 type exactSet struct {
-	keys    []uint64
-	buckets []uint32 // bit b: read in latency bucket b
-	events  []uint16 // bit e: read by event e (bit otherEvent: any other)
+	slots   []slot
 	count   int
-	shift   uint // 64 − log2(len(keys)): the hash's top bits index the table
+	shift   uint // 64 − log2(len(slots)): the hash's top bits index the table
 	maxBits uint // log2 of the table that holds the limit
 }
 
-// The table starts at 2^minSetBits slots (14 KiB: a short trace costs
-// little) and doubles up to 2^jumpSetBits (896 KiB), then jumps.
+type slot struct {
+	key     uint64
+	buckets uint32 // bit b: read in latency bucket b
+	events  uint16 // bit e: read by event e (bit MaxEvents: any other)
+}
+
+// The table starts at 2^minSetBits slots (16 KiB: a short trace costs
+// little) and doubles up to 2^jumpSetBits (2 MiB, 98 304 blocks), then
+// jumps.
 const (
 	minSetBits  = 10
-	jumpSetBits = 16
+	jumpSetBits = 17
 )
 
 // newExactSet returns a set that will hold up to limit keys.
@@ -32,56 +44,48 @@ func newExactSet(limit int) *exactSet {
 }
 
 func (s *exactSet) alloc(bits uint) {
-	n := 1 << bits
-	s.keys = make([]uint64, n)
-	s.buckets = make([]uint32, n)
-	s.events = make([]uint16, n)
+	s.slots = make([]slot, 1<<bits)
 	s.shift = 64 - bits
 }
 
-// slot returns the slot of key (mixed into h): where it is or, if absent,
+// find returns the slot of key (mixed into h): where it is or, if absent,
 // the empty slot it would take.
-func (s *exactSet) slot(key, h uint64) int {
-	mask := len(s.keys) - 1
+func (s *exactSet) find(key, h uint64) *slot {
+	mask := len(s.slots) - 1
 	i := int(h >> s.shift)
-	for s.buckets[i] != 0 && s.keys[i] != key {
+	for s.slots[i].buckets != 0 && s.slots[i].key != key {
 		i = (i + 1) & mask
 	}
-	return i
+	return &s.slots[i]
 }
 
 // full reports whether one more key would load the table beyond 3/4.
-func (s *exactSet) full() bool { return (s.count+1)*4 > len(s.keys)*3 }
+func (s *exactSet) full() bool { return (s.count+1)*4 > len(s.slots)*3 }
 
 // grow doubles the table, or makes it the largest once past
 // 2^jumpSetBits slots, and reinserts every key.
 func (s *exactSet) grow() {
-	keys, buckets, events := s.keys, s.buckets, s.events
+	old := s.slots
 	bits := 64 - s.shift + 1
 	if bits > jumpSetBits {
 		bits = max(bits, s.maxBits)
 	}
 	s.alloc(bits)
-	for i, b := range buckets {
-		if b == 0 {
-			continue
-		}
-		j := s.slot(keys[i], mix(keys[i]))
-		s.keys[j], s.buckets[j], s.events[j] = keys[i], b, events[i]
-	}
-}
-
-// each calls fn with every key and its masks.
-func (s *exactSet) each(fn func(key uint64, buckets uint32, events uint16)) {
-	for i, b := range s.buckets {
-		if b != 0 {
-			fn(s.keys[i], b, s.events[i])
+	for _, o := range old {
+		if o.buckets != 0 {
+			*s.find(o.key, mix(o.key)) = o
 		}
 	}
 }
 
-// bytes is the memory the set's arrays hold.
-func (s *exactSet) bytes() int64 { return int64(len(s.keys)) * 14 }
+// each calls fn with every stored slot.
+func (s *exactSet) each(fn func(slot)) {
+	for _, o := range s.slots {
+		if o.buckets != 0 {
+			fn(o)
+		}
+	}
+}
 
 // mix is splitmix64's finalizer: a bijection of the 64-bit key whose every
 // output bit depends on every input bit, so both the table index (top

@@ -200,8 +200,8 @@ func (c *Counter) classes(k int) []Group {
 func (c *Counter) distinctIn(mask uint32) int64 {
 	if c.set != nil {
 		var n int64
-		c.set.each(func(_ uint64, buckets uint32, _ uint16) {
-			if buckets&mask != 0 {
+		c.set.each(func(o slot) {
+			if o.buckets&mask != 0 {
 				n++
 			}
 		})
