@@ -106,14 +106,14 @@ func writeTable(w *bufio.Writer, r *Result) error {
 		fmt.Fprintf(w, "Skipped: %d malformed reads\n", r.Skipped)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprint(tw, "\t\treads\tread calls\tdistinct blocks\treads/block\tre-read\t\n")
+	fmt.Fprint(tw, "\t\treads\tread calls\tdistinct blocks\treads/block\tre-read\n")
 	for _, s := range sections(r) {
 		for _, g := range s.groups {
 			distinct := strconv.FormatInt(g.DistinctBlocks, 10)
 			if !g.Exact {
 				distinct = "~" + distinct
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%.2f\t%.1f%%\t\n", s.name, g.Name, g.Reads, g.ReadCalls, distinct,
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%.2f\t%.1f%%\n", s.name, g.Name, g.Reads, g.ReadCalls, distinct,
 				g.ReadsPerBlock, 100*g.RereadFraction)
 		}
 	}
