@@ -275,7 +275,7 @@ func (c *Counter) SuggestSplit() (split time.Duration, ok bool) {
 // k−1 and k, hold the fewest read calls; the lowest such boundary on ties.
 func valley(counts []int64, from, to int) int {
 	if to <= from {
-		return from + 1
+		return min(from+1, NumBuckets-1)
 	}
 	best, bestSum := to, int64(math.MaxInt64)
 	for k := from + 1; k <= to; k++ {
