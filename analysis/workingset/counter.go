@@ -10,6 +10,7 @@ package workingset
 
 import (
 	"math/bits"
+	"strings"
 
 	"github.com/axiomhq/hyperloglog"
 
@@ -94,8 +95,9 @@ type fileTally struct {
 	tally
 }
 
-// Counter counts a working set from block reads. It is not safe for
-// concurrent use: Add is meant as a source's stream.BlockReads handler.
+// Counter counts a working set from block reads; make one with NewCounter.
+// It is not safe for concurrent use: Add is meant as a source's
+// stream.BlockReads handler.
 type Counter struct {
 	opt     Options
 	total   tally
@@ -188,7 +190,7 @@ func (c *Counter) eventOf(event string) int {
 	if len(c.events) == MaxEvents {
 		return MaxEvents
 	}
-	c.events = append(c.events, event)
+	c.events = append(c.events, strings.Clone(event)) // not the source's line buffer
 	return len(c.events) - 1
 }
 
