@@ -113,6 +113,20 @@ if [ -x /usr/bin/time ]; then
 	/usr/bin/time -f "latscope report max RSS: %M KB, %e s" $ls_cmd > /dev/null 2> "$out/trace10046-rss.txt" || true
 	tail -1 "$out/trace10046-rss.txt"
 fi
+if command -v hyperfine >/dev/null; then
+	echo
+	echo "== 10046 trace: the parse with calls as series (--calls type) and with block addresses (workingset), one core =="
+	hyperfine --warmup 1 --runs 5 --output=pipe --export-json "$out/trace10046-calls-hyperfine.json" \
+		-n report "$ls_cmd" -n calls "$pin $bin report --calls type --format json $big" \
+		-n workingset "$pin $bin workingset --format json $big" | tee "$out/trace10046-calls-hyperfine.txt"
+	python3 - "$out/trace10046-calls-hyperfine.json" "$size" <<'EOF' | tee "$out/trace10046-calls-summary.txt"
+import json, sys
+r = {x["command"]: x["mean"] for x in json.load(open(sys.argv[1]))["results"]}
+size = int(sys.argv[2])
+for name in ("report", "calls", "workingset"):
+    print(f"{name:11s} {r[name]:.3f} s  ({size/r[name]/1e6:.0f} MB/s, {r['report']/r[name]:.2f}x the speed of report)")
+EOF
+fi
 [ -n "${BENCH_DIR:-}" ] || rm -rf "$dir"
 }
 trace_bench

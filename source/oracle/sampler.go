@@ -63,8 +63,8 @@ func mapWaits(r *rows) (ws []swhRow, bad int, err error) {
 // waitCollector turns de-duplicated waits into per-interval exact
 // histograms, one series per event (the selected sessions are one group).
 type waitCollector struct {
-	keep        func(string) bool
-	instance    string
+	keep     func(string) bool
+	instance string
 	// onBlockRead receives the block reads (source.Options.BlockReads):
 	// At, the end of the poll that found the wait, is their time (the wait
 	// ended between the previous poll and it).

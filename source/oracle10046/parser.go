@@ -294,7 +294,7 @@ func (p *parser) wait(line []byte, truncated bool) error {
 			return err
 		}
 	}
-	if p.opts.BlockReads != nil {
+	if p.opts.BlockReads != nil && p.keep[s] {
 		p.blockRead(s, rest[k+n:], ela, tim)
 	}
 	if p.calls != nil && p.calls.handler != nil {
