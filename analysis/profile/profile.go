@@ -224,6 +224,12 @@ type session struct {
 	// pending are the waits since the last top-level call: the next
 	// top-level call tells whether they were inside it or before it.
 	pending []pendingWait
+	// firstChild is the first recursive call since the last top-level
+	// call: the first line the next top-level call wrote of its own work.
+	firstChild childMark
+	// lastTop is the cursor of the last top-level call, if any.
+	lastTop    int64
+	hasLastTop bool
 	// children[d] sums the calls at depth d since the last call at depth
 	// d−1, which they were made by: its own figures exclude them.
 	children []Figures
@@ -280,8 +286,15 @@ func (t *traceReader) Call(c oracle10046.Call) { t.session(c.Process).call(c) }
 func (t *traceReader) Wait(w oracle10046.Wait) { t.session(w.Process).wait(w) }
 
 type pendingWait struct {
-	event, stmt *Event
-	ela, tim    int64
+	event, stmt      *Event
+	cursor, ela, tim int64
+}
+
+// childMark places a recursive call among the pending waits.
+type childMark struct {
+	set   bool
+	waits int   // pending waits written before it
+	start int64 // its tim − e
 }
 
 func (t *session) see(tim int64) {
@@ -354,6 +367,9 @@ func (t *session) call(c oracle10046.Call) {
 	if c.Dep == 0 {
 		t.b.p.CPUUS += c.C
 		t.flushWaits(&c)
+		t.lastTop, t.hasLastTop = c.Cursor, true
+	} else if !t.firstChild.set {
+		t.firstChild = childMark{set: true, waits: len(t.pending), start: c.Tim - c.E}
 	}
 }
 
@@ -382,7 +398,7 @@ func (t *session) selfOf(c oracle10046.Call) oracle10046.Call {
 
 func (t *session) wait(w oracle10046.Wait) {
 	t.see(w.Tim)
-	pw := pendingWait{event: eventOf(t.b.events, w.Event), ela: w.Ela, tim: w.Tim}
+	pw := pendingWait{event: eventOf(t.b.events, w.Event), cursor: w.Cursor, ela: w.Ela, tim: w.Tim}
 	if w.Cursor != 0 || t.cursors[0] != nil {
 		pw.stmt = eventOf(t.statementOf(w.Cursor, 0).events, w.Event)
 	}
@@ -397,12 +413,15 @@ func (t *session) wait(w oracle10046.Wait) {
 	t.pending = append(t.pending, pw)
 }
 
-// flushWaits places the pending waits inside the top-level call c (those
-// that started, by their midpoint, after it started) or between calls.
-// nil places them all between calls (the trace's end).
+// flushWaits places the pending waits inside the top-level call c or
+// between calls (nil: the trace's end, all between).
 func (t *session) flushWaits(c *oracle10046.Call) {
-	for _, w := range t.pending {
-		inside := c != nil && w.tim-w.ela/2 > c.Tim-c.E
+	var win callWindow
+	if c != nil {
+		win = t.windowOf(c)
+	}
+	for i, w := range t.pending {
+		inside := win.inside(i, w)
 		for _, e := range []*Event{w.event, w.stmt} {
 			switch {
 			case e == nil:
@@ -414,6 +433,52 @@ func (t *session) flushWaits(c *oracle10046.Call) {
 		}
 	}
 	t.pending = t.pending[:0]
+	t.firstChild = childMark{}
+}
+
+// callWindow tells which of the pending waits were inside a call.
+type callWindow struct {
+	start int64 // the call's start by its own figures: tim − e
+	// own is how many pending waits were written before the first line of
+	// the call's own work (a recursive call, or a wait on its cursor),
+	// which started at ownStart.
+	own      int
+	ownStart int64
+	end      int // how many pending waits were written before the call ended
+	// previous is the cursor of the top-level call before (hasPrevious).
+	previous    int64
+	hasPrevious bool
+}
+
+// windowOf returns the window of the top-level call c.
+func (t *session) windowOf(c *oracle10046.Call) callWindow {
+	win := callWindow{start: c.Tim - c.E, own: len(t.pending), ownStart: c.Tim - c.E, end: len(t.pending),
+		previous: t.lastTop, hasPrevious: t.hasLastTop}
+	if t.firstChild.set {
+		win.own, win.ownStart = t.firstChild.waits, t.firstChild.start
+	}
+	for i, w := range t.pending[:win.own] {
+		if w.cursor == c.Cursor {
+			win.own, win.ownStart = i, w.tim-w.ela
+			break
+		}
+	}
+	return win
+}
+
+// inside tells whether the i-th pending wait was inside the call: written
+// before it ended, with its midpoint after the call's start (tim
+// arithmetic), unless the file order says otherwise. A wait written on
+// the previous top-level call's cursor before the first line of this
+// call's own work, and ending before that line started, is the session
+// waiting between the two calls (for the client, mostly), whatever the
+// call's tim − e says: tim and e= come from clocks that drift apart by
+// milliseconds (docs/profile.md).
+func (win callWindow) inside(i int, w pendingWait) bool {
+	if i >= win.end || (i < win.own && win.hasPrevious && w.cursor == win.previous && w.tim <= win.ownStart) {
+		return false
+	}
+	return w.tim-w.ela/2 > win.start
 }
 
 // finish derives the sums, per-execution figures and orders.

@@ -215,3 +215,37 @@ func TestTVDXTATAgreement(t *testing.T) {
 		t.Errorf("compared %d TVD$XTAT rows, want CPU and 7 events", rows)
 	}
 }
+
+// TestInsideOrBetweenCalls: the waits before a top-level call are placed
+// by tim arithmetic (midpoint after the call's tim − e), except a wait on
+// the previous call's cursor written, and over, before the first line of
+// the call's own work: DBM11106's clock skew, in miniature.
+func TestInsideOrBetweenCalls(t *testing.T) {
+	const trace = `EXEC #4:c=3999,e=4507,p=0,cr=0,cu=0,mis=0,r=1,dep=0,og=1,tim=1000000
+WAIT #4: nam='SQL*Net message from client' ela= 6410 driver id=1 #bytes=1 p3=0 obj#=1 tim=1007000
+PARSE #5:c=0,e=336,p=0,cr=0,cu=0,mis=1,r=0,dep=1,og=4,tim=1008000
+WAIT #0: nam='library cache: mutex X' ela= 700 idn=1 value=2 where=3 obj#=-1 tim=1009000
+WAIT #6: nam='cursor: pin S wait on X' ela= 500 idn=1 value=2 where=3 obj#=-1 tim=1009600
+PARSE #6:c=23997,e=161775,p=0,cr=0,cu=0,mis=1,r=0,dep=0,og=1,tim=1150000
+WAIT #6: nam='SQL*Net message from client' ela= 2000 driver id=1 #bytes=1 p3=0 obj#=1 tim=1152100
+WAIT #0: nam='library cache: mutex X' ela= 100 idn=1 value=2 where=3 obj#=-1 tim=1152300
+WAIT #7: nam='cursor: pin S wait on X' ela= 400 idn=1 value=2 where=3 obj#=-1 tim=1152800
+PARSE #7:c=1000,e=900,p=0,cr=0,cu=0,mis=1,r=0,dep=0,og=1,tim=1153000
+`
+	p := build(t, "skew", []byte(trace))
+	want := map[string][2]int64{ // inside, between
+		// PARSE #6 starts at 988225 by tim − e, before EXEC #4 ended; the
+		// client wait on #4 ends before PARSE #5 (dep=1) starts: between.
+		// The waits after PARSE #5 are inside PARSE #6.
+		"SQL*Net message from client": {0, 6410 + 2000},
+		// PARSE #7 starts at 1152100 (tim − e), clocks agreeing: the mutex
+		// wait on #0 before its first own line is inside it.
+		"library cache: mutex X":  {700 + 100, 0},
+		"cursor: pin S wait on X": {500 + 400, 0},
+	}
+	for _, e := range p.Events {
+		if got := [2]int64{e.WithinCallsUS, e.BetweenCallsUS}; got != want[e.Name] {
+			t.Errorf("%s: inside %d, between %d µs; want %v", e.Name, got[0], got[1], want[e.Name])
+		}
+	}
+}

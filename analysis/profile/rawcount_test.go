@@ -184,6 +184,11 @@ func TestProfileEqualsRawCount(t *testing.T) {
 				if rc.waits[e.Name] != e.US || e.WithinCallsUS+e.BetweenCallsUS != e.US {
 					t.Errorf("%s: %d µs (inside %d, between %d), raw %d", e.Name, e.US, e.WithinCallsUS, e.BetweenCallsUS, rc.waits[e.Name])
 				}
+				// The session waiting for the client's next call is
+				// between calls, as Method R counts it, in every trace.
+				if e.Name == "SQL*Net message from client" && e.WithinCallsUS != 0 {
+					t.Errorf("%s: %d µs inside calls, want all between", e.Name, e.WithinCallsUS)
+				}
 			}
 			if len(p.Events) != len(rc.waits) {
 				t.Errorf("%d events, raw %d", len(p.Events), len(rc.waits))
