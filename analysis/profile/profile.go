@@ -23,8 +23,13 @@ import (
 // microseconds, as the traces write them (10g and later).
 type Profile struct {
 	Traces []Trace `json:"traces"`
+	// Span is how the spans were measured.
+	Span SpanRule `json:"span_rule"`
 	// SpanUS is the sum of the traces' spans: the response time profiled.
 	SpanUS int64 `json:"span_us"`
+	// TimSpanUS and StartSpanUS sum the traces' spans by either rule.
+	TimSpanUS   int64 `json:"tim_span_us"`
+	StartSpanUS int64 `json:"start_span_us"`
 	// CPUUS is the CPU of top-level (dep=0) calls, whose c= includes the
 	// CPU of the recursive calls they made: counting every depth would
 	// count recursive CPU twice.
@@ -50,11 +55,46 @@ type Trace struct {
 	Name     string `json:"name"`
 	FirstTim int64  `json:"first_tim"`
 	LastTim  int64  `json:"last_tim"`
-	// SpanUS sums the spans (last tim − first tim) of the trace's
+	// EarliestStart is the earliest start a line implies: the least tim −
+	// e of a call, tim − ela of a wait, or tim.
+	EarliestStart int64 `json:"earliest_start"`
+	// SpanUS sums the spans, by the profile's rule, of the trace's
 	// processes: one, or the sections of a trcsess merge, whose
 	// sessions may have run at the same time.
-	SpanUS    int64 `json:"span_us"`
-	Processes int   `json:"processes"`
+	SpanUS int64 `json:"span_us"`
+	// TimSpanUS and StartSpanUS sum them by either rule.
+	TimSpanUS   int64 `json:"tim_span_us"`
+	StartSpanUS int64 `json:"start_span_us"`
+	Processes   int   `json:"processes"`
+}
+
+// SpanRule is how a trace's span (its response time) is measured.
+type SpanRule string
+
+const (
+	// SpanTim is last tim − first tim: the trace's clock, no call's
+	// figures in it (the default).
+	SpanTim SpanRule = "tim"
+	// SpanStart is last tim − the earliest start a line implies (tim − e,
+	// tim − ela): the first call's work before its tim counts, as
+	// TVD$XTAT's duration counts it.
+	SpanStart SpanRule = "start"
+)
+
+// ParseSpanRule reads a --span value.
+func ParseSpanRule(s string) (SpanRule, error) {
+	switch r := SpanRule(s); r {
+	case SpanTim, SpanStart:
+		return r, nil
+	}
+	return "", fmt.Errorf("span %q: want %s or %s", s, SpanTim, SpanStart)
+}
+
+// Options are what Build reads the traces with.
+type Options struct {
+	Read source.Options
+	// Span is the span rule; empty is SpanTim.
+	Span SpanRule
 }
 
 // Event is the time waited on one event.
@@ -158,16 +198,19 @@ type Bucket struct {
 type Input = source.Input
 
 // Build reads the traces and returns their profile.
-func Build(ctx context.Context, inputs []Input, opts source.Options) (*Profile, error) {
+func Build(ctx context.Context, inputs []Input, opts Options) (*Profile, error) {
 	b := &builder{byKey: map[string]*Statement{}, events: map[string]*Event{}, calls: map[callKey]*CallTotal{}}
+	b.p.Span = cmp.Or(opts.Span, SpanTim)
 	for _, in := range inputs {
 		t := &traceReader{b: b, name: in.Name, sessions: map[string]*session{}}
-		if err := oracle10046.ReadCalls(ctx, in, opts, t); err != nil {
+		if err := oracle10046.ReadCalls(ctx, in, opts.Read, t); err != nil {
 			return nil, fmt.Errorf("%s: %w", in.Name, err)
 		}
-		tr := t.trace()
+		tr := t.trace(b.p.Span)
 		b.p.Traces = append(b.p.Traces, tr)
 		b.p.SpanUS += tr.SpanUS
+		b.p.TimSpanUS += tr.TimSpanUS
+		b.p.StartSpanUS += tr.StartSpanUS
 	}
 	return b.finish(), nil
 }
@@ -220,6 +263,7 @@ type session struct {
 	name        string // for cursors without a PARSING line
 	cursors     map[int64]*Statement
 	first, last int64
+	start       int64 // the earliest start a line implies
 	seen        bool
 	// pending are the waits since the last top-level call: the next
 	// top-level call tells whether they were inside it or before it.
@@ -259,7 +303,7 @@ func (t *traceReader) session(process string) *session {
 }
 
 // trace closes the sessions and sums their spans.
-func (t *traceReader) trace() Trace {
+func (t *traceReader) trace(rule SpanRule) Trace {
 	tr := Trace{Name: t.name, Processes: len(t.order)}
 	seen := false
 	for _, s := range t.order {
@@ -267,11 +311,16 @@ func (t *traceReader) trace() Trace {
 		if !s.seen {
 			continue
 		}
-		tr.SpanUS += s.last - s.first
+		tr.TimSpanUS += s.last - s.first
+		tr.StartSpanUS += s.last - s.start
 		if !seen {
-			tr.FirstTim, tr.LastTim, seen = s.first, s.last, true
+			tr.FirstTim, tr.LastTim, tr.EarliestStart, seen = s.first, s.last, s.start, true
 		}
-		tr.FirstTim, tr.LastTim = min(tr.FirstTim, s.first), max(tr.LastTim, s.last)
+		tr.FirstTim, tr.LastTim, tr.EarliestStart = min(tr.FirstTim, s.first), max(tr.LastTim, s.last), min(tr.EarliestStart, s.start)
+	}
+	tr.SpanUS = tr.TimSpanUS
+	if rule == SpanStart {
+		tr.SpanUS = tr.StartSpanUS
 	}
 	return tr
 }
@@ -297,16 +346,17 @@ type childMark struct {
 	start int64 // its tim − e
 }
 
-func (t *session) see(tim int64) {
+// see takes in a line's tim and how long it lasted until then.
+func (t *session) see(tim, dur int64) {
 	if !t.seen {
-		t.seen, t.first, t.last = true, tim, tim
+		t.seen, t.first, t.last, t.start = true, tim, tim, tim-max(dur, 0)
 		return
 	}
-	t.first, t.last = min(t.first, tim), max(t.last, tim)
+	t.first, t.last, t.start = min(t.first, tim), max(t.last, tim), min(t.start, tim-max(dur, 0))
 }
 
 func (t *session) cursor(c oracle10046.Cursor) {
-	t.see(c.Tim)
+	t.see(c.Tim, 0)
 	key := c.SQLID
 	if key == "" && c.HV != "" {
 		key = "hv:" + c.HV
@@ -338,7 +388,7 @@ func (t *session) statementOf(cursor int64, dep int64) *Statement {
 }
 
 func (t *session) call(c oracle10046.Call) {
-	t.see(c.Tim)
+	t.see(c.Tim, c.E)
 	k := callKey{c.Type, c.Dep > 0}
 	ct, ok := t.b.calls[k]
 	if !ok {
@@ -397,7 +447,7 @@ func (t *session) selfOf(c oracle10046.Call) oracle10046.Call {
 }
 
 func (t *session) wait(w oracle10046.Wait) {
-	t.see(w.Tim)
+	t.see(w.Tim, w.Ela)
 	pw := pendingWait{event: eventOf(t.b.events, w.Event), cursor: w.Cursor, ela: w.Ela, tim: w.Tim}
 	if w.Cursor != 0 || t.cursors[0] != nil {
 		pw.stmt = eventOf(t.statementOf(w.Cursor, 0).events, w.Event)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/testkit/testenv"
-	"github.com/latscope/latscope/source"
 )
 
 const (
@@ -34,8 +33,13 @@ func readData(t *testing.T, rel string) []byte {
 
 func build(t *testing.T, name string, data []byte) *Profile {
 	t.Helper()
+	return buildWith(t, name, data, Options{})
+}
+
+func buildWith(t *testing.T, name string, data []byte, opts Options) *Profile {
+	t.Helper()
 	in := Input{Name: name, Reader: bytes.NewReader(data), Diag: input.NewDiagnostics(nil, 0)}
-	p, err := Build(context.Background(), []Input{in}, source.Options{})
+	p, err := Build(context.Background(), []Input{in}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,17 +174,20 @@ func findStatement(p *Profile, id string) *Statement {
 
 var (
 	tvdTable = regexp.MustCompile(`(?s)Resource Usage Profile.*?</table>`)
-	tvdRow   = regexp.MustCompile(`(?s)<tr valign="top">(.*?)</tr>`)
+	tvdRow   = regexp.MustCompile(`(?s)<tr[^>]*>(.*?)</tr>`)
 	tvdCell  = regexp.MustCompile(`(?s)<td[^>]*>(.*?)</td>`)
 	anyTag   = regexp.MustCompile(`<[^>]*>`)
 )
 
 // TestTVDXTATAgreement compares the resource usage profile with
 // TVD$XTAT's (milliseconds, rounded): CPU and every event's time and
-// count. TVD$XTAT's duration is 13 ms longer than the span (last tim −
-// first tim), so its unaccounted-for time is too: docs/profile.md.
+// count, and, with --span start, its duration and unaccounted-for time
+// (TVD$XTAT's duration starts at the earliest tim − e, 13 ms before the
+// first tim: docs/profile.md).
 func TestTVDXTATAgreement(t *testing.T) {
-	p := build(t, fileTrace, readData(t, fileTrace))
+	data := readData(t, fileTrace)
+	p := build(t, fileTrace, data)
+	fromStart := buildWith(t, fileTrace, data, Options{Span: SpanStart})
 	table := tvdTable.Find(readData(t, fileTVD))
 	rows := 0
 	for _, r := range tvdRow.FindAllSubmatch(table, -1) {
@@ -190,11 +197,28 @@ func TestTVDXTATAgreement(t *testing.T) {
 				cells = append(cells, s)
 			}
 		}
-		if len(cells) < 3 || cells[0] == "unaccounted-for" || cells[0] == "Total" {
+		if len(cells) < 2 {
+			continue
+		}
+		ms, _ := strconv.ParseFloat(cells[1], 64)
+		switch cells[0] {
+		case "Total":
+			if got := math.Round(float64(fromStart.SpanUS) / 1e3); got != math.Round(ms*1e3) {
+				t.Errorf("--span start: span %g ms, TVD$XTAT's duration %s s", got, cells[1])
+			}
+			rows++
+			continue
+		case "unaccounted-for":
+			if got := math.Round(float64(fromStart.UnaccountedUS) / 1e3); got != math.Round(ms*1e3) {
+				t.Errorf("--span start: unaccounted-for %g ms, TVD$XTAT %s s", got, cells[1])
+			}
+			rows++
+			continue
+		}
+		if len(cells) < 3 {
 			continue
 		}
 		rows++
-		ms, _ := strconv.ParseFloat(cells[1], 64)
 		for _, l := range p.Lines() {
 			name := l.Component
 			if strings.HasPrefix(name, "CPU") {
@@ -211,8 +235,8 @@ func TestTVDXTATAgreement(t *testing.T) {
 			}
 		}
 	}
-	if rows != 8 {
-		t.Errorf("compared %d TVD$XTAT rows, want CPU and 7 events", rows)
+	if rows != 10 {
+		t.Errorf("compared %d TVD$XTAT rows, want CPU, 7 events, unaccounted-for and total", rows)
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/latscope/latscope/internal/testkit/testenv"
-	"github.com/latscope/latscope/source"
 )
 
 // rawStatement is what an independent count of the raw lines gives per
@@ -21,6 +20,7 @@ type rawStatement struct {
 
 type rawCount struct {
 	span        int64
+	startSpan   int64 // from the earliest tim − e, tim − ela
 	cpu, waitUS int64
 	waits       map[string]int64
 	statements  map[string]*rawStatement
@@ -30,6 +30,7 @@ type rawCount struct {
 type rawSection struct {
 	name         string
 	first, last  int64
+	start        int64
 	seen         bool
 	cursorToStmt map[string]string
 }
@@ -72,13 +73,16 @@ func countRaw(t *testing.T, name string, data []byte) *rawCount {
 		}
 		return rc.statements[key]
 	}
-	see := func(tim string) {
+	see := func(tim string, dur int64) {
 		v, err := strconv.ParseInt(tim, 10, 64)
 		if err != nil {
 			t.Fatalf("%s: tim %q", name, tim)
 		}
 		if !sec.seen || v < sec.first {
 			sec.first = v
+		}
+		if !sec.seen || v-dur < sec.start {
+			sec.start = v - dur
 		}
 		if !sec.seen || v > sec.last {
 			sec.last = v
@@ -108,7 +112,7 @@ func countRaw(t *testing.T, name string, data []byte) *rawCount {
 			for _, kv := range rawField.FindAllStringSubmatch(line, -1) {
 				f[kv[1]] = kv[2]
 			}
-			see(f["tim"])
+			see(f["tim"], 0)
 			key := f["sqlid"]
 			if key == "" && f["hv"] != "" {
 				key = "hv:" + f["hv"]
@@ -125,7 +129,7 @@ func countRaw(t *testing.T, name string, data []byte) *rawCount {
 				k, v, _ := strings.Cut(kv, "=")
 				f[k] = num(v)
 			}
-			see(strconv.FormatInt(f["tim"], 10))
+			see(strconv.FormatInt(f["tim"], 10), f["e"])
 			if f["dep"] == 0 {
 				rc.cpu += f["c"]
 			}
@@ -143,8 +147,8 @@ func countRaw(t *testing.T, name string, data []byte) *rawCount {
 			continue
 		}
 		if m := rawWait.FindStringSubmatch(line); m != nil {
-			see(m[4])
 			ela := num(m[3])
+			see(m[4], ela)
 			rc.waitUS += ela
 			rc.waits[m[2]] += ela
 			if _, parsed := sec.cursorToStmt["0"]; m[1] != "0" || parsed {
@@ -154,6 +158,7 @@ func countRaw(t *testing.T, name string, data []byte) *rawCount {
 	}
 	for _, s := range sections {
 		rc.span += s.last - s.first
+		rc.startSpan += s.last - s.start
 	}
 	return rc
 }
@@ -171,8 +176,11 @@ func TestProfileEqualsRawCount(t *testing.T) {
 			data := readData(t, rel)
 			p := build(t, rel, data)
 			rc := countRaw(t, rel, data)
-			if p.SpanUS != rc.span {
-				t.Errorf("span %d µs, raw last − first tim %d", p.SpanUS, rc.span)
+			if p.SpanUS != rc.span || p.TimSpanUS != rc.span {
+				t.Errorf("span %d µs (tim %d), raw last − first tim %d", p.SpanUS, p.TimSpanUS, rc.span)
+			}
+			if p.StartSpanUS != rc.startSpan {
+				t.Errorf("span from the earliest start %d µs, raw %d", p.StartSpanUS, rc.startSpan)
 			}
 			if p.CPUUS != rc.cpu || p.WaitUS != rc.waitUS {
 				t.Errorf("cpu %d, waits %d µs; raw %d, %d", p.CPUUS, p.WaitUS, rc.cpu, rc.waitUS)
@@ -221,7 +229,7 @@ func TestTrcsessMergeEqualsItsTraces(t *testing.T) {
 	for _, f := range []string{"js122a1_ora_9850.trc", "js122a1_ora_9854.trc"} {
 		inputs = append(inputs, Input{Name: f, Reader: bytes.NewReader(readData(t, dir+f))})
 	}
-	apart, err := Build(t.Context(), inputs, source.Options{})
+	apart, err := Build(t.Context(), inputs, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,15 @@ import (
 )
 
 // Rounding states how exact the figures are; every output says it.
-const Rounding = "tim, e=, c= and ela= are whole microseconds: every figure is exact to 1 µs; the span is last tim − first tim of each trace (the first call's work before its tim is outside it)"
+const Rounding = "tim, e=, c= and ela= are whole microseconds: every figure is exact to 1 µs"
+
+// SpanText says how the span was measured, and what the other rule gives.
+func (p *Profile) SpanText() string {
+	if p.Span == SpanStart {
+		return fmt.Sprintf("last tim − the earliest start a line implies (tim − e, tim − ela) of each trace, as TVD$XTAT measures it (last tim − first tim: %s s)", seconds(p.TimSpanUS))
+	}
+	return fmt.Sprintf("last tim − first tim of each trace (from the earliest start a line implies, tim − e or tim − ela, as TVD$XTAT measures it: %s s, --span start)", seconds(p.StartSpanUS))
+}
 
 // WriteJSON writes the whole profile as JSON (times in µs).
 func WriteJSON(w io.Writer, p *Profile) error {
@@ -21,8 +29,9 @@ func WriteJSON(w io.Writer, p *Profile) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(struct {
 		Rounding string `json:"rounding"`
+		SpanText string `json:"span_text"`
 		*Profile
-	}{Rounding, p})
+	}{Rounding, p.SpanText(), p})
 }
 
 // seconds formats µs as seconds, exactly.
@@ -80,7 +89,7 @@ func WriteTable(w io.Writer, p *Profile, top int) error {
 	bw := bufio.NewWriter(w)
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(bw, "Response-time profile of %s\n", traceNames(p))
-	fmt.Fprintf(bw, "span %s s; %s\n\n", seconds(p.SpanUS), Rounding)
+	fmt.Fprintf(bw, "span %s s: %s;\n%s\n\n", seconds(p.SpanUS), p.SpanText(), Rounding)
 	fmt.Fprintln(tw, "component\tseconds\tshare\tcalls/waits\tmean ms\tinside calls s\tbetween calls s\t")
 	for _, l := range p.Lines() {
 		mean := ""
@@ -224,7 +233,7 @@ func WriteHTML(w io.Writer, p *Profile, top int) error {
 	bw := bufio.NewWriter(w)
 	title := "Response-time profile of " + traceNames(p)
 	htmlpage.WriteHead(bw, html.EscapeString(title), pageCSS)
-	fmt.Fprintf(bw, "<h1>%s</h1>\n<p>span %s s <small>(%s)</small></p>\n", html.EscapeString(title), seconds(p.SpanUS), html.EscapeString(Rounding))
+	fmt.Fprintf(bw, "<h1>%s</h1>\n<p>span %s s <small>(%s; %s)</small></p>\n", html.EscapeString(title), seconds(p.SpanUS), html.EscapeString(p.SpanText()), html.EscapeString(Rounding))
 	bw.WriteString("<table><tr><th>component</th><th>seconds</th><th>share</th><th>calls/waits</th><th>inside calls s</th><th>between calls s</th><th></th></tr>\n")
 	for _, l := range p.Lines() {
 		count, within, between := "", "", ""

@@ -17,6 +17,8 @@ import (
 type profileJSON struct {
 	Rounding      string `json:"rounding"`
 	SpanUS        int64  `json:"span_us"`
+	TimSpanUS     int64  `json:"tim_span_us"`
+	StartSpanUS   int64  `json:"start_span_us"`
 	CPUUS         int64  `json:"cpu_us"`
 	WaitUS        int64  `json:"wait_us"`
 	UnaccountedUS int64  `json:"unaccounted_us"`
@@ -46,6 +48,16 @@ func TestProfileCommand(t *testing.T) {
 	}
 	if p.SpanUS <= 0 || waits != p.WaitUS || p.SpanUS != p.CPUUS+p.WaitUS+p.UnaccountedUS || p.Rounding == "" || len(p.Statements) == 0 {
 		t.Errorf("profile does not add up: %+v", p)
+	}
+
+	r = run(t, "", "profile", trace, "--format", "json", "--span", "start")
+	var fromStart profileJSON
+	if err := json.Unmarshal([]byte(r.stdout), &fromStart); err != nil {
+		t.Fatal(err)
+	}
+	if fromStart.SpanUS != p.StartSpanUS || fromStart.SpanUS <= p.SpanUS || p.SpanUS != p.TimSpanUS ||
+		fromStart.SpanUS != fromStart.CPUUS+fromStart.WaitUS+fromStart.UnaccountedUS {
+		t.Errorf("--span start: span %d µs, want %d (> %d) and adding up: %+v", fromStart.SpanUS, p.StartSpanUS, p.SpanUS, fromStart)
 	}
 
 	table := run(t, "", "profile", trace)
@@ -96,6 +108,9 @@ func TestProfileCommandErrors(t *testing.T) {
 	}
 	if r := run(t, "", "profile", "-", "--format", "csv"); r.code != 2 {
 		t.Errorf("--format csv: exit %d, want 2", r.code)
+	}
+	if r := run(t, "", "profile", "-", "--span", "wall"); r.code != 2 {
+		t.Errorf("--span wall: exit %d, want 2", r.code)
 	}
 	if r := run(t, "not a trace\n", "profile", "-"); r.code == 0 || !strings.Contains(r.stderr, "not a 10046 trace") {
 		t.Errorf("profile of text: exit %d, stderr %q", r.code, r.stderr)
