@@ -34,11 +34,17 @@ type Profile struct {
 	// CPU of the recursive calls they made: counting every depth would
 	// count recursive CPU twice.
 	CPUUS int64 `json:"cpu_us"`
+	// OrphanCPUUS is the CPU of recursive calls whose top-level call the
+	// trace never wrote (OrphanCalls of them: a session traced until
+	// logoff, whose audit runs in the logoff call): in no top-level call's
+	// c=, so counted apart.
+	OrphanCPUUS int64 `json:"orphan_cpu_us"`
+	OrphanCalls int64 `json:"orphan_calls"`
 	// Events are the waits by event, sorted by time waited.
 	Events []Event `json:"events"`
 	// WaitUS is the time of all waits.
 	WaitUS int64 `json:"wait_us"`
-	// UnaccountedUS is SpanUS − CPUUS − WaitUS: time the trace does not
+	// UnaccountedUS is SpanUS − CPUUS − OrphanCPUUS − WaitUS: time the trace does not
 	// explain (CPU not measured in the c= granularity, time outside calls
 	// and waits, preemption). Negative when counted time exceeds the span.
 	UnaccountedUS int64 `json:"unaccounted_us"`
@@ -308,6 +314,9 @@ func (t *traceReader) trace(rule SpanRule) Trace {
 	seen := false
 	for _, s := range t.order {
 		s.flushWaits(nil)
+		calls, cpu := s.orphans()
+		t.b.p.OrphanCalls += calls
+		t.b.p.OrphanCPUUS += cpu
 		if !s.seen {
 			continue
 		}
@@ -339,11 +348,13 @@ type pendingWait struct {
 	cursor, ela, tim int64
 }
 
-// childMark places a recursive call among the pending waits.
+// childMark places the recursive calls since the last top-level call
+// among the pending waits.
 type childMark struct {
 	set   bool
-	waits int   // pending waits written before it
-	start int64 // its tim − e
+	waits int   // pending waits written before the first
+	start int64 // the first one's tim − e
+	last  int   // pending waits written before the last
 }
 
 // see takes in a line's tim and how long it lasted until then.
@@ -418,8 +429,11 @@ func (t *session) call(c oracle10046.Call) {
 		t.b.p.CPUUS += c.C
 		t.flushWaits(&c)
 		t.lastTop, t.hasLastTop = c.Cursor, true
-	} else if !t.firstChild.set {
-		t.firstChild = childMark{set: true, waits: len(t.pending), start: c.Tim - c.E}
+	} else {
+		if !t.firstChild.set {
+			t.firstChild = childMark{set: true, waits: len(t.pending), start: c.Tim - c.E}
+		}
+		t.firstChild.last = len(t.pending)
 	}
 }
 
@@ -464,9 +478,10 @@ func (t *session) wait(w oracle10046.Wait) {
 }
 
 // flushWaits places the pending waits inside the top-level call c or
-// between calls (nil: the trace's end, all between).
+// between calls (nil: the trace's end, where the recursive calls left
+// without a top-level call, if any, are the call).
 func (t *session) flushWaits(c *oracle10046.Call) {
-	var win callWindow
+	win := t.orphanWindow()
 	if c != nil {
 		win = t.windowOf(c)
 	}
@@ -516,6 +531,28 @@ func (t *session) windowOf(c *oracle10046.Call) callWindow {
 	return win
 }
 
+// orphanWindow returns the window of the recursive calls written since
+// the last top-level call, as if one call the trace did not write had
+// made them: from the first one's start to the last one's line.
+func (t *session) orphanWindow() callWindow {
+	if !t.firstChild.set {
+		return callWindow{}
+	}
+	fc := t.firstChild
+	return callWindow{start: fc.start, own: fc.waits, ownStart: fc.start, end: fc.last, previous: t.lastTop, hasPrevious: t.hasLastTop}
+}
+
+// orphans adds up, at the trace's end, the recursive calls no top-level
+// call was written for: at each depth, those made since the last call
+// one level up.
+func (t *session) orphans() (calls, cpuUS int64) {
+	for _, f := range t.children[min(1, len(t.children)):] {
+		calls += f.Count
+		cpuUS += f.CPUUS
+	}
+	return calls, cpuUS
+}
+
 // inside tells whether the i-th pending wait was inside the call: written
 // before it ended, with its midpoint after the call's start (tim
 // arithmetic), unless the file order says otherwise. A wait written on
@@ -534,7 +571,7 @@ func (win callWindow) inside(i int, w pendingWait) bool {
 // finish derives the sums, per-execution figures and orders.
 func (b *builder) finish() *Profile {
 	p := &b.p
-	p.UnaccountedUS = p.SpanUS - p.CPUUS - p.WaitUS
+	p.UnaccountedUS = p.SpanUS - p.CPUUS - p.OrphanCPUUS - p.WaitUS
 	p.Events = sortedEvents(b.events)
 	for _, ct := range b.calls {
 		p.Calls = append(p.Calls, *ct)

@@ -19,6 +19,8 @@ type rawStatement struct {
 }
 
 type rawCount struct {
+	orphans     int64 // recursive calls with no call one level up after them
+	orphanCPU   int64
 	span        int64
 	startSpan   int64 // from the earliest tim − e, tim − ela
 	cpu, waitUS int64
@@ -33,7 +35,10 @@ type rawSection struct {
 	start        int64
 	seen         bool
 	cursorToStmt map[string]string
+	calls        []rawCallFigures // depth and c= of every call, in file order
 }
+
+type rawCallFigures struct{ dep, c int64 }
 
 var (
 	rawParsing = regexp.MustCompile(`^PARSING IN CURSOR #(\d+) `)
@@ -130,6 +135,7 @@ func countRaw(t *testing.T, name string, data []byte) *rawCount {
 				f[k] = num(v)
 			}
 			see(strconv.FormatInt(f["tim"], 10), f["e"])
+			sec.calls = append(sec.calls, rawCallFigures{f["dep"], f["c"]})
 			if f["dep"] == 0 {
 				rc.cpu += f["c"]
 			}
@@ -157,6 +163,17 @@ func countRaw(t *testing.T, name string, data []byte) *rawCount {
 		}
 	}
 	for _, s := range sections {
+		// An orphan is a recursive call that no call one level up
+		// follows: scan backwards, remembering the depths seen.
+		later := map[int64]bool{}
+		for i := len(s.calls) - 1; i >= 0; i-- {
+			c := s.calls[i]
+			if c.dep > 0 && !later[c.dep-1] {
+				rc.orphans++
+				rc.orphanCPU += c.c
+			}
+			later[c.dep] = true
+		}
 		rc.span += s.last - s.first
 		rc.startSpan += s.last - s.start
 	}
@@ -185,8 +202,18 @@ func TestProfileEqualsRawCount(t *testing.T) {
 			if p.CPUUS != rc.cpu || p.WaitUS != rc.waitUS {
 				t.Errorf("cpu %d, waits %d µs; raw %d, %d", p.CPUUS, p.WaitUS, rc.cpu, rc.waitUS)
 			}
-			if p.UnaccountedUS != p.SpanUS-p.CPUUS-p.WaitUS {
-				t.Errorf("unaccounted %d ≠ span − cpu − waits", p.UnaccountedUS)
+			if p.OrphanCalls != rc.orphans || p.OrphanCPUUS != rc.orphanCPU {
+				t.Errorf("%d orphan recursive calls, %d µs CPU; raw %d, %d", p.OrphanCalls, p.OrphanCPUUS, rc.orphans, rc.orphanCPU)
+			}
+			if p.UnaccountedUS != p.SpanUS-p.CPUUS-p.OrphanCPUUS-p.WaitUS {
+				t.Errorf("unaccounted %d ≠ span − cpu − orphan cpu − waits", p.UnaccountedUS)
+			}
+			var rows int64
+			for _, l := range p.Lines() {
+				rows += l.US
+			}
+			if rows != p.SpanUS {
+				t.Errorf("the profile's rows add up to %d µs, span %d", rows, p.SpanUS)
 			}
 			for _, e := range p.Events {
 				if rc.waits[e.Name] != e.US || e.WithinCallsUS+e.BetweenCallsUS != e.US {

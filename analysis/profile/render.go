@@ -2,10 +2,12 @@ package profile
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"html"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -47,6 +49,10 @@ func percent(part, whole int64) string {
 	return fmt.Sprintf("%.1f%%", 100*float64(part)/float64(whole))
 }
 
+// OrphanComponent names the row of the recursive calls' CPU that no
+// top-level call's c= includes.
+const OrphanComponent = "CPU (orphan recursive calls, c=)"
+
 // Line is one row of the response-time profile: CPU, an event, or the
 // unaccounted-for time.
 type Line struct {
@@ -68,6 +74,11 @@ func (p *Profile) Lines() []Line {
 	// CPU is placed among the events by its time.
 	for i := 1; i < len(lines) && lines[i].US > lines[i-1].US; i++ {
 		lines[i], lines[i-1] = lines[i-1], lines[i]
+	}
+	if p.OrphanCalls > 0 {
+		orphans := Line{Component: OrphanComponent, US: p.OrphanCPUUS, Count: p.OrphanCalls, WithinCallsUS: p.OrphanCPUUS}
+		i, _ := slices.BinarySearchFunc(lines, orphans.US, func(l Line, us int64) int { return cmp.Compare(us, l.US) })
+		lines = slices.Insert(lines, i, orphans)
 	}
 	return append(lines, Line{Component: "unaccounted-for", US: p.UnaccountedUS})
 }
