@@ -175,12 +175,14 @@ type Statement struct {
 	RowsPerExec      float64 `json:"rows_per_exec"`
 	// Events are the waits written for this statement's cursor.
 	Events []Event `json:"events"`
-	// Latency is the distribution of its calls' elapsed times.
+	// Latency is the distribution of its calls' elapsed times (e=), CPU
+	// of their CPU times (c=), both as written (recursive calls' included).
 	Latency Distribution `json:"call_latency"`
+	CPU     Distribution `json:"call_cpu"`
 
-	events    map[string]*Event
-	calls     *hist.Histogram
-	maxCallUS int64
+	events  map[string]*Event
+	elapsed callSample
+	cpu     callSample
 }
 
 // Distribution summarises call latencies in µs: percentiles and
@@ -239,7 +241,7 @@ func (b *builder) statement(key string) *Statement {
 	if s, ok := b.byKey[key]; ok {
 		return s
 	}
-	s := &Statement{Key: key, Dep: -1, events: map[string]*Event{}, calls: hist.NewExact(hist.Microsecond, 0)}
+	s := &Statement{Key: key, Dep: -1, events: map[string]*Event{}, elapsed: newCallSample(), cpu: newCallSample()}
 	b.byKey[key] = s
 	b.order = append(b.order, s)
 	return s
@@ -422,8 +424,8 @@ func (t *session) call(c oracle10046.Call) {
 	if c.Type != oracle10046.CallClose {
 		s.InclusiveElapsedUS += c.E
 		s.InclusiveCPUUS += c.C
-		_ = s.calls.Record(float64(c.E)) // e= is never negative
-		s.maxCallUS = max(s.maxCallUS, c.E)
+		s.elapsed.record(c.E)
+		s.cpu.record(c.C)
 	}
 	if c.Dep == 0 {
 		t.b.p.CPUUS += c.C
@@ -628,19 +630,40 @@ func (s *Statement) finish() {
 		s.RowsPerExec = float64(s.Total.Rows) / n
 	}
 	s.Events = sortedEvents(s.events)
-	s.Latency = distribution(s.calls, s.maxCallUS)
+	s.Latency = s.elapsed.distribution()
+	s.CPU = s.cpu.distribution()
 }
 
-// distribution summarises a histogram of call latencies.
-func distribution(h *hist.Histogram, maxUS int64) Distribution {
-	d := Distribution{Count: int64(h.Count()), MaxUS: maxUS}
+// callSample gathers one figure of a statement's calls, in µs.
+type callSample struct {
+	h     *hist.Histogram
+	maxUS int64
+}
+
+func newCallSample() callSample { return callSample{h: hist.NewExact(hist.Microsecond, 0)} }
+
+func (cs *callSample) record(us int64) {
+	_ = cs.h.Record(float64(us)) // e= and c= are never negative
+	cs.maxUS = max(cs.maxUS, us)
+}
+
+// distribution summarises the sample.
+func (cs *callSample) distribution() Distribution {
+	h := cs.h
+	d := Distribution{Count: int64(h.Count()), MaxUS: cs.maxUS}
 	if d.Count == 0 {
 		return d
 	}
-	// Interpolating inside the top bucket may pass the largest call.
-	top := float64(maxUS)
-	d.P50US, d.P90US, d.P99US = min(h.Quantile(0.5), top), min(h.Quantile(0.9), top), min(h.Quantile(0.99), top)
 	rows := h.Rows()
+	quantile := func(q float64) float64 {
+		// Calls of 0 µs (c=0 is common) are 0, not spread over [0, 1).
+		if float64(rows.ZeroCount) >= q*float64(d.Count) {
+			return 0
+		}
+		// Interpolating inside the top bucket may pass the largest call.
+		return min(h.Quantile(q), float64(cs.maxUS))
+	}
+	d.P50US, d.P90US, d.P99US = quantile(0.5), quantile(0.9), quantile(0.99)
 	if rows.ZeroCount > 0 {
 		d.Buckets = append(d.Buckets, Bucket{LowUS: 0, Count: int64(rows.ZeroCount)})
 	}

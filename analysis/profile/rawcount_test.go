@@ -3,6 +3,8 @@ package profile
 import (
 	"bufio"
 	"bytes"
+	"maps"
+	"math/bits"
 	"path"
 	"regexp"
 	"strconv"
@@ -26,6 +28,9 @@ type rawCount struct {
 	cpu, waitUS int64
 	waits       map[string]int64
 	statements  map[string]*rawStatement
+	// callE and callC are the e= and c= of each statement's PARSE, EXEC
+	// and FETCH calls.
+	callE, callC map[string][]int64
 }
 
 // rawSection is one trcsess process section (or the whole trace).
@@ -53,7 +58,7 @@ var (
 // process section, sharing no code with the parser. SQL text is skipped
 // between PARSING IN CURSOR and END OF STMT.
 func countRaw(t *testing.T, name string, data []byte) *rawCount {
-	rc := &rawCount{waits: map[string]int64{}, statements: map[string]*rawStatement{}}
+	rc := &rawCount{waits: map[string]int64{}, statements: map[string]*rawStatement{}, callE: map[string][]int64{}, callC: map[string][]int64{}}
 	sections := map[string]*rawSection{}
 	var sec *rawSection
 	enter := func(pid string) {
@@ -67,7 +72,7 @@ func countRaw(t *testing.T, name string, data []byte) *rawCount {
 		sec = sections[pid]
 	}
 	enter("")
-	stmt := func(cursor string) *rawStatement {
+	stmtKey := func(cursor string) string {
 		key, ok := sec.cursorToStmt[cursor]
 		if !ok {
 			key = "cursor #" + cursor + " of " + sec.name
@@ -76,8 +81,9 @@ func countRaw(t *testing.T, name string, data []byte) *rawCount {
 		if rc.statements[key] == nil {
 			rc.statements[key] = &rawStatement{}
 		}
-		return rc.statements[key]
+		return key
 	}
+	stmt := func(cursor string) *rawStatement { return rc.statements[stmtKey(cursor)] }
 	see := func(tim string, dur int64) {
 		v, err := strconv.ParseInt(tim, 10, 64)
 		if err != nil {
@@ -143,7 +149,10 @@ func countRaw(t *testing.T, name string, data []byte) *rawCount {
 				stmt(m[2])
 				continue
 			}
-			s := stmt(m[2])
+			key := stmtKey(m[2])
+			rc.callE[key] = append(rc.callE[key], f["e"])
+			rc.callC[key] = append(rc.callC[key], f["c"])
+			s := rc.statements[key]
 			s.e += f["e"]
 			s.c += f["c"]
 			s.rows += f["r"]
@@ -238,11 +247,42 @@ func TestProfileEqualsRawCount(t *testing.T) {
 				if got != *r {
 					t.Errorf("%s: %+v, raw %+v", s.Key, got, *r)
 				}
+				checkDistribution(t, s.Key+" call latency", s.Latency, rc.callE[s.Key])
+				checkDistribution(t, s.Key+" call CPU", s.CPU, rc.callC[s.Key])
 			}
 			if len(p.Statements) != len(rc.statements) {
 				t.Errorf("%d statements, raw %d", len(p.Statements), len(rc.statements))
 			}
 		})
+	}
+}
+
+// checkDistribution compares a distribution with the raw values: count,
+// max, power-of-two buckets ([0, 1) for 0), and a median of 0 when half
+// the values are.
+func checkDistribution(t *testing.T, what string, d Distribution, values []int64) {
+	t.Helper()
+	want := map[float64]int64{}
+	var most, zeros int64
+	for _, v := range values {
+		low := 0.0
+		if v > 0 {
+			low = float64(uint64(1) << (bits.Len64(uint64(v)) - 1))
+		} else {
+			zeros++
+		}
+		want[low]++
+		most = max(most, v)
+	}
+	got := map[float64]int64{}
+	for _, b := range d.Buckets {
+		got[b.LowUS] = b.Count
+	}
+	if d.Count != int64(len(values)) || d.MaxUS != most || !maps.Equal(got, want) {
+		t.Errorf("%s: %d calls, max %d, buckets %v; raw %d, %d, %v", what, d.Count, d.MaxUS, got, len(values), most, want)
+	}
+	if 2*zeros >= int64(len(values)) && d.P50US != 0 {
+		t.Errorf("%s: p50 %g µs, but %d of %d calls are 0 µs", what, d.P50US, zeros, len(values))
 	}
 }
 

@@ -151,7 +151,7 @@ func WriteTable(w io.Writer, p *Profile, top int) error {
 			}
 			tw.Flush()
 		}
-		writeDistribution(bw, s.Latency)
+		writeDistributions(bw, s)
 	}
 	return bw.Flush()
 }
@@ -213,12 +213,21 @@ func formatUS(us float64) string {
 	return fmt.Sprintf("%gµs", us)
 }
 
-func writeDistribution(w *bufio.Writer, d Distribution) {
+// summary is a distribution's one-line summary.
+func (d Distribution) summary() string {
+	return fmt.Sprintf("%d calls, p50 %s ms, p90 %s ms, p99 %s ms, max %s ms",
+		d.Count, millis(d.P50US), millis(d.P90US), millis(d.P99US), millis(float64(d.MaxUS)))
+}
+
+// writeDistributions writes the calls' latency distribution, and their
+// CPU's summary (its buckets are in the JSON and the page).
+func writeDistributions(w *bufio.Writer, s *Statement) {
+	d := s.Latency
 	if d.Count == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\ncall latency (PARSE, EXEC, FETCH e=): %d calls, p50 %s ms, p90 %s ms, p99 %s ms, max %s ms\n",
-		d.Count, millis(d.P50US), millis(d.P90US), millis(d.P99US), millis(float64(d.MaxUS)))
+	fmt.Fprintf(w, "\ncall latency (PARSE, EXEC, FETCH e=): %s\n", d.summary())
+	fmt.Fprintf(w, "call CPU (c=): %s\n", s.CPU.summary())
 	var most int64
 	for _, b := range d.Buckets {
 		most = max(most, b.Count)
@@ -280,17 +289,7 @@ func WriteHTML(w io.Writer, p *Profile, top int) error {
 			}
 			bw.WriteString("</table>\n")
 		}
-		if d := s.Latency; d.Count > 0 {
-			fmt.Fprintf(bw, "<p>call latency: %d calls, p50 %s ms, p90 %s ms, p99 %s ms, max %s ms</p>\n<table>\n", d.Count, millis(d.P50US), millis(d.P90US), millis(d.P99US), millis(float64(d.MaxUS)))
-			var most int64
-			for _, b := range d.Buckets {
-				most = max(most, b.Count)
-			}
-			for _, b := range d.Buckets {
-				fmt.Fprintf(bw, "<tr><td>%s</td><td>%d</td><td class=l><span class=bar style=\"width:%dpx\"></span></td></tr>\n", html.EscapeString(bucketLabel(b.LowUS)), b.Count, b.Count*300/most)
-			}
-			bw.WriteString("</table>\n")
-		}
+		writeDistributionsHTML(bw, s)
 	}
 	data, err := json.Marshal(p)
 	if err != nil {
@@ -298,6 +297,38 @@ func WriteHTML(w io.Writer, p *Profile, top int) error {
 	}
 	htmlpage.WriteTail(bw, "profile-data", data, "")
 	return bw.Flush()
+}
+
+// writeDistributionsHTML writes the calls' elapsed and CPU distributions
+// side by side, bucket by bucket.
+func writeDistributionsHTML(bw *bufio.Writer, s *Statement) {
+	el, cpu := s.Latency, s.CPU
+	if el.Count == 0 {
+		return
+	}
+	fmt.Fprintf(bw, "<p>call latency (e=): %s<br>call CPU (c=): %s</p>\n", el.summary(), cpu.summary())
+	bw.WriteString("<table><tr><th>bucket</th><th>calls by e=</th><th></th><th>calls by c=</th><th></th></tr>\n")
+	counts := map[float64][2]int64{}
+	var lows []float64
+	var most int64
+	for i, d := range []Distribution{el, cpu} {
+		for _, b := range d.Buckets {
+			c, seen := counts[b.LowUS]
+			if !seen {
+				lows = append(lows, b.LowUS)
+			}
+			c[i] = b.Count
+			counts[b.LowUS] = c
+			most = max(most, b.Count)
+		}
+	}
+	slices.Sort(lows)
+	for _, low := range lows {
+		c := counts[low]
+		fmt.Fprintf(bw, "<tr><td>%s</td><td>%d</td><td class=l><span class=bar style=\"width:%dpx\"></span></td><td>%d</td><td class=l><span class=bar style=\"width:%dpx\"></span></td></tr>\n",
+			html.EscapeString(bucketLabel(low)), c[0], c[0]*200/most, c[1], c[1]*200/most)
+	}
+	bw.WriteString("</table>\n")
 }
 
 func firstLine(text string, n int) string {

@@ -61,7 +61,7 @@ func TestProfileCommand(t *testing.T) {
 	}
 
 	table := run(t, "", "profile", trace)
-	for _, want := range []string{"Response-time profile", "CPU (top-level calls, c=)", "unaccounted-for", "total (span)", "Statements by elapsed time", "call latency"} {
+	for _, want := range []string{"Response-time profile", "CPU (top-level calls, c=)", "unaccounted-for", "total (span)", "Statements by elapsed time", "call latency", "call CPU (c=)"} {
 		if !strings.Contains(table.stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, table.stdout)
 		}
@@ -89,7 +89,7 @@ func TestProfileCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Content-Security-Policy", "unaccounted-for", `id="profile-data"`, "call latency"} {
+	for _, want := range []string{"Content-Security-Policy", "unaccounted-for", `id="profile-data"`, "call latency", "calls by c="} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("page lacks %q", want)
 		}
