@@ -11,6 +11,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -48,6 +49,8 @@ type Profile struct {
 	// explain (CPU not measured in the c= granularity, time outside calls
 	// and waits, preemption). Negative when counted time exceeds the span.
 	UnaccountedUS int64 `json:"unaccounted_us"`
+	// Transactions sums the traces' XCTEND lines.
+	Transactions Transactions `json:"transactions"`
 	// Calls are the database calls by type and depth (top-level and
 	// recursive), as tkprof's OVERALL TOTALS: own figures, like the
 	// statements'.
@@ -72,6 +75,16 @@ type Trace struct {
 	TimSpanUS   int64 `json:"tim_span_us"`
 	StartSpanUS int64 `json:"start_span_us"`
 	Processes   int   `json:"processes"`
+	// Sessions are the trace's processes (one, "" outside a trcsess
+	// merge) with their transactions; Transactions sums them.
+	Sessions     []Session    `json:"sessions"`
+	Transactions Transactions `json:"transactions"`
+}
+
+// Session is one process of a trace.
+type Session struct {
+	Process string `json:"process"`
+	Transactions
 }
 
 // SpanRule is how a trace's span (its response time) is measured.
@@ -211,10 +224,13 @@ func Build(ctx context.Context, inputs []Input, opts Options) (*Profile, error) 
 	b.p.Span = cmp.Or(opts.Span, SpanTim)
 	for _, in := range inputs {
 		t := &traceReader{b: b, name: in.Name, sessions: map[string]*session{}}
+		xs := newXctendScanner(in.Reader, in.Name, in.Diag)
+		in.Reader = xs
 		if err := oracle10046.ReadCalls(ctx, in, opts.Read, t); err != nil {
 			return nil, fmt.Errorf("%s: %w", in.Name, err)
 		}
-		tr := t.trace(b.p.Span)
+		tr := t.trace(b.p.Span, xs.byPID)
+		b.p.Transactions.add(tr.Transactions)
 		b.p.Traces = append(b.p.Traces, tr)
 		b.p.SpanUS += tr.SpanUS
 		b.p.TimSpanUS += tr.TimSpanUS
@@ -268,6 +284,7 @@ type traceReader struct {
 // session is one process's part of a trace.
 type session struct {
 	b           *builder
+	process     string
 	name        string // for cursors without a PARSING line
 	cursors     map[int64]*Statement
 	first, last int64
@@ -287,15 +304,19 @@ type session struct {
 	children []Figures
 }
 
-// maxSessions bounds the process sections kept per trace.
-const maxSessions = 4096
+// maxSessions bounds the process sections kept per trace; the sections
+// past it are one session.
+const (
+	maxSessions     = 4096
+	overflowSession = "…"
+)
 
 func (t *traceReader) session(process string) *session {
 	if s, ok := t.sessions[process]; ok {
 		return s
 	}
 	if len(t.sessions) >= maxSessions {
-		process = "…"
+		process = overflowSession
 		if s, ok := t.sessions[process]; ok {
 			return s
 		}
@@ -304,17 +325,27 @@ func (t *traceReader) session(process string) *session {
 	if process != "" {
 		name += " pid " + process
 	}
-	s := &session{b: t.b, name: name, cursors: map[int64]*Statement{}}
+	s := &session{b: t.b, process: process, name: name, cursors: map[int64]*Statement{}}
 	t.sessions[process] = s
 	t.order = append(t.order, s)
 	return s
 }
 
-// trace closes the sessions and sums their spans.
-func (t *traceReader) trace(rule SpanRule) Trace {
+// trace closes the sessions and sums their spans and transactions (by
+// process, from the XCTEND lines).
+func (t *traceReader) trace(rule SpanRule, transactions map[string]*Transactions) Trace {
+	for _, pid := range slices.Sorted(maps.Keys(transactions)) {
+		t.session(pid) // a section with XCTEND lines only
+	}
 	tr := Trace{Name: t.name, Processes: len(t.order)}
 	seen := false
 	for _, s := range t.order {
+		ss := Session{Process: s.process}
+		if x := transactions[s.process]; x != nil {
+			ss.Transactions = *x
+		}
+		tr.Sessions = append(tr.Sessions, ss)
+		tr.Transactions.add(ss.Transactions)
 		s.flushWaits(nil)
 		calls, cpu := s.orphans()
 		t.b.p.OrphanCalls += calls

@@ -25,6 +25,7 @@ type rawCount struct {
 	orphanCPU   int64
 	span        int64
 	startSpan   int64 // from the earliest tim − e, tim − ela
+	sessions    map[string]Transactions
 	cpu, waitUS int64
 	waits       map[string]int64
 	statements  map[string]*rawStatement
@@ -41,6 +42,7 @@ type rawSection struct {
 	seen         bool
 	cursorToStmt map[string]string
 	calls        []rawCallFigures // depth and c= of every call, in file order
+	xact         Transactions
 }
 
 type rawCallFigures struct{ dep, c int64 }
@@ -51,6 +53,7 @@ var (
 	rawWait    = regexp.MustCompile(`^WAIT #(\d+): nam='(.*)' ela= *(\d+) .*tim=(\d+)`)
 	rawField   = regexp.MustCompile(`(?:^| )(dep|tim|hv|sqlid)='?([0-9a-z]+)`)
 	rawPID     = regexp.MustCompile(`^\*\*\* \[ Unix process pid: (\S+) \]`)
+	rawXctend  = regexp.MustCompile(`^XCTEND rlbk=([01]), rd_only=([01])`)
 )
 
 // countRaw reads a trace as awk would: line by line, by regular
@@ -117,6 +120,17 @@ func countRaw(t *testing.T, name string, data []byte) *rawCount {
 			enter(m[1])
 			continue
 		}
+		if m := rawXctend.FindStringSubmatch(line); m != nil {
+			if m[1] == "1" {
+				sec.xact.Rollbacks++
+			} else {
+				sec.xact.Commits++
+			}
+			if m[2] == "1" {
+				sec.xact.ReadOnly++
+			}
+			continue
+		}
 		if m := rawParsing.FindStringSubmatch(line); m != nil {
 			inSQL = true
 			f := map[string]string{}
@@ -171,7 +185,9 @@ func countRaw(t *testing.T, name string, data []byte) *rawCount {
 			}
 		}
 	}
-	for _, s := range sections {
+	rc.sessions = map[string]Transactions{}
+	for pid, s := range sections {
+		rc.sessions[pid] = s.xact
 		// An orphan is a recursive call that no call one level up
 		// follows: scan backwards, remembering the depths seen.
 		later := map[int64]bool{}
@@ -249,6 +265,17 @@ func TestProfileEqualsRawCount(t *testing.T) {
 				}
 				checkDistribution(t, s.Key+" call latency", s.Latency, rc.callE[s.Key])
 				checkDistribution(t, s.Key+" call CPU", s.CPU, rc.callC[s.Key])
+			}
+			for _, s := range p.Traces[0].Sessions {
+				if s.Transactions != rc.sessions[s.Process] {
+					t.Errorf("pid %q: transactions %+v, raw %+v", s.Process, s.Transactions, rc.sessions[s.Process])
+				}
+				delete(rc.sessions, s.Process)
+			}
+			for pid, x := range rc.sessions {
+				if x != (Transactions{}) {
+					t.Errorf("pid %q: raw transactions %+v not in the profile", pid, x)
+				}
 			}
 			if len(p.Statements) != len(rc.statements) {
 				t.Errorf("%d statements, raw %d", len(p.Statements), len(rc.statements))

@@ -116,6 +116,10 @@ func WriteTable(w io.Writer, p *Profile, top int) error {
 	}
 	fmt.Fprintf(tw, "total (span)\t%s\t%s\t\t\t\t\t\n", seconds(p.SpanUS), percent(p.SpanUS, p.SpanUS))
 	tw.Flush()
+	for _, l := range p.transactionLines() {
+		fmt.Fprintf(bw, "\n%s", l)
+	}
+	fmt.Fprintln(bw)
 
 	fmt.Fprintf(bw, "\nDatabase calls\n")
 	fmt.Fprintln(tw, "depth\tcall\tcount\tcpu s\telapsed s\tdisk\tquery\tcurrent\trows\t")
@@ -180,6 +184,26 @@ func (s *Statement) rows() []figureRow {
 		rows = append(rows, figureRow{"Close", s.Close})
 	}
 	return rows
+}
+
+// String reads "commits C, rollbacks R (read-only N)".
+func (t Transactions) String() string {
+	return fmt.Sprintf("commits %d, rollbacks %d (read-only %d)", t.Commits, t.Rollbacks, t.ReadOnly)
+}
+
+// transactionLines are the transactions' total and, when a trace has
+// several sessions, each session's.
+func (p *Profile) transactionLines() []string {
+	lines := []string{"transactions (XCTEND): " + p.Transactions.String()}
+	for _, t := range p.Traces {
+		if len(t.Sessions) < 2 {
+			continue
+		}
+		for _, s := range t.Sessions {
+			lines = append(lines, fmt.Sprintf("  %s pid %s: %s", t.Name, s.Process, s.Transactions))
+		}
+	}
+	return lines
 }
 
 // WaitUS is the time waited on the statement's cursor.
@@ -269,6 +293,7 @@ func WriteHTML(w io.Writer, p *Profile, top int) error {
 			html.EscapeString(l.Component), seconds(l.US), percent(l.US, p.SpanUS), count, within, between, width)
 	}
 	fmt.Fprintf(bw, "<tr><th>total (span)</th><th>%s</th><th>100.0%%</th><th></th><th></th><th></th><th></th></tr></table>\n", seconds(p.SpanUS))
+	fmt.Fprintf(bw, "<p>%s</p>\n", html.EscapeString(strings.Join(p.transactionLines(), "\n")))
 	bw.WriteString("<h2>Statements by elapsed time</h2>\n<table><tr><th>rank</th><th>statement</th><th>dep</th><th>execs</th><th>rows</th><th>elapsed s</th><th>cpu s</th><th>waits s</th><th>ms/exec</th><th>text</th></tr>\n")
 	for i, s := range p.Statements {
 		fmt.Fprintf(bw, "<tr><td>%d</td><td class=l>%s</td><td>%d</td><td>%d</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class=l>%s</td></tr>\n", i+1, html.EscapeString(s.Key), s.Dep,

@@ -61,7 +61,7 @@ func TestProfileCommand(t *testing.T) {
 	}
 
 	table := run(t, "", "profile", trace)
-	for _, want := range []string{"Response-time profile", "CPU (top-level calls, c=)", "unaccounted-for", "total (span)", "Statements by elapsed time", "call latency", "call CPU (c=)"} {
+	for _, want := range []string{"Response-time profile", "CPU (top-level calls, c=)", "unaccounted-for", "total (span)", "transactions (XCTEND)", "Statements by elapsed time", "call latency", "call CPU (c=)"} {
 		if !strings.Contains(table.stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, table.stdout)
 		}
