@@ -45,9 +45,10 @@ type Profile struct {
 	Events []Event `json:"events"`
 	// WaitUS is the time of all waits.
 	WaitUS int64 `json:"wait_us"`
-	// UnaccountedUS is SpanUS − CPUUS − OrphanCPUUS − WaitUS: time the trace does not
-	// explain (CPU not measured in the c= granularity, time outside calls
-	// and waits, preemption). Negative when counted time exceeds the span.
+	// UnaccountedUS is SpanUS − CPUUS − OrphanCPUUS − WaitUS: time the
+	// trace does not explain (CPU not measured in the c= granularity, time
+	// outside calls and waits, preemption). Negative when counted time
+	// exceeds the span.
 	UnaccountedUS int64 `json:"unaccounted_us"`
 	// Transactions sums the traces' XCTEND lines.
 	Transactions Transactions `json:"transactions"`
@@ -293,9 +294,10 @@ type session struct {
 	// pending are the waits since the last top-level call: the next
 	// top-level call tells whether they were inside it or before it.
 	pending []pendingWait
-	// firstChild is the first recursive call since the last top-level
-	// call: the first line the next top-level call wrote of its own work.
-	firstChild childMark
+	// recursive places the recursive calls since the last top-level call
+	// among the pending waits: the first is the first line the next
+	// top-level call wrote of its own work.
+	recursive recursiveMarks
 	// lastTop is the cursor of the last top-level call, if any.
 	lastTop    int64
 	hasLastTop bool
@@ -381,13 +383,13 @@ type pendingWait struct {
 	cursor, ela, tim int64
 }
 
-// childMark places the recursive calls since the last top-level call
+// recursiveMarks place the recursive calls since the last top-level call
 // among the pending waits.
-type childMark struct {
-	set   bool
-	waits int   // pending waits written before the first
-	start int64 // the first one's tim − e
-	last  int   // pending waits written before the last
+type recursiveMarks struct {
+	set        bool
+	firstWaits int   // pending waits written before the first
+	firstStart int64 // the first one's tim − e
+	lastWaits  int   // pending waits written before the last
 }
 
 // see takes in a line's tim and how long it lasted until then.
@@ -463,10 +465,10 @@ func (t *session) call(c oracle10046.Call) {
 		t.flushWaits(&c)
 		t.lastTop, t.hasLastTop = c.Cursor, true
 	} else {
-		if !t.firstChild.set {
-			t.firstChild = childMark{set: true, waits: len(t.pending), start: c.Tim - c.E}
+		if !t.recursive.set {
+			t.recursive = recursiveMarks{set: true, firstWaits: len(t.pending), firstStart: c.Tim - c.E}
 		}
-		t.firstChild.last = len(t.pending)
+		t.recursive.lastWaits = len(t.pending)
 	}
 }
 
@@ -531,7 +533,7 @@ func (t *session) flushWaits(c *oracle10046.Call) {
 		}
 	}
 	t.pending = t.pending[:0]
-	t.firstChild = childMark{}
+	t.recursive = recursiveMarks{}
 }
 
 // callWindow tells which of the pending waits were inside a call.
@@ -552,8 +554,8 @@ type callWindow struct {
 func (t *session) windowOf(c *oracle10046.Call) callWindow {
 	win := callWindow{start: c.Tim - c.E, own: len(t.pending), ownStart: c.Tim - c.E, end: len(t.pending),
 		previous: t.lastTop, hasPrevious: t.hasLastTop}
-	if t.firstChild.set {
-		win.own, win.ownStart = t.firstChild.waits, t.firstChild.start
+	if t.recursive.set {
+		win.own, win.ownStart = t.recursive.firstWaits, t.recursive.firstStart
 	}
 	for i, w := range t.pending[:win.own] {
 		if w.cursor == c.Cursor {
@@ -568,11 +570,11 @@ func (t *session) windowOf(c *oracle10046.Call) callWindow {
 // the last top-level call, as if one call the trace did not write had
 // made them: from the first one's start to the last one's line.
 func (t *session) orphanWindow() callWindow {
-	if !t.firstChild.set {
+	r := t.recursive
+	if !r.set {
 		return callWindow{}
 	}
-	fc := t.firstChild
-	return callWindow{start: fc.start, own: fc.waits, ownStart: fc.start, end: fc.last, previous: t.lastTop, hasPrevious: t.hasLastTop}
+	return callWindow{start: r.firstStart, own: r.firstWaits, ownStart: r.firstStart, end: r.lastWaits, previous: t.lastTop, hasPrevious: t.hasLastTop}
 }
 
 // orphans adds up, at the trace's end, the recursive calls no top-level
