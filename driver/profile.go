@@ -2,6 +2,7 @@ package driver
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -22,6 +23,8 @@ type ProfileConfig struct {
 	// .html, .json, else table.
 	Format string
 	Output string
+	// Span is the span rule: tim (default) or start.
+	Span string
 	// Top is how many statements are detailed.
 	Top    int
 	Stdin  io.Reader
@@ -41,7 +44,11 @@ func Profile(ctx context.Context, pc ProfileConfig) error {
 		defer closeIn()
 		inputs = append(inputs, in)
 	}
-	p, err := profile.Build(ctx, inputs, pc.Read)
+	span, err := profile.ParseSpanRule(cmp.Or(pc.Span, string(profile.SpanTim)))
+	if err != nil {
+		return err
+	}
+	p, err := profile.Build(ctx, inputs, profile.Options{Read: pc.Read, Span: span})
 	if err != nil {
 		return err
 	}

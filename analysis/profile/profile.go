@@ -11,6 +11,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -23,20 +24,34 @@ import (
 // microseconds, as the traces write them (10g and later).
 type Profile struct {
 	Traces []Trace `json:"traces"`
+	// Span is how the spans were measured.
+	Span SpanRule `json:"span_rule"`
 	// SpanUS is the sum of the traces' spans: the response time profiled.
 	SpanUS int64 `json:"span_us"`
+	// TimSpanUS and StartSpanUS sum the traces' spans by either rule.
+	TimSpanUS   int64 `json:"tim_span_us"`
+	StartSpanUS int64 `json:"start_span_us"`
 	// CPUUS is the CPU of top-level (dep=0) calls, whose c= includes the
 	// CPU of the recursive calls they made: counting every depth would
 	// count recursive CPU twice.
 	CPUUS int64 `json:"cpu_us"`
+	// OrphanCPUUS is the CPU of recursive calls whose top-level call the
+	// trace never wrote (OrphanCalls of them: a session traced until
+	// logoff, whose audit runs in the logoff call): in no top-level call's
+	// c=, so counted apart.
+	OrphanCPUUS int64 `json:"orphan_cpu_us"`
+	OrphanCalls int64 `json:"orphan_calls"`
 	// Events are the waits by event, sorted by time waited.
 	Events []Event `json:"events"`
 	// WaitUS is the time of all waits.
 	WaitUS int64 `json:"wait_us"`
-	// UnaccountedUS is SpanUS − CPUUS − WaitUS: time the trace does not
-	// explain (CPU not measured in the c= granularity, time outside calls
-	// and waits, preemption). Negative when counted time exceeds the span.
+	// UnaccountedUS is SpanUS − CPUUS − OrphanCPUUS − WaitUS: time the
+	// trace does not explain (CPU not measured in the c= granularity, time
+	// outside calls and waits, preemption). Negative when counted time
+	// exceeds the span.
 	UnaccountedUS int64 `json:"unaccounted_us"`
+	// Transactions sums the traces' XCTEND lines.
+	Transactions Transactions `json:"transactions"`
 	// Calls are the database calls by type and depth (top-level and
 	// recursive), as tkprof's OVERALL TOTALS: own figures, like the
 	// statements'.
@@ -50,11 +65,56 @@ type Trace struct {
 	Name     string `json:"name"`
 	FirstTim int64  `json:"first_tim"`
 	LastTim  int64  `json:"last_tim"`
-	// SpanUS sums the spans (last tim − first tim) of the trace's
+	// EarliestStart is the earliest start a line implies: the least tim −
+	// e of a call, tim − ela of a wait, or tim.
+	EarliestStart int64 `json:"earliest_start"`
+	// SpanUS sums the spans, by the profile's rule, of the trace's
 	// processes: one, or the sections of a trcsess merge, whose
 	// sessions may have run at the same time.
-	SpanUS    int64 `json:"span_us"`
-	Processes int   `json:"processes"`
+	SpanUS int64 `json:"span_us"`
+	// TimSpanUS and StartSpanUS sum them by either rule.
+	TimSpanUS   int64 `json:"tim_span_us"`
+	StartSpanUS int64 `json:"start_span_us"`
+	Processes   int   `json:"processes"`
+	// Sessions are the trace's processes (one, "" outside a trcsess
+	// merge) with their transactions; Transactions sums them.
+	Sessions     []Session    `json:"sessions"`
+	Transactions Transactions `json:"transactions"`
+}
+
+// Session is one process of a trace.
+type Session struct {
+	Process string `json:"process"`
+	Transactions
+}
+
+// SpanRule is how a trace's span (its response time) is measured.
+type SpanRule string
+
+const (
+	// SpanTim is last tim − first tim: the trace's clock, no call's
+	// figures in it (the default).
+	SpanTim SpanRule = "tim"
+	// SpanStart is last tim − the earliest start a line implies (tim − e,
+	// tim − ela): the first call's work before its tim counts, as
+	// TVD$XTAT's duration counts it.
+	SpanStart SpanRule = "start"
+)
+
+// ParseSpanRule reads a --span value.
+func ParseSpanRule(s string) (SpanRule, error) {
+	switch r := SpanRule(s); r {
+	case SpanTim, SpanStart:
+		return r, nil
+	}
+	return "", fmt.Errorf("span %q: want %s or %s", s, SpanTim, SpanStart)
+}
+
+// Options are what Build reads the traces with.
+type Options struct {
+	Read source.Options
+	// Span is the span rule; empty is SpanTim.
+	Span SpanRule
 }
 
 // Event is the time waited on one event.
@@ -129,12 +189,14 @@ type Statement struct {
 	RowsPerExec      float64 `json:"rows_per_exec"`
 	// Events are the waits written for this statement's cursor.
 	Events []Event `json:"events"`
-	// Latency is the distribution of its calls' elapsed times.
+	// Latency is the distribution of its calls' elapsed times (e=), CPU
+	// of their CPU times (c=), both as written (recursive calls' included).
 	Latency Distribution `json:"call_latency"`
+	CPU     Distribution `json:"call_cpu"`
 
-	events    map[string]*Event
-	calls     *hist.Histogram
-	maxCallUS int64
+	events  map[string]*Event
+	elapsed callSample
+	cpu     callSample
 }
 
 // Distribution summarises call latencies in µs: percentiles and
@@ -158,16 +220,22 @@ type Bucket struct {
 type Input = source.Input
 
 // Build reads the traces and returns their profile.
-func Build(ctx context.Context, inputs []Input, opts source.Options) (*Profile, error) {
+func Build(ctx context.Context, inputs []Input, opts Options) (*Profile, error) {
 	b := &builder{byKey: map[string]*Statement{}, events: map[string]*Event{}, calls: map[callKey]*CallTotal{}}
+	b.p.Span = cmp.Or(opts.Span, SpanTim)
 	for _, in := range inputs {
 		t := &traceReader{b: b, name: in.Name, sessions: map[string]*session{}}
-		if err := oracle10046.ReadCalls(ctx, in, opts, t); err != nil {
+		xs := newXctendScanner(in.Reader, in.Name, in.Diag)
+		in.Reader = xs
+		if err := oracle10046.ReadCalls(ctx, in, opts.Read, t); err != nil {
 			return nil, fmt.Errorf("%s: %w", in.Name, err)
 		}
-		tr := t.trace()
+		tr := t.trace(b.p.Span, xs.byPID)
+		b.p.Transactions.add(tr.Transactions)
 		b.p.Traces = append(b.p.Traces, tr)
 		b.p.SpanUS += tr.SpanUS
+		b.p.TimSpanUS += tr.TimSpanUS
+		b.p.StartSpanUS += tr.StartSpanUS
 	}
 	return b.finish(), nil
 }
@@ -190,7 +258,7 @@ func (b *builder) statement(key string) *Statement {
 	if s, ok := b.byKey[key]; ok {
 		return s
 	}
-	s := &Statement{Key: key, Dep: -1, events: map[string]*Event{}, calls: hist.NewExact(hist.Microsecond, 0)}
+	s := &Statement{Key: key, Dep: -1, events: map[string]*Event{}, elapsed: newCallSample(), cpu: newCallSample()}
 	b.byKey[key] = s
 	b.order = append(b.order, s)
 	return s
@@ -217,27 +285,40 @@ type traceReader struct {
 // session is one process's part of a trace.
 type session struct {
 	b           *builder
+	process     string
 	name        string // for cursors without a PARSING line
 	cursors     map[int64]*Statement
 	first, last int64
+	start       int64 // the earliest start a line implies
 	seen        bool
 	// pending are the waits since the last top-level call: the next
 	// top-level call tells whether they were inside it or before it.
 	pending []pendingWait
+	// recursive places the recursive calls since the last top-level call
+	// among the pending waits: the first is the first line the next
+	// top-level call wrote of its own work.
+	recursive recursiveMarks
+	// lastTop is the cursor of the last top-level call, if any.
+	lastTop    int64
+	hasLastTop bool
 	// children[d] sums the calls at depth d since the last call at depth
 	// d−1, which they were made by: its own figures exclude them.
 	children []Figures
 }
 
-// maxSessions bounds the process sections kept per trace.
-const maxSessions = 4096
+// maxSessions bounds the process sections kept per trace; the sections
+// past it are one session.
+const (
+	maxSessions     = 4096
+	overflowSession = "…"
+)
 
 func (t *traceReader) session(process string) *session {
 	if s, ok := t.sessions[process]; ok {
 		return s
 	}
 	if len(t.sessions) >= maxSessions {
-		process = "…"
+		process = overflowSession
 		if s, ok := t.sessions[process]; ok {
 			return s
 		}
@@ -246,26 +327,44 @@ func (t *traceReader) session(process string) *session {
 	if process != "" {
 		name += " pid " + process
 	}
-	s := &session{b: t.b, name: name, cursors: map[int64]*Statement{}}
+	s := &session{b: t.b, process: process, name: name, cursors: map[int64]*Statement{}}
 	t.sessions[process] = s
 	t.order = append(t.order, s)
 	return s
 }
 
-// trace closes the sessions and sums their spans.
-func (t *traceReader) trace() Trace {
+// trace closes the sessions and sums their spans and transactions (by
+// process, from the XCTEND lines).
+func (t *traceReader) trace(rule SpanRule, transactions map[string]*Transactions) Trace {
+	for _, pid := range slices.Sorted(maps.Keys(transactions)) {
+		t.session(pid) // a section with XCTEND lines only
+	}
 	tr := Trace{Name: t.name, Processes: len(t.order)}
 	seen := false
 	for _, s := range t.order {
+		ss := Session{Process: s.process}
+		if x := transactions[s.process]; x != nil {
+			ss.Transactions = *x
+		}
+		tr.Sessions = append(tr.Sessions, ss)
+		tr.Transactions.add(ss.Transactions)
 		s.flushWaits(nil)
+		calls, cpu := s.orphans()
+		t.b.p.OrphanCalls += calls
+		t.b.p.OrphanCPUUS += cpu
 		if !s.seen {
 			continue
 		}
-		tr.SpanUS += s.last - s.first
+		tr.TimSpanUS += s.last - s.first
+		tr.StartSpanUS += s.last - s.start
 		if !seen {
-			tr.FirstTim, tr.LastTim, seen = s.first, s.last, true
+			tr.FirstTim, tr.LastTim, tr.EarliestStart, seen = s.first, s.last, s.start, true
 		}
-		tr.FirstTim, tr.LastTim = min(tr.FirstTim, s.first), max(tr.LastTim, s.last)
+		tr.FirstTim, tr.LastTim, tr.EarliestStart = min(tr.FirstTim, s.first), max(tr.LastTim, s.last), min(tr.EarliestStart, s.start)
+	}
+	tr.SpanUS = tr.TimSpanUS
+	if rule == SpanStart {
+		tr.SpanUS = tr.StartSpanUS
 	}
 	return tr
 }
@@ -280,20 +379,30 @@ func (t *traceReader) Call(c oracle10046.Call) { t.session(c.Process).call(c) }
 func (t *traceReader) Wait(w oracle10046.Wait) { t.session(w.Process).wait(w) }
 
 type pendingWait struct {
-	event, stmt *Event
-	ela, tim    int64
+	event, stmt      *Event
+	cursor, ela, tim int64
 }
 
-func (t *session) see(tim int64) {
+// recursiveMarks place the recursive calls since the last top-level call
+// among the pending waits.
+type recursiveMarks struct {
+	set        bool
+	firstWaits int   // pending waits written before the first
+	firstStart int64 // the first one's tim − e
+	lastWaits  int   // pending waits written before the last
+}
+
+// see takes in a line's tim and how long it lasted until then.
+func (t *session) see(tim, dur int64) {
 	if !t.seen {
-		t.seen, t.first, t.last = true, tim, tim
+		t.seen, t.first, t.last, t.start = true, tim, tim, tim-max(dur, 0)
 		return
 	}
-	t.first, t.last = min(t.first, tim), max(t.last, tim)
+	t.first, t.last, t.start = min(t.first, tim), max(t.last, tim), min(t.start, tim-max(dur, 0))
 }
 
 func (t *session) cursor(c oracle10046.Cursor) {
-	t.see(c.Tim)
+	t.see(c.Tim, 0)
 	key := c.SQLID
 	if key == "" && c.HV != "" {
 		key = "hv:" + c.HV
@@ -325,7 +434,7 @@ func (t *session) statementOf(cursor int64, dep int64) *Statement {
 }
 
 func (t *session) call(c oracle10046.Call) {
-	t.see(c.Tim)
+	t.see(c.Tim, c.E)
 	k := callKey{c.Type, c.Dep > 0}
 	ct, ok := t.b.calls[k]
 	if !ok {
@@ -348,12 +457,18 @@ func (t *session) call(c oracle10046.Call) {
 	if c.Type != oracle10046.CallClose {
 		s.InclusiveElapsedUS += c.E
 		s.InclusiveCPUUS += c.C
-		_ = s.calls.Record(float64(c.E)) // e= is never negative
-		s.maxCallUS = max(s.maxCallUS, c.E)
+		s.elapsed.record(c.E)
+		s.cpu.record(c.C)
 	}
 	if c.Dep == 0 {
 		t.b.p.CPUUS += c.C
 		t.flushWaits(&c)
+		t.lastTop, t.hasLastTop = c.Cursor, true
+	} else {
+		if !t.recursive.set {
+			t.recursive = recursiveMarks{set: true, firstWaits: len(t.pending), firstStart: c.Tim - c.E}
+		}
+		t.recursive.lastWaits = len(t.pending)
 	}
 }
 
@@ -381,8 +496,8 @@ func (t *session) selfOf(c oracle10046.Call) oracle10046.Call {
 }
 
 func (t *session) wait(w oracle10046.Wait) {
-	t.see(w.Tim)
-	pw := pendingWait{event: eventOf(t.b.events, w.Event), ela: w.Ela, tim: w.Tim}
+	t.see(w.Tim, w.Ela)
+	pw := pendingWait{event: eventOf(t.b.events, w.Event), cursor: w.Cursor, ela: w.Ela, tim: w.Tim}
 	if w.Cursor != 0 || t.cursors[0] != nil {
 		pw.stmt = eventOf(t.statementOf(w.Cursor, 0).events, w.Event)
 	}
@@ -397,12 +512,16 @@ func (t *session) wait(w oracle10046.Wait) {
 	t.pending = append(t.pending, pw)
 }
 
-// flushWaits places the pending waits inside the top-level call c (those
-// that started, by their midpoint, after it started) or between calls.
-// nil places them all between calls (the trace's end).
+// flushWaits places the pending waits inside the top-level call c or
+// between calls (nil: the trace's end, where the recursive calls left
+// without a top-level call, if any, are the call).
 func (t *session) flushWaits(c *oracle10046.Call) {
-	for _, w := range t.pending {
-		inside := c != nil && w.tim-w.ela/2 > c.Tim-c.E
+	win := t.orphanWindow()
+	if c != nil {
+		win = t.windowOf(c)
+	}
+	for i, w := range t.pending {
+		inside := win.inside(i, w)
 		for _, e := range []*Event{w.event, w.stmt} {
 			switch {
 			case e == nil:
@@ -414,12 +533,80 @@ func (t *session) flushWaits(c *oracle10046.Call) {
 		}
 	}
 	t.pending = t.pending[:0]
+	t.recursive = recursiveMarks{}
+}
+
+// callWindow tells which of the pending waits were inside a call.
+type callWindow struct {
+	start int64 // the call's start by its own figures: tim − e
+	// own is how many pending waits were written before the first line of
+	// the call's own work (a recursive call, or a wait on its cursor),
+	// which started at ownStart.
+	own      int
+	ownStart int64
+	end      int // how many pending waits were written before the call ended
+	// previous is the cursor of the top-level call before (hasPrevious).
+	previous    int64
+	hasPrevious bool
+}
+
+// windowOf returns the window of the top-level call c.
+func (t *session) windowOf(c *oracle10046.Call) callWindow {
+	win := callWindow{start: c.Tim - c.E, own: len(t.pending), ownStart: c.Tim - c.E, end: len(t.pending),
+		previous: t.lastTop, hasPrevious: t.hasLastTop}
+	if t.recursive.set {
+		win.own, win.ownStart = t.recursive.firstWaits, t.recursive.firstStart
+	}
+	for i, w := range t.pending[:win.own] {
+		if w.cursor == c.Cursor {
+			win.own, win.ownStart = i, w.tim-w.ela
+			break
+		}
+	}
+	return win
+}
+
+// orphanWindow returns the window of the recursive calls written since
+// the last top-level call, as if one call the trace did not write had
+// made them: from the first one's start to the last one's line.
+func (t *session) orphanWindow() callWindow {
+	r := t.recursive
+	if !r.set {
+		return callWindow{}
+	}
+	return callWindow{start: r.firstStart, own: r.firstWaits, ownStart: r.firstStart, end: r.lastWaits, previous: t.lastTop, hasPrevious: t.hasLastTop}
+}
+
+// orphans adds up, at the trace's end, the recursive calls no top-level
+// call was written for: at each depth, those made since the last call
+// one level up.
+func (t *session) orphans() (calls, cpuUS int64) {
+	for _, f := range t.children[min(1, len(t.children)):] {
+		calls += f.Count
+		cpuUS += f.CPUUS
+	}
+	return calls, cpuUS
+}
+
+// inside tells whether the i-th pending wait was inside the call: written
+// before it ended, with its midpoint after the call's start (tim
+// arithmetic), unless the file order says otherwise. A wait written on
+// the previous top-level call's cursor before the first line of this
+// call's own work, and ending before that line started, is the session
+// waiting between the two calls (for the client, mostly), whatever the
+// call's tim − e says: tim and e= come from clocks that drift apart by
+// milliseconds (docs/profile.md).
+func (win callWindow) inside(i int, w pendingWait) bool {
+	if i >= win.end || (i < win.own && win.hasPrevious && w.cursor == win.previous && w.tim <= win.ownStart) {
+		return false
+	}
+	return w.tim-w.ela/2 > win.start
 }
 
 // finish derives the sums, per-execution figures and orders.
 func (b *builder) finish() *Profile {
 	p := &b.p
-	p.UnaccountedUS = p.SpanUS - p.CPUUS - p.WaitUS
+	p.UnaccountedUS = p.SpanUS - p.CPUUS - p.OrphanCPUUS - p.WaitUS
 	p.Events = sortedEvents(b.events)
 	for _, ct := range b.calls {
 		p.Calls = append(p.Calls, *ct)
@@ -476,19 +663,40 @@ func (s *Statement) finish() {
 		s.RowsPerExec = float64(s.Total.Rows) / n
 	}
 	s.Events = sortedEvents(s.events)
-	s.Latency = distribution(s.calls, s.maxCallUS)
+	s.Latency = s.elapsed.distribution()
+	s.CPU = s.cpu.distribution()
 }
 
-// distribution summarises a histogram of call latencies.
-func distribution(h *hist.Histogram, maxUS int64) Distribution {
-	d := Distribution{Count: int64(h.Count()), MaxUS: maxUS}
+// callSample gathers one figure of a statement's calls, in µs.
+type callSample struct {
+	h     *hist.Histogram
+	maxUS int64
+}
+
+func newCallSample() callSample { return callSample{h: hist.NewExact(hist.Microsecond, 0)} }
+
+func (cs *callSample) record(us int64) {
+	_ = cs.h.Record(float64(us)) // e= and c= are never negative
+	cs.maxUS = max(cs.maxUS, us)
+}
+
+// distribution summarises the sample.
+func (cs *callSample) distribution() Distribution {
+	h := cs.h
+	d := Distribution{Count: int64(h.Count()), MaxUS: cs.maxUS}
 	if d.Count == 0 {
 		return d
 	}
-	// Interpolating inside the top bucket may pass the largest call.
-	top := float64(maxUS)
-	d.P50US, d.P90US, d.P99US = min(h.Quantile(0.5), top), min(h.Quantile(0.9), top), min(h.Quantile(0.99), top)
 	rows := h.Rows()
+	quantile := func(q float64) float64 {
+		// Calls of 0 µs (c=0 is common) are 0, not spread over [0, 1).
+		if float64(rows.ZeroCount) >= q*float64(d.Count) {
+			return 0
+		}
+		// Interpolating inside the top bucket may pass the largest call.
+		return min(h.Quantile(q), float64(cs.maxUS))
+	}
+	d.P50US, d.P90US, d.P99US = quantile(0.5), quantile(0.9), quantile(0.99)
 	if rows.ZeroCount > 0 {
 		d.Buckets = append(d.Buckets, Bucket{LowUS: 0, Count: int64(rows.ZeroCount)})
 	}

@@ -4,16 +4,19 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"io"
+	"maps"
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/testkit/testenv"
-	"github.com/latscope/latscope/source"
 )
 
 const (
@@ -23,7 +26,7 @@ const (
 	fileTVD    = dirApress + "DBM11106_ora_6334_tvdxtat.html"
 )
 
-func readData(t *testing.T, rel string) []byte {
+func readData(t testing.TB, rel string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(testenv.DataFile(t, rel))
 	if err != nil {
@@ -34,8 +37,13 @@ func readData(t *testing.T, rel string) []byte {
 
 func build(t *testing.T, name string, data []byte) *Profile {
 	t.Helper()
+	return buildWith(t, name, data, Options{})
+}
+
+func buildWith(t *testing.T, name string, data []byte, opts Options) *Profile {
+	t.Helper()
 	in := Input{Name: name, Reader: bytes.NewReader(data), Diag: input.NewDiagnostics(nil, 0)}
-	p, err := Build(context.Background(), []Input{in}, source.Options{})
+	p, err := Build(context.Background(), []Input{in}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,17 +178,20 @@ func findStatement(p *Profile, id string) *Statement {
 
 var (
 	tvdTable = regexp.MustCompile(`(?s)Resource Usage Profile.*?</table>`)
-	tvdRow   = regexp.MustCompile(`(?s)<tr valign="top">(.*?)</tr>`)
+	tvdRow   = regexp.MustCompile(`(?s)<tr[^>]*>(.*?)</tr>`)
 	tvdCell  = regexp.MustCompile(`(?s)<td[^>]*>(.*?)</td>`)
 	anyTag   = regexp.MustCompile(`<[^>]*>`)
 )
 
 // TestTVDXTATAgreement compares the resource usage profile with
 // TVD$XTAT's (milliseconds, rounded): CPU and every event's time and
-// count. TVD$XTAT's duration is 13 ms longer than the span (last tim −
-// first tim), so its unaccounted-for time is too: docs/profile.md.
+// count, and, with --span start, its duration and unaccounted-for time
+// (TVD$XTAT's duration starts at the earliest tim − e, 13 ms before the
+// first tim: docs/profile.md).
 func TestTVDXTATAgreement(t *testing.T) {
-	p := build(t, fileTrace, readData(t, fileTrace))
+	data := readData(t, fileTrace)
+	p := build(t, fileTrace, data)
+	fromStart := buildWith(t, fileTrace, data, Options{Span: SpanStart})
 	table := tvdTable.Find(readData(t, fileTVD))
 	rows := 0
 	for _, r := range tvdRow.FindAllSubmatch(table, -1) {
@@ -190,14 +201,32 @@ func TestTVDXTATAgreement(t *testing.T) {
 				cells = append(cells, s)
 			}
 		}
-		if len(cells) < 3 || cells[0] == "unaccounted-for" || cells[0] == "Total" {
+		if len(cells) < 2 {
+			continue
+		}
+		ms, _ := strconv.ParseFloat(cells[1], 64)
+		switch cells[0] {
+		case "Total":
+			if got := math.Round(float64(fromStart.SpanUS) / 1e3); got != math.Round(ms*1e3) {
+				t.Errorf("--span start: span %g ms, TVD$XTAT's duration %s s", got, cells[1])
+			}
+			rows++
+			continue
+		case "unaccounted-for":
+			// TVD$XTAT leaves the orphan recursive calls' CPU in it.
+			if got := math.Round(float64(fromStart.UnaccountedUS+fromStart.OrphanCPUUS) / 1e3); got != math.Round(ms*1e3) {
+				t.Errorf("--span start: unaccounted-for + orphan CPU %g ms, TVD$XTAT %s s", got, cells[1])
+			}
+			rows++
+			continue
+		}
+		if len(cells) < 3 {
 			continue
 		}
 		rows++
-		ms, _ := strconv.ParseFloat(cells[1], 64)
 		for _, l := range p.Lines() {
 			name := l.Component
-			if strings.HasPrefix(name, "CPU") {
+			if name == "CPU (top-level calls, c=)" {
 				name = "CPU"
 			}
 			if name != cells[0] {
@@ -211,7 +240,179 @@ func TestTVDXTATAgreement(t *testing.T) {
 			}
 		}
 	}
-	if rows != 8 {
-		t.Errorf("compared %d TVD$XTAT rows, want CPU and 7 events", rows)
+	if rows != 10 {
+		t.Errorf("compared %d TVD$XTAT rows, want CPU, 7 events, unaccounted-for and total", rows)
+	}
+}
+
+// TestInsideOrBetweenCalls: the waits before a top-level call are placed
+// by tim arithmetic (midpoint after the call's tim − e), except a wait on
+// the previous call's cursor written, and over, before the first line of
+// the call's own work: DBM11106's clock skew, in miniature.
+func TestInsideOrBetweenCalls(t *testing.T) {
+	const trace = `EXEC #4:c=3999,e=4507,p=0,cr=0,cu=0,mis=0,r=1,dep=0,og=1,tim=1000000
+WAIT #4: nam='SQL*Net message from client' ela= 6410 driver id=1 #bytes=1 p3=0 obj#=1 tim=1007000
+PARSE #5:c=0,e=336,p=0,cr=0,cu=0,mis=1,r=0,dep=1,og=4,tim=1008000
+WAIT #0: nam='library cache: mutex X' ela= 700 idn=1 value=2 where=3 obj#=-1 tim=1009000
+WAIT #6: nam='cursor: pin S wait on X' ela= 500 idn=1 value=2 where=3 obj#=-1 tim=1009600
+PARSE #6:c=23997,e=161775,p=0,cr=0,cu=0,mis=1,r=0,dep=0,og=1,tim=1150000
+WAIT #6: nam='SQL*Net message from client' ela= 2000 driver id=1 #bytes=1 p3=0 obj#=1 tim=1152100
+WAIT #0: nam='library cache: mutex X' ela= 100 idn=1 value=2 where=3 obj#=-1 tim=1152300
+WAIT #7: nam='cursor: pin S wait on X' ela= 400 idn=1 value=2 where=3 obj#=-1 tim=1152800
+PARSE #7:c=1000,e=900,p=0,cr=0,cu=0,mis=1,r=0,dep=0,og=1,tim=1153000
+`
+	p := build(t, "skew", []byte(trace))
+	want := map[string][2]int64{ // inside, between
+		// PARSE #6 starts at 988225 by tim − e, before EXEC #4 ended; the
+		// client wait on #4 ends before PARSE #5 (dep=1) starts: between.
+		// The waits after PARSE #5 are inside PARSE #6.
+		"SQL*Net message from client": {0, 6410 + 2000},
+		// PARSE #7 starts at 1152100 (tim − e), clocks agreeing: the mutex
+		// wait on #0 before its first own line is inside it.
+		"library cache: mutex X":  {700 + 100, 0},
+		"cursor: pin S wait on X": {500 + 400, 0},
+	}
+	for _, e := range p.Events {
+		if got := [2]int64{e.WithinCallsUS, e.BetweenCallsUS}; got != want[e.Name] {
+			t.Errorf("%s: inside %d, between %d µs; want %v", e.Name, got[0], got[1], want[e.Name])
+		}
+	}
+}
+
+var tvdTransactions = regexp.MustCompile(`>(Committed|Rollbacked)</td><td[^>]*>(\d+)<`)
+
+// TestTVDXTATTransactions: the XCTEND lines counted as TVD$XTAT counts
+// them (its Overall Information: Committed, Rollbacked).
+func TestTVDXTATTransactions(t *testing.T) {
+	p := build(t, fileTrace, readData(t, fileTrace))
+	got := map[string]int64{"Committed": p.Transactions.Commits, "Rollbacked": p.Transactions.Rollbacks}
+	found := tvdTransactions.FindAllSubmatch(readData(t, fileTVD), -1)
+	if len(found) != 2 {
+		t.Fatalf("TVD$XTAT's transactions: found %d figures, want 2", len(found))
+	}
+	for _, m := range found {
+		if n, _ := strconv.ParseInt(string(m[2]), 10, 64); got[string(m[1])] != n {
+			t.Errorf("%s: %d, TVD$XTAT %d", m[1], got[string(m[1])], n)
+		}
+	}
+	if p.Transactions.ReadOnly != 1 {
+		t.Errorf("read-only transactions %d, want 1 (XCTEND rlbk=0, rd_only=1)", p.Transactions.ReadOnly)
+	}
+}
+
+// TestTransactionsPerSession: XCTEND lines by trcsess process section,
+// commits and rollbacks apart, however the trace is cut into reads; a
+// malformed XCTEND line is reported with its line number.
+func TestTransactionsPerSession(t *testing.T) {
+	const trace = "*** [ Unix process pid: 11 ]\r\n" +
+		"EXEC #1:c=0,e=5,p=0,cr=0,cu=0,mis=0,r=1,dep=0,og=1,tim=100\r\n" +
+		"XCTEND rlbk=0, rd_only=0, tim=101\r\n" +
+		"*** [ Unix process pid: 12 ]\n" +
+		"EXEC #1:c=0,e=5,p=0,cr=0,cu=0,mis=0,r=1,dep=0,og=1,tim=200\n" +
+		"XCTEND rlbk=1, rd_only=1\n" +
+		"XCTEND rlbk=0, rd_only=1\n" +
+		"XCTEND rlbk=2, rd_only=0\n" +
+		"*** [ Unix process pid: 11 ]\n" +
+		"XCTEND rlbk=1, rd_only=0, tim=300"
+	want := []Session{
+		{Process: "11", Transactions: Transactions{Commits: 1, Rollbacks: 1}},
+		{Process: "12", Transactions: Transactions{Commits: 1, Rollbacks: 1, ReadOnly: 2}},
+	}
+	for _, oneByte := range []bool{false, true} {
+		var r io.Reader = strings.NewReader(trace)
+		if oneByte {
+			r = iotest.OneByteReader(r)
+		}
+		var report bytes.Buffer
+		in := Input{Name: "x.trc", Reader: r, Diag: input.NewDiagnostics(&report, 10)}
+		p, err := Build(t.Context(), []Input{in}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Traces[0].Sessions; !slices.Equal(got, want) {
+			t.Errorf("one-byte reads %v: sessions %+v, want %+v", oneByte, got, want)
+		}
+		if p.Transactions != (Transactions{Commits: 2, Rollbacks: 2, ReadOnly: 2}) {
+			t.Errorf("total %+v", p.Transactions)
+		}
+		if !strings.Contains(report.String(), "x.trc:8") || !strings.Contains(report.String(), "rlbk=2") {
+			t.Errorf("malformed XCTEND line not reported as x.trc:8: %q", report.String())
+		}
+	}
+}
+
+// FuzzXctendScanner: the scanner hands on every byte, and counts the same
+// however the input is cut into reads.
+func FuzzXctendScanner(f *testing.F) {
+	f.Add([]byte("XCTEND rlbk=0, rd_only=1\n*** [ Unix process pid: 7 ]\nXCTEND rlbk=1, rd_only=0, tim=5"), 3)
+	f.Add([]byte("XCTEND rlbk=x\r\nXCTEND \n"), 1)
+	f.Add([]byte(strings.Repeat("a", 300)+"\nXCTEND rlbk=1, rd_only=1\n"), 7)
+	f.Add([]byte("\n\nXCTEND rlbk=1, rd_only=1\nxXCTEND rlbk=1, rd_only=1\n*** [ Unix process pid: 1 ]\r\nXCTEND rlbk=0, rd_only=0"), 2)
+	f.Fuzz(func(t *testing.T, data []byte, chunk int) {
+		chunk = 1 + int(uint(chunk)%64)
+		whole := newXctendScanner(bytes.NewReader(data), "f", nil)
+		a, err := io.ReadAll(whole)
+		if err != nil || !bytes.Equal(a, data) {
+			t.Fatalf("passed on %q, %v", a, err)
+		}
+		cut := newXctendScanner(iotest.HalfReader(&chunkReader{data: data, n: chunk}), "f", nil)
+		b, err := io.ReadAll(cut)
+		if err != nil || !bytes.Equal(b, data) {
+			t.Fatalf("cut: passed on %q, %v", b, err)
+		}
+		// The reference reads line by line.
+		ref := newXctendScanner(nil, "f", nil)
+		lines := bytes.Split(data, []byte("\n"))
+		if len(lines[len(lines)-1]) == 0 {
+			lines = lines[:len(lines)-1]
+		}
+		for i, l := range lines {
+			ref.handle(l[:min(len(l), maxScanned)], i+1)
+		}
+		same := func(x, y *Transactions) bool { return *x == *y }
+		for _, x := range []*xctendScanner{whole, cut} {
+			if !maps.EqualFunc(x.byPID, ref.byPID, same) || x.line != len(lines) {
+				t.Errorf("read in %d-byte chunks: %v (%d lines), line by line: %v (%d lines)", chunk, x.byPID, x.line, ref.byPID, len(lines))
+			}
+		}
+	})
+}
+
+// chunkReader reads at most n bytes at a time.
+type chunkReader struct {
+	data []byte
+	n    int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), c.n)], c.data)
+	c.data = c.data[k:]
+	return k, nil
+}
+
+// BenchmarkXctendScanner: the XCTEND pass beside the call parser (compare
+// BenchmarkBuild).
+func BenchmarkXctendScanner(b *testing.B) {
+	data := readData(b, fileTrace)
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := io.Copy(io.Discard, newXctendScanner(bytes.NewReader(data), "b", nil)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBuild profiles DBM11106.
+func BenchmarkBuild(b *testing.B) {
+	data := readData(b, fileTrace)
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		in := Input{Name: "b", Reader: bytes.NewReader(data)}
+		if _, err := Build(b.Context(), []Input{in}, Options{}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

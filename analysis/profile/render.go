@@ -2,10 +2,12 @@ package profile
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"html"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -13,7 +15,15 @@ import (
 )
 
 // Rounding states how exact the figures are; every output says it.
-const Rounding = "tim, e=, c= and ela= are whole microseconds: every figure is exact to 1 µs; the span is last tim − first tim of each trace (the first call's work before its tim is outside it)"
+const Rounding = "tim, e=, c= and ela= are whole microseconds: every figure is exact to 1 µs"
+
+// SpanText says how the span was measured, and what the other rule gives.
+func (p *Profile) SpanText() string {
+	if p.Span == SpanStart {
+		return fmt.Sprintf("last tim − the earliest start a line implies (tim − e, tim − ela) of each trace, as TVD$XTAT measures it (last tim − first tim: %s s)", seconds(p.TimSpanUS))
+	}
+	return fmt.Sprintf("last tim − first tim of each trace (from the earliest start a line implies, tim − e or tim − ela, as TVD$XTAT measures it: %s s, --span start)", seconds(p.StartSpanUS))
+}
 
 // WriteJSON writes the whole profile as JSON (times in µs).
 func WriteJSON(w io.Writer, p *Profile) error {
@@ -21,8 +31,9 @@ func WriteJSON(w io.Writer, p *Profile) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(struct {
 		Rounding string `json:"rounding"`
+		SpanText string `json:"span_text"`
 		*Profile
-	}{Rounding, p})
+	}{Rounding, p.SpanText(), p})
 }
 
 // seconds formats µs as seconds, exactly.
@@ -37,6 +48,10 @@ func percent(part, whole int64) string {
 	}
 	return fmt.Sprintf("%.1f%%", 100*float64(part)/float64(whole))
 }
+
+// OrphanComponent names the row of the recursive calls' CPU that no
+// top-level call's c= includes.
+const OrphanComponent = "CPU (orphan recursive calls, c=)"
 
 // Line is one row of the response-time profile: CPU, an event, or the
 // unaccounted-for time.
@@ -60,6 +75,11 @@ func (p *Profile) Lines() []Line {
 	for i := 1; i < len(lines) && lines[i].US > lines[i-1].US; i++ {
 		lines[i], lines[i-1] = lines[i-1], lines[i]
 	}
+	if p.OrphanCalls > 0 {
+		orphans := Line{Component: OrphanComponent, US: p.OrphanCPUUS, Count: p.OrphanCalls, WithinCallsUS: p.OrphanCPUUS}
+		i, _ := slices.BinarySearchFunc(lines, orphans.US, func(l Line, us int64) int { return cmp.Compare(us, l.US) })
+		lines = slices.Insert(lines, i, orphans)
+	}
 	return append(lines, Line{Component: "unaccounted-for", US: p.UnaccountedUS})
 }
 
@@ -80,7 +100,7 @@ func WriteTable(w io.Writer, p *Profile, top int) error {
 	bw := bufio.NewWriter(w)
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(bw, "Response-time profile of %s\n", traceNames(p))
-	fmt.Fprintf(bw, "span %s s; %s\n\n", seconds(p.SpanUS), Rounding)
+	fmt.Fprintf(bw, "span %s s: %s;\n%s\n\n", seconds(p.SpanUS), p.SpanText(), Rounding)
 	fmt.Fprintln(tw, "component\tseconds\tshare\tcalls/waits\tmean ms\tinside calls s\tbetween calls s\t")
 	for _, l := range p.Lines() {
 		mean := ""
@@ -96,6 +116,10 @@ func WriteTable(w io.Writer, p *Profile, top int) error {
 	}
 	fmt.Fprintf(tw, "total (span)\t%s\t%s\t\t\t\t\t\n", seconds(p.SpanUS), percent(p.SpanUS, p.SpanUS))
 	tw.Flush()
+	for _, l := range p.transactionLines() {
+		fmt.Fprintf(bw, "\n%s", l)
+	}
+	fmt.Fprintln(bw)
 
 	fmt.Fprintf(bw, "\nDatabase calls\n")
 	fmt.Fprintln(tw, "depth\tcall\tcount\tcpu s\telapsed s\tdisk\tquery\tcurrent\trows\t")
@@ -131,7 +155,7 @@ func WriteTable(w io.Writer, p *Profile, top int) error {
 			}
 			tw.Flush()
 		}
-		writeDistribution(bw, s.Latency)
+		writeDistributions(bw, s)
 	}
 	return bw.Flush()
 }
@@ -160,6 +184,26 @@ func (s *Statement) rows() []figureRow {
 		rows = append(rows, figureRow{"Close", s.Close})
 	}
 	return rows
+}
+
+// String reads "commits C, rollbacks R (read-only N)".
+func (t Transactions) String() string {
+	return fmt.Sprintf("commits %d, rollbacks %d (read-only %d)", t.Commits, t.Rollbacks, t.ReadOnly)
+}
+
+// transactionLines are the transactions' total and, when a trace has
+// several sessions, each session's.
+func (p *Profile) transactionLines() []string {
+	lines := []string{"transactions (XCTEND): " + p.Transactions.String()}
+	for _, t := range p.Traces {
+		if len(t.Sessions) < 2 {
+			continue
+		}
+		for _, s := range t.Sessions {
+			lines = append(lines, fmt.Sprintf("  %s pid %s: %s", t.Name, s.Process, s.Transactions))
+		}
+	}
+	return lines
 }
 
 // WaitUS is the time waited on the statement's cursor.
@@ -193,12 +237,21 @@ func formatUS(us float64) string {
 	return fmt.Sprintf("%gµs", us)
 }
 
-func writeDistribution(w *bufio.Writer, d Distribution) {
+// summary is a distribution's one-line summary.
+func (d Distribution) summary() string {
+	return fmt.Sprintf("%d calls, p50 %s ms, p90 %s ms, p99 %s ms, max %s ms",
+		d.Count, millis(d.P50US), millis(d.P90US), millis(d.P99US), millis(float64(d.MaxUS)))
+}
+
+// writeDistributions writes the calls' latency distribution, and their
+// CPU's summary (its buckets are in the JSON and the page).
+func writeDistributions(w *bufio.Writer, s *Statement) {
+	d := s.Latency
 	if d.Count == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\ncall latency (PARSE, EXEC, FETCH e=): %d calls, p50 %s ms, p90 %s ms, p99 %s ms, max %s ms\n",
-		d.Count, millis(d.P50US), millis(d.P90US), millis(d.P99US), millis(float64(d.MaxUS)))
+	fmt.Fprintf(w, "\ncall latency (PARSE, EXEC, FETCH e=): %s\n", d.summary())
+	fmt.Fprintf(w, "call CPU (c=): %s\n", s.CPU.summary())
 	var most int64
 	for _, b := range d.Buckets {
 		most = max(most, b.Count)
@@ -224,7 +277,7 @@ func WriteHTML(w io.Writer, p *Profile, top int) error {
 	bw := bufio.NewWriter(w)
 	title := "Response-time profile of " + traceNames(p)
 	htmlpage.WriteHead(bw, html.EscapeString(title), pageCSS)
-	fmt.Fprintf(bw, "<h1>%s</h1>\n<p>span %s s <small>(%s)</small></p>\n", html.EscapeString(title), seconds(p.SpanUS), html.EscapeString(Rounding))
+	fmt.Fprintf(bw, "<h1>%s</h1>\n<p>span %s s <small>(%s; %s)</small></p>\n", html.EscapeString(title), seconds(p.SpanUS), html.EscapeString(p.SpanText()), html.EscapeString(Rounding))
 	bw.WriteString("<table><tr><th>component</th><th>seconds</th><th>share</th><th>calls/waits</th><th>inside calls s</th><th>between calls s</th><th></th></tr>\n")
 	for _, l := range p.Lines() {
 		count, within, between := "", "", ""
@@ -240,6 +293,7 @@ func WriteHTML(w io.Writer, p *Profile, top int) error {
 			html.EscapeString(l.Component), seconds(l.US), percent(l.US, p.SpanUS), count, within, between, width)
 	}
 	fmt.Fprintf(bw, "<tr><th>total (span)</th><th>%s</th><th>100.0%%</th><th></th><th></th><th></th><th></th></tr></table>\n", seconds(p.SpanUS))
+	fmt.Fprintf(bw, "<p>%s</p>\n", html.EscapeString(strings.Join(p.transactionLines(), "\n")))
 	bw.WriteString("<h2>Statements by elapsed time</h2>\n<table><tr><th>rank</th><th>statement</th><th>dep</th><th>execs</th><th>rows</th><th>elapsed s</th><th>cpu s</th><th>waits s</th><th>ms/exec</th><th>text</th></tr>\n")
 	for i, s := range p.Statements {
 		fmt.Fprintf(bw, "<tr><td>%d</td><td class=l>%s</td><td>%d</td><td>%d</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class=l>%s</td></tr>\n", i+1, html.EscapeString(s.Key), s.Dep,
@@ -260,17 +314,7 @@ func WriteHTML(w io.Writer, p *Profile, top int) error {
 			}
 			bw.WriteString("</table>\n")
 		}
-		if d := s.Latency; d.Count > 0 {
-			fmt.Fprintf(bw, "<p>call latency: %d calls, p50 %s ms, p90 %s ms, p99 %s ms, max %s ms</p>\n<table>\n", d.Count, millis(d.P50US), millis(d.P90US), millis(d.P99US), millis(float64(d.MaxUS)))
-			var most int64
-			for _, b := range d.Buckets {
-				most = max(most, b.Count)
-			}
-			for _, b := range d.Buckets {
-				fmt.Fprintf(bw, "<tr><td>%s</td><td>%d</td><td class=l><span class=bar style=\"width:%dpx\"></span></td></tr>\n", html.EscapeString(bucketLabel(b.LowUS)), b.Count, b.Count*300/most)
-			}
-			bw.WriteString("</table>\n")
-		}
+		writeDistributionsHTML(bw, s)
 	}
 	data, err := json.Marshal(p)
 	if err != nil {
@@ -278,6 +322,38 @@ func WriteHTML(w io.Writer, p *Profile, top int) error {
 	}
 	htmlpage.WriteTail(bw, "profile-data", data, "")
 	return bw.Flush()
+}
+
+// writeDistributionsHTML writes the calls' elapsed and CPU distributions
+// side by side, bucket by bucket.
+func writeDistributionsHTML(bw *bufio.Writer, s *Statement) {
+	el, cpu := s.Latency, s.CPU
+	if el.Count == 0 {
+		return
+	}
+	fmt.Fprintf(bw, "<p>call latency (e=): %s<br>call CPU (c=): %s</p>\n", el.summary(), cpu.summary())
+	bw.WriteString("<table><tr><th>bucket</th><th>calls by e=</th><th></th><th>calls by c=</th><th></th></tr>\n")
+	counts := map[float64][2]int64{}
+	var lows []float64
+	var most int64
+	for i, d := range []Distribution{el, cpu} {
+		for _, b := range d.Buckets {
+			c, seen := counts[b.LowUS]
+			if !seen {
+				lows = append(lows, b.LowUS)
+			}
+			c[i] = b.Count
+			counts[b.LowUS] = c
+			most = max(most, b.Count)
+		}
+	}
+	slices.Sort(lows)
+	for _, low := range lows {
+		c := counts[low]
+		fmt.Fprintf(bw, "<tr><td>%s</td><td>%d</td><td class=l><span class=bar style=\"width:%dpx\"></span></td><td>%d</td><td class=l><span class=bar style=\"width:%dpx\"></span></td></tr>\n",
+			html.EscapeString(bucketLabel(low)), c[0], c[0]*200/most, c[1], c[1]*200/most)
+	}
+	bw.WriteString("</table>\n")
 }
 
 func firstLine(text string, n int) string {

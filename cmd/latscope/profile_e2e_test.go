@@ -17,6 +17,8 @@ import (
 type profileJSON struct {
 	Rounding      string `json:"rounding"`
 	SpanUS        int64  `json:"span_us"`
+	TimSpanUS     int64  `json:"tim_span_us"`
+	StartSpanUS   int64  `json:"start_span_us"`
 	CPUUS         int64  `json:"cpu_us"`
 	WaitUS        int64  `json:"wait_us"`
 	UnaccountedUS int64  `json:"unaccounted_us"`
@@ -48,8 +50,18 @@ func TestProfileCommand(t *testing.T) {
 		t.Errorf("profile does not add up: %+v", p)
 	}
 
+	r = run(t, "", "profile", trace, "--format", "json", "--span", "start")
+	var fromStart profileJSON
+	if err := json.Unmarshal([]byte(r.stdout), &fromStart); err != nil {
+		t.Fatal(err)
+	}
+	if fromStart.SpanUS != p.StartSpanUS || fromStart.SpanUS <= p.SpanUS || p.SpanUS != p.TimSpanUS ||
+		fromStart.SpanUS != fromStart.CPUUS+fromStart.WaitUS+fromStart.UnaccountedUS {
+		t.Errorf("--span start: span %d µs, want %d (> %d) and adding up: %+v", fromStart.SpanUS, p.StartSpanUS, p.SpanUS, fromStart)
+	}
+
 	table := run(t, "", "profile", trace)
-	for _, want := range []string{"Response-time profile", "CPU (top-level calls, c=)", "unaccounted-for", "total (span)", "Statements by elapsed time", "call latency"} {
+	for _, want := range []string{"Response-time profile", "CPU (top-level calls, c=)", "unaccounted-for", "total (span)", "transactions (XCTEND)", "Statements by elapsed time", "call latency", "call CPU (c=)"} {
 		if !strings.Contains(table.stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, table.stdout)
 		}
@@ -77,7 +89,7 @@ func TestProfileCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Content-Security-Policy", "unaccounted-for", `id="profile-data"`, "call latency"} {
+	for _, want := range []string{"Content-Security-Policy", "unaccounted-for", `id="profile-data"`, "call latency", "calls by c="} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("page lacks %q", want)
 		}
@@ -96,6 +108,9 @@ func TestProfileCommandErrors(t *testing.T) {
 	}
 	if r := run(t, "", "profile", "-", "--format", "csv"); r.code != 2 {
 		t.Errorf("--format csv: exit %d, want 2", r.code)
+	}
+	if r := run(t, "", "profile", "-", "--span", "wall"); r.code != 2 {
+		t.Errorf("--span wall: exit %d, want 2", r.code)
 	}
 	if r := run(t, "not a trace\n", "profile", "-"); r.code == 0 || !strings.Contains(r.stderr, "not a 10046 trace") {
 		t.Errorf("profile of text: exit %d, stderr %q", r.code, r.stderr)
