@@ -11,7 +11,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 
@@ -216,6 +215,21 @@ type Bucket struct {
 	Count int64   `json:"count"`
 }
 
+// Transactions counts the XCTEND lines of a session: the ends of its
+// transactions, commits (rlbk=0) and rollbacks (rlbk=1). ReadOnly counts
+// those of either kind that had changed nothing (rd_only=1).
+type Transactions struct {
+	Commits   int64 `json:"commits"`
+	Rollbacks int64 `json:"rollbacks"`
+	ReadOnly  int64 `json:"read_only"`
+}
+
+func (t *Transactions) add(o Transactions) {
+	t.Commits += o.Commits
+	t.Rollbacks += o.Rollbacks
+	t.ReadOnly += o.ReadOnly
+}
+
 // Input is one trace to read.
 type Input = source.Input
 
@@ -225,12 +239,10 @@ func Build(ctx context.Context, inputs []Input, opts Options) (*Profile, error) 
 	b.p.Span = cmp.Or(opts.Span, SpanTim)
 	for _, in := range inputs {
 		t := &traceReader{b: b, name: in.Name, sessions: map[string]*session{}}
-		xs := newXctendScanner(in.Reader, in.Name, in.Diag)
-		in.Reader = xs
 		if err := oracle10046.ReadCalls(ctx, in, opts.Read, t); err != nil {
 			return nil, fmt.Errorf("%s: %w", in.Name, err)
 		}
-		tr := t.trace(b.p.Span, xs.byPID)
+		tr := t.trace(b.p.Span)
 		b.p.Transactions.add(tr.Transactions)
 		b.p.Traces = append(b.p.Traces, tr)
 		b.p.SpanUS += tr.SpanUS
@@ -284,13 +296,14 @@ type traceReader struct {
 
 // session is one process's part of a trace.
 type session struct {
-	b           *builder
-	process     string
-	name        string // for cursors without a PARSING line
-	cursors     map[int64]*Statement
-	first, last int64
-	start       int64 // the earliest start a line implies
-	seen        bool
+	b            *builder
+	process      string
+	transactions Transactions
+	name         string // for cursors without a PARSING line
+	cursors      map[int64]*Statement
+	first, last  int64
+	start        int64 // the earliest start a line implies
+	seen         bool
 	// pending are the waits since the last top-level call: the next
 	// top-level call tells whether they were inside it or before it.
 	pending []pendingWait
@@ -333,19 +346,12 @@ func (t *traceReader) session(process string) *session {
 	return s
 }
 
-// trace closes the sessions and sums their spans and transactions (by
-// process, from the XCTEND lines).
-func (t *traceReader) trace(rule SpanRule, transactions map[string]*Transactions) Trace {
-	for _, pid := range slices.Sorted(maps.Keys(transactions)) {
-		t.session(pid) // a section with XCTEND lines only
-	}
+// trace closes the sessions and sums their spans and transactions.
+func (t *traceReader) trace(rule SpanRule) Trace {
 	tr := Trace{Name: t.name, Processes: len(t.order)}
 	seen := false
 	for _, s := range t.order {
-		ss := Session{Process: s.process}
-		if x := transactions[s.process]; x != nil {
-			ss.Transactions = *x
-		}
+		ss := Session{Process: s.process, Transactions: s.transactions}
 		tr.Sessions = append(tr.Sessions, ss)
 		tr.Transactions.add(ss.Transactions)
 		s.flushWaits(nil)
@@ -377,6 +383,18 @@ func (t *traceReader) Call(c oracle10046.Call) { t.session(c.Process).call(c) }
 
 // Wait implements oracle10046.CallHandler.
 func (t *traceReader) Wait(w oracle10046.Wait) { t.session(w.Process).wait(w) }
+
+// Transaction implements oracle10046.CallHandler: XCTEND lines.
+func (t *traceReader) Transaction(x oracle10046.Transaction) {
+	n := Transactions{Commits: 1}
+	if x.Rollback {
+		n = Transactions{Rollbacks: 1}
+	}
+	if x.ReadOnly {
+		n.ReadOnly = 1
+	}
+	t.session(x.Process).transactions.add(n)
+}
 
 type pendingWait struct {
 	event, stmt      *Event

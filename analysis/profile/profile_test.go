@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"maps"
 	"math"
 	"os"
 	"regexp"
@@ -337,70 +336,6 @@ func TestTransactionsPerSession(t *testing.T) {
 		}
 		if !strings.Contains(report.String(), "x.trc:8") || !strings.Contains(report.String(), "rlbk=2") {
 			t.Errorf("malformed XCTEND line not reported as x.trc:8: %q", report.String())
-		}
-	}
-}
-
-// FuzzXctendScanner: the scanner hands on every byte, and counts the same
-// however the input is cut into reads.
-func FuzzXctendScanner(f *testing.F) {
-	f.Add([]byte("XCTEND rlbk=0, rd_only=1\n*** [ Unix process pid: 7 ]\nXCTEND rlbk=1, rd_only=0, tim=5"), 3)
-	f.Add([]byte("XCTEND rlbk=x\r\nXCTEND \n"), 1)
-	f.Add([]byte(strings.Repeat("a", 300)+"\nXCTEND rlbk=1, rd_only=1\n"), 7)
-	f.Add([]byte("\n\nXCTEND rlbk=1, rd_only=1\nxXCTEND rlbk=1, rd_only=1\n*** [ Unix process pid: 1 ]\r\nXCTEND rlbk=0, rd_only=0"), 2)
-	f.Fuzz(func(t *testing.T, data []byte, chunk int) {
-		chunk = 1 + int(uint(chunk)%64)
-		whole := newXctendScanner(bytes.NewReader(data), "f", nil)
-		a, err := io.ReadAll(whole)
-		if err != nil || !bytes.Equal(a, data) {
-			t.Fatalf("passed on %q, %v", a, err)
-		}
-		cut := newXctendScanner(iotest.HalfReader(&chunkReader{data: data, n: chunk}), "f", nil)
-		b, err := io.ReadAll(cut)
-		if err != nil || !bytes.Equal(b, data) {
-			t.Fatalf("cut: passed on %q, %v", b, err)
-		}
-		// The reference reads line by line.
-		ref := newXctendScanner(nil, "f", nil)
-		lines := bytes.Split(data, []byte("\n"))
-		if len(lines[len(lines)-1]) == 0 {
-			lines = lines[:len(lines)-1]
-		}
-		for i, l := range lines {
-			ref.handle(l[:min(len(l), maxScanned)], i+1)
-		}
-		same := func(x, y *Transactions) bool { return *x == *y }
-		for _, x := range []*xctendScanner{whole, cut} {
-			if !maps.EqualFunc(x.byPID, ref.byPID, same) || x.line != len(lines) {
-				t.Errorf("read in %d-byte chunks: %v (%d lines), line by line: %v (%d lines)", chunk, x.byPID, x.line, ref.byPID, len(lines))
-			}
-		}
-	})
-}
-
-// chunkReader reads at most n bytes at a time.
-type chunkReader struct {
-	data []byte
-	n    int
-}
-
-func (c *chunkReader) Read(p []byte) (int, error) {
-	if len(c.data) == 0 {
-		return 0, io.EOF
-	}
-	k := copy(p[:min(len(p), c.n)], c.data)
-	c.data = c.data[k:]
-	return k, nil
-}
-
-// BenchmarkXctendScanner: the XCTEND pass beside the call parser (compare
-// BenchmarkBuild).
-func BenchmarkXctendScanner(b *testing.B) {
-	data := readData(b, fileTrace)
-	b.SetBytes(int64(len(data)))
-	for b.Loop() {
-		if _, err := io.Copy(io.Discard, newXctendScanner(bytes.NewReader(data), "b", nil)); err != nil {
-			b.Fatal(err)
 		}
 	}
 }

@@ -75,11 +75,24 @@ type Cursor struct {
 	Process string
 }
 
-// CallHandler receives a trace's cursors, calls and waits in file order.
+// Transaction is an XCTEND line, "XCTEND rlbk=0, rd_only=1, tim=T": the end
+// of a transaction, a commit or (Rollback) a rollback; ReadOnly when it had
+// changed nothing. Tim is 0 when the line has none (before 11g).
+type Transaction struct {
+	Rollback, ReadOnly bool
+	Tim                int64
+	Line               int
+	// Process: as Call's.
+	Process string
+}
+
+// CallHandler receives a trace's cursors, calls, waits and transaction
+// ends in file order.
 type CallHandler interface {
 	Cursor(Cursor)
 	Call(Call)
 	Wait(Wait)
+	Transaction(Transaction)
 }
 
 // maxSQLText bounds the SQL text kept per cursor.
@@ -91,6 +104,7 @@ var (
 	execCallPrefix  = []byte("EXEC #")
 	fetchCallPrefix = []byte("FETCH #")
 	closeCallPrefix = []byte("CLOSE #")
+	xctendPrefix    = []byte("XCTEND ")
 )
 
 // callType returns the type of a call line and the length of its prefix,
@@ -167,6 +181,41 @@ func (p *parser) call(line []byte) error {
 		return nil
 	}
 	return p.placeCall(c)
+}
+
+// transaction hands an XCTEND line's "rlbk=0, rd_only=1[, tim=T]" to the
+// handler.
+func (p *parser) transaction(fields []byte) {
+	x := Transaction{Line: p.line, Process: p.pid}
+	seen := 0
+	for len(fields) > 0 {
+		var f []byte
+		f, fields, _ = bytes.Cut(fields, []byte(","))
+		key, value, _ := bytes.Cut(bytes.TrimSpace(f), []byte("="))
+		var flag *bool
+		switch string(key) {
+		case "rlbk":
+			flag = &x.Rollback
+		case "rd_only":
+			flag = &x.ReadOnly
+		case "tim":
+			x.Tim, _, _ = parseUint(value)
+			continue
+		default:
+			continue
+		}
+		if len(value) != 1 || value[0] != '0' && value[0] != '1' {
+			p.malformed("bad XCTEND " + string(key) + "=" + string(value[:min(len(value), 20)]))
+			return
+		}
+		*flag = value[0] == '1'
+		seen++
+	}
+	if seen != 2 {
+		p.malformed("XCTEND without rlbk= and rd_only=")
+		return
+	}
+	p.calls.handler.Transaction(x)
 }
 
 // namesCursors says whether PARSING IN CURSOR lines are wanted: by a

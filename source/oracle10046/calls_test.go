@@ -20,6 +20,8 @@ type callCounter struct {
 	calls   map[CallType]int
 	waits   int
 	e, c    int64
+	// commits and rollbacks count XCTEND lines.
+	commits, rollbacks int
 }
 
 func (cc *callCounter) Cursor(Cursor) { cc.cursors++ }
@@ -32,6 +34,13 @@ func (cc *callCounter) Call(c Call) {
 	cc.c += c.C
 }
 func (cc *callCounter) Wait(Wait) { cc.waits++ }
+func (cc *callCounter) Transaction(x Transaction) {
+	if x.Rollback {
+		cc.rollbacks++
+	} else {
+		cc.commits++
+	}
+}
 
 func readCalls(t testing.TB, data []byte) *callCounter {
 	t.Helper()
@@ -49,6 +58,7 @@ func TestReadCallsCountsEveryLine(t *testing.T) {
 	callRe := regexp.MustCompile(`(?m)^(PARSE|EXEC|FETCH|CLOSE) #\d+:c=\d+,e=\d+,.*tim=\d+\r?$`)
 	cursorRe := regexp.MustCompile(`(?m)^PARSING IN CURSOR #`)
 	waitRe := regexp.MustCompile(`(?m)^WAIT #\d+: nam='`)
+	xctendRe := regexp.MustCompile(`(?m)^XCTEND rlbk=([01]), rd_only=[01]`)
 	for _, rel := range allTraces(t) {
 		t.Run(rel, func(t *testing.T) {
 			data := readShared(t, rel)
@@ -67,6 +77,17 @@ func TestReadCallsCountsEveryLine(t *testing.T) {
 			}
 			if n := len(waitRe.FindAll(data, -1)); cc.waits != n {
 				t.Errorf("waits = %d, want %d", cc.waits, n)
+			}
+			commits, rollbacks := 0, 0
+			for _, m := range xctendRe.FindAllSubmatch(data, -1) {
+				if string(m[1]) == "1" {
+					rollbacks++
+				} else {
+					commits++
+				}
+			}
+			if cc.commits != commits || cc.rollbacks != rollbacks {
+				t.Errorf("XCTEND: %d commits, %d rollbacks; want %d, %d", cc.commits, cc.rollbacks, commits, rollbacks)
 			}
 		})
 	}

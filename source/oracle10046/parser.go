@@ -153,6 +153,10 @@ func (p *parser) handle(line []byte, truncated bool) error {
 				return err
 			}
 		}
+	case 'X':
+		if p.calls != nil && p.calls.handler != nil && bytes.HasPrefix(line, xctendPrefix) {
+			p.transaction(line[len(xctendPrefix):])
+		}
 	case 'E', 'F', 'C':
 		if p.calls != nil {
 			if err := p.call(line); err != nil {
