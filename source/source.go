@@ -66,6 +66,9 @@ type Options struct {
 	// Calls adds the database calls of 10046 traces as latency series
 	// beside the waits (--calls): CallsByType or CallsBySQL; empty: none.
 	Calls string
+	// CallCPU adds, with Calls, the calls' c= CPU as series of their own
+	// ("cpu FETCH", --calls type,cpu).
+	CallCPU bool
 	// BlockReads, when set, receives the address of every block read the
 	// source sees (10046 WAIT lines, the Oracle wait-history samplers'
 	// p1/p2/p3), beside the intervals: the block-read working set.

@@ -55,7 +55,7 @@ func (f *sharedFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.interval, "interval", 0, "binning interval for per-event sources and heat-map column width (default: 3s for traces, 1s for iotest, else the data's own)")
 	fl.StringArrayVar(&f.events, "event", nil, "keep only this wait event (repeatable; exact name)")
 	fl.BoolVarP(&f.follow, "follow", "f", false, "keep reading files as they grow, like tail -f")
-	fl.StringVar(&f.calls, "calls", "", "10046 traces: add the database calls' elapsed times as series, per call type and depth (type) or per call type and SQL (sql)")
+	fl.StringVar(&f.calls, "calls", "", "10046 traces: add the database calls' elapsed times as series, per call type and depth (type) or per call type and SQL (sql); ,cpu adds their CPU (type,cpu)")
 	fl.StringVar(&f.by, "by", "", "\"file\" keeps series from different SOURCE files apart instead of summing them")
 	fl.DurationVar(&f.duration, "duration", 0, "stop live sources (probes, --follow, pipes) after this long, e.g. 30s")
 	fl.StringVar(&f.counts, "counts", "", "periodic histograms are cumulative or interval (default: each format's own, see `latscope formats`)")
@@ -108,12 +108,13 @@ func (f *sharedFlags) config(env environment, args []string) (driver.Config, err
 	c.Read.Server = f.server.options()
 	c.Read.Events = f.events
 	c.Read.Follow = f.follow
-	switch f.calls {
-	case "", source.CallsByType, source.CallsBySQL:
-		c.Read.Calls = f.calls
-	default:
-		return c, usagef("--calls %q: want type or sql", f.calls)
+	calls, cpu, _ := strings.Cut(f.calls, ",")
+	switch {
+	case calls != "" && calls != source.CallsByType && calls != source.CallsBySQL,
+		cpu != "" && cpu != "cpu", calls == "" && strings.Contains(f.calls, ","):
+		return c, usagef("--calls %q: want type or sql, optionally with ,cpu (type,cpu)", f.calls)
 	}
+	c.Read.Calls, c.Read.CallCPU = calls, cpu == "cpu"
 	if f.counts != "" {
 		mode, err := source.ParseCounts(f.counts)
 		if err != nil {

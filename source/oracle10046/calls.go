@@ -151,9 +151,11 @@ type callState struct {
 	series     string           // source.CallsByType or CallsBySQL
 	statements map[int64]string // CallsBySQL: cursor number → statement
 	name       []byte           // scratch for series names
-	// byType[type][dep] is 1 + the series of a CallsByType call (0: not
-	// looked up yet on this instance), so that most calls build no name.
-	byType [CallClose + 1][maxCachedDep]int32
+	cpu        bool             // also c= as "cpu ..." series
+	// byType[cpu][type][dep] is 1 + the series of a CallsByType call's
+	// elapsed (cpu 0) or CPU (1) series (0: not looked up yet on this
+	// instance), so that most calls build no name.
+	byType [2][CallClose + 1][maxCachedDep]int32
 }
 
 // maxCachedDep: calls deeper than this look their series up by name.
@@ -226,27 +228,36 @@ func (s *callState) namesCursors() bool {
 
 // placeCall bins a call's elapsed time as a latency series (--calls).
 func (p *parser) placeCall(c Call) error {
-	series, ok := p.callSeries(c)
-	if !ok {
-		return nil
-	}
 	if p.pending {
 		if err := p.resolveStamp(c.Tim); err != nil {
 			return err
 		}
 	}
-	return p.onWait(heldWait{tim: c.Tim, ela: c.E, series: series, line: p.line})
+	if series, ok := p.callSeries(c, 0); ok {
+		if err := p.onWait(heldWait{tim: c.Tim, ela: c.E, series: series, line: p.line}); err != nil {
+			return err
+		}
+	}
+	if !p.calls.cpu {
+		return nil
+	}
+	series, ok := p.callSeries(c, 1)
+	if !ok {
+		return nil
+	}
+	return p.onWait(heldWait{tim: c.Tim, ela: c.C, series: series, line: p.line})
 }
 
-// callSeries returns the series of a call: "call FETCH", "call EXEC dep=1"
-// or "call FETCH <statement>".
-func (p *parser) callSeries(c Call) (int32, bool) {
+// callSeries returns the series of a call's elapsed time (cpu 0: "call
+// FETCH", "call EXEC dep=1" or "call FETCH <statement>") or CPU (cpu 1:
+// "cpu FETCH"...).
+func (p *parser) callSeries(c Call, cpu int) (int32, bool) {
 	s := p.calls
 	cached := s.series == source.CallsByType && c.Dep < maxCachedDep
-	if cached && s.byType[c.Type][c.Dep] > 0 {
-		return s.byType[c.Type][c.Dep] - 1, true
+	if cached && s.byType[cpu][c.Type][c.Dep] > 0 {
+		return s.byType[cpu][c.Type][c.Dep] - 1, true
 	}
-	name := append(s.name[:0], "call "...)
+	name := append(s.name[:0], [2]string{"call ", "cpu "}[cpu]...)
 	name = append(name, c.Type.String()...)
 	if s.series == source.CallsBySQL {
 		stmt, ok := s.statements[c.Cursor]
@@ -260,7 +271,7 @@ func (p *parser) callSeries(c Call) (int32, bool) {
 	s.name = name
 	series, ok := p.seriesOf(name)
 	if ok && cached {
-		s.byType[c.Type][c.Dep] = series + 1
+		s.byType[cpu][c.Type][c.Dep] = series + 1
 	}
 	return series, ok
 }

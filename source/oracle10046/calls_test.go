@@ -144,22 +144,32 @@ func FuzzReadCalls(f *testing.F) {
 // TestCallSeriesEqualRawLines: with --calls, every call line of every real
 // trace is one event of its series, at its e=; the waits are unchanged.
 func TestCallSeriesEqualRawLines(t *testing.T) {
-	callRe := regexp.MustCompile(`(?m)^(PARSE|EXEC|FETCH|CLOSE) #\d+:c=\d+,e=(\d+),.*dep=(\d+),.*tim=\d+\r?$`)
+	callRe := regexp.MustCompile(`(?m)^(PARSE|EXEC|FETCH|CLOSE) #\d+:c=(\d+),e=(\d+),.*dep=(\d+),.*tim=\d+\r?$`)
 	for _, rel := range allTraces(t) {
 		t.Run(rel, func(t *testing.T) {
 			data := readShared(t, rel)
-			want := map[string]eventTotal{}
+			want, wantCPU := map[string]eventTotal{}, map[string]eventTotal{}
 			byType := map[string]eventTotal{}
 			for _, m := range callRe.FindAllSubmatch(data, -1) {
-				name := "call " + string(m[1])
-				if string(m[3]) != "0" {
-					name += " dep=" + string(m[3])
+				name := string(m[1])
+				if string(m[4]) != "0" {
+					name += " dep=" + string(m[4])
 				}
-				e, _ := strconv.ParseFloat(string(m[2]), 64)
-				w := want[name]
-				want[name] = eventTotal{w.count + 1, w.sum + e}
+				c, _ := strconv.ParseFloat(string(m[2]), 64)
+				e, _ := strconv.ParseFloat(string(m[3]), 64)
+				w := want["call "+name]
+				want["call "+name] = eventTotal{w.count + 1, w.sum + e}
+				w = wantCPU["cpu "+name]
+				wantCPU["cpu "+name] = eventTotal{w.count + 1, w.sum + c}
 				b := byType["call "+string(m[1])]
 				byType["call "+string(m[1])] = eventTotal{b.count + 1, b.sum + e}
+			}
+			// --calls type,cpu: the c= of every call line as "cpu ..." series.
+			withCPU := totals(run(t, rel, data, source.Options{Calls: source.CallsByType, CallCPU: true}).Intervals)
+			for name, w := range wantCPU {
+				if withCPU[name] != w {
+					t.Errorf("%s: %+v, raw lines %+v", name, withCPU[name], w)
+				}
 			}
 			plain := totals(run(t, rel, data, source.Options{}).Intervals)
 			got := totals(run(t, rel, data, source.Options{Calls: source.CallsByType}).Intervals)

@@ -110,7 +110,7 @@ func newParser(in source.Input, opts source.Options, emit func(stream.Interval) 
 	}
 	p.bin = newBinner(in.Name, opts.Interval, emit, &p.keys, p.warnBackwards)
 	if opts.Calls != "" {
-		p.calls = &callState{series: opts.Calls}
+		p.calls = &callState{series: opts.Calls, cpu: opts.CallCPU}
 	}
 	return p
 }
@@ -375,7 +375,7 @@ func (p *parser) setInstance(b []byte) {
 	p.byName = map[string]int32{}
 	p.lastOK = false
 	if p.calls != nil {
-		p.calls.byType = [CallClose + 1][maxCachedDep]int32{}
+		p.calls.byType = [2][CallClose + 1][maxCachedDep]int32{}
 	}
 }
 
