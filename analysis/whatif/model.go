@@ -90,7 +90,7 @@ type Point struct {
 // (2k: 0.66 ms, 5k: 0.74 ms).
 func SeedRemoteWrite() RemoteWrite {
 	return RemoteWrite{OverheadUS: 600, SlopeUSPerKiB: 27,
-		From: "the seed's model: 0.6 ms + 0.027 ms/KiB (its fit of 2k = 0.66 ms, 5k = 0.74 ms, rounded)"}
+		From: "the seed's model, its fit of 2k = 0.66 ms and 5k = 0.74 ms rounded"}
 }
 
 // LoadUS is the size-dependent part for bytes on link: the fitted slope or
@@ -188,6 +188,10 @@ func ParseRemoteWrite(s string, link Link) (RemoteWrite, error) {
 		d, err := parseDuration(dur)
 		if err != nil {
 			return RemoteWrite{}, fmt.Errorf("--remote-write %q: %w", s, err)
+		}
+		per = strings.TrimSpace(per)
+		if per != "" && !strings.ContainsAny(per, "0123456789") {
+			per = "1" + per // "ms/k": per one KiB
 		}
 		b, err := parseSize(per)
 		if err != nil {

@@ -28,7 +28,7 @@ func (r *Result) headline() []string {
 	lines := []string{
 		fmt.Sprintf("Replication what-if: %s link, %s line code: %s of payload; light in fibre %g µs/km one way; %d round trip(s) per write",
 			bitsText(l.BitsPerSecond), l.Encoding, rateText(l.PayloadBytesPerSecond), l.FibreUSPerKm, r.RoundTrips),
-		fmt.Sprintf("Remote write at zero distance: %s + %s (%s)", msText(r.RemoteWrite.OverheadUS), r.slopeText(), r.RemoteWrite.From),
+		fmt.Sprintf("Remote write at zero distance: %s + %s; from %s", msText(r.RemoteWrite.OverheadUS), r.slopeText(), r.RemoteWrite.From),
 	}
 	if r.MeasuredRTTUS > 0 {
 		lines = append(lines, fmt.Sprintf("Round trip measured: %s (%s), what light in fibre takes over %.1f km and back",
@@ -41,7 +41,7 @@ func (r *Result) slopeText() string {
 	if r.RemoteWrite.SlopeUSPerKiB == 0 {
 		return "the link's load time"
 	}
-	return fmt.Sprintf("%.4g ms/KiB (or the link's load time when longer)", r.RemoteWrite.SlopeUSPerKiB/1e3)
+	return fmt.Sprintf("%.4g ms/KiB (the link's load time when longer)", r.RemoteWrite.SlopeUSPerKiB/1e3)
 }
 
 // WriteTable prints the what-if for people.
