@@ -35,7 +35,7 @@ func TestReadReports(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name, data, want string
-		read         func(string, []byte) error
+		read             func(string, []byte) error
 	}{
 		{"read test", string(readFile(t, "iotest-read-8k.json")), "want one of latscope iotest --write", iotestRead},
 		{"nettest as iotest", string(readFile(t, "nettest-sync-2k.json")), `a report of "latscope nettest"`, iotestRead},
@@ -182,7 +182,7 @@ func TestLimits(t *testing.T) {
 		t.Errorf("slow link: %+v", s)
 	}
 	c = seedConfig(t, []float64{100}, 8)
-	c.QueueDepth, c.WriteRate, c.BufferBytes = 8, &Rate{BytesPerSecond: 60 << 20}, 1 << 30
+	c.QueueDepth, c.WriteRate, c.BufferBytes = 8, &Rate{BytesPerSecond: 60 << 20}, 1<<30
 	a, o := build(t, c).Rows[0].Async, build(t, c).Rows[0].Offered
 	if a.LimitedBy != "queue depth 8" || math.Abs(a.MaxIOPS-8e6/1816) > 1e-6 || o.KeepsUp || o.BufferFullSeconds <= 0 ||
 		!strings.Contains(o.Verdict, "asynchronous behaves synchronously") {
