@@ -14,7 +14,6 @@ func newWhatIfCommand(env environment) *cobra.Command {
 network one (a session's calls per second at other round-trip times); "whatif replication"
 is the storage one (docs/whatif.md).`,
 		Example: `  latscope whatif replication --distance 100km --io 8k --bandwidth 2Gbit`,
-		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return usagef("%s needs a calculator: replication; see --help", cmd.CommandPath())
 		},
@@ -59,7 +58,12 @@ stream keeps up, how fast the backlog grows and when --buffer is full.
   latscope whatif replication --distance 10km,50km,100km --round-trips 2 -o srdf.html
   latscope whatif replication --rtt nettest.json --iotest iotest-2k.json --iotest iotest-8k.json
   latscope whatif replication --distance 80km --io 8k --write-rate 60MB/s --queue-depth 8 --buffer 1g`,
-		Args: cobra.NoArgs,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("%s takes no arguments, only flags (%q); see --help", cmd.CommandPath(), args[0])
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.DistanceSet = cmd.Flags().Changed("distance")
 			plan, err := f.Plan()
