@@ -35,6 +35,14 @@ type Link struct {
 	FibreUSPerKm float64 `json:"fibre_us_per_km"`
 }
 
+// Bounds that keep every figure finite (and are far beyond any link).
+const (
+	maxBitsPerSecond = 1e15
+	maxFibreUSPerKm  = 1e3
+	maxKm            = 1e5
+	maxRate          = 1e15 // bytes or I/Os per second
+)
+
 // encodings are the line codes: data bits per bit on the wire.
 var encodings = map[string]float64{"8b10b": 8.0 / 10, "64b66b": 64.0 / 66, "none": 1}
 
@@ -44,11 +52,11 @@ func NewLink(bitsPerSecond float64, encoding string, fibreUSPerKm float64) (Link
 	if !ok {
 		return Link{}, fmt.Errorf("encoding %q: want 8b10b, 64b66b or none", encoding)
 	}
-	if !(bitsPerSecond > 0) || math.IsInf(bitsPerSecond, 0) {
-		return Link{}, fmt.Errorf("bandwidth %g bit/s: want a positive rate", bitsPerSecond)
+	if !(bitsPerSecond > 0 && bitsPerSecond <= maxBitsPerSecond) {
+		return Link{}, fmt.Errorf("bandwidth %g bit/s: want a positive rate up to %g", bitsPerSecond, maxBitsPerSecond)
 	}
-	if !(fibreUSPerKm > 0) || math.IsInf(fibreUSPerKm, 0) {
-		return Link{}, fmt.Errorf("fibre delay %g µs/km: want a positive delay", fibreUSPerKm)
+	if !(fibreUSPerKm > 0 && fibreUSPerKm <= maxFibreUSPerKm) {
+		return Link{}, fmt.Errorf("fibre delay %g µs/km: want a positive delay up to %g", fibreUSPerKm, maxFibreUSPerKm)
 	}
 	return Link{BitsPerSecond: bitsPerSecond, Encoding: encoding, PayloadBytesPerSecond: bitsPerSecond / 8 * eff,
 		FibreUSPerKm: fibreUSPerKm}, nil
@@ -275,8 +283,8 @@ func parseDistance(s string) (float64, error) {
 		t, mult = strings.TrimSuffix(t, "m"), 1e-3
 	}
 	v, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
-	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-		return 0, fmt.Errorf("%q is not a distance (100km, 500m, 60mi)", s)
+	if err != nil || !(v >= 0) || v*mult > maxKm {
+		return 0, fmt.Errorf("%q is not a distance (100km, 500m, 60mi; at most %g km)", s, maxKm)
 	}
 	return v * mult, nil
 }
@@ -305,7 +313,7 @@ func ParseBandwidth(s string) (float64, error) {
 		}
 	}
 	v, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
-	if err != nil || !(v > 0) || math.IsInf(v, 0) {
+	if err != nil || !(v > 0) || v*mult > maxBitsPerSecond {
 		return 0, fmt.Errorf("--bandwidth %q: want a line rate in bit/s such as 2Gbit, 10Gbit, 1.5Mbit", s)
 	}
 	return v * mult, nil
@@ -323,7 +331,7 @@ func ParseRate(s string) (Rate, error) {
 	t := strings.ToLower(strings.TrimSpace(s))
 	if n, ok := strings.CutSuffix(t, "iops"); ok {
 		v, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
-		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+		if err != nil || !(v > 0 && v <= maxRate) {
 			return Rate{}, fmt.Errorf("--write-rate %q: want a positive number of I/Os per second (2000iops)", s)
 		}
 		return Rate{IOPS: v}, nil
@@ -333,7 +341,7 @@ func ParseRate(s string) (Rate, error) {
 		return Rate{}, fmt.Errorf("--write-rate %q: want MB/s (50MB/s) or I/Os per second (2000iops)", s)
 	}
 	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSuffix(n, "b"), "m")), 64)
-	if !strings.HasSuffix(n, "mb") || err != nil || !(v > 0) || math.IsInf(v, 0) {
+	if !strings.HasSuffix(n, "mb") || err != nil || !(v > 0 && v*kib*kib <= maxRate) {
 		return Rate{}, fmt.Errorf("--write-rate %q: want MB/s (50MB/s) or I/Os per second (2000iops)", s)
 	}
 	return Rate{BytesPerSecond: v * kib * kib}, nil

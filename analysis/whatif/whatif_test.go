@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -251,4 +252,38 @@ func TestWriters(t *testing.T) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
+}
+
+// FuzzFlags: whatever the flags' strings, they parse or fail with an
+// error, and what parses builds a what-if whose every figure is finite
+// (JSON refuses infinities and NaN).
+func FuzzFlags(f *testing.F) {
+	f.Add("10km,50km,100km", "2k,8k,128k", "2Gbit", "60MB/s", "0.6ms+0.027ms/k", 5.0, 8)
+	f.Add("0", "1", "1", "1iops", "2k=1ms,4k=1.5ms", 1e3, 1)
+	f.Add("1e5km", "1P", "1e15", "1e15iops", "2562047h", 1e-300, 0)
+	f.Fuzz(func(t *testing.T, distances, sizes, bandwidth, rate, remote string, fibre float64, depth int) {
+		kms, err1 := ParseDistances(distances)
+		ios, err2 := ParseSizes(sizes)
+		bps, err3 := ParseBandwidth(bandwidth)
+		offered, err4 := ParseRate(rate)
+		if err1 != nil || err2 != nil || err3 != nil || err4 != nil || len(kms)*len(ios) > 1000 {
+			return
+		}
+		link, err := NewLink(bps, "8b10b", fibre)
+		if err != nil {
+			return
+		}
+		rw, err := ParseRemoteWrite(remote, link)
+		if err != nil {
+			return
+		}
+		r, err := Build(Config{Link: link, Remote: rw, RoundTrips: 2, DistancesKm: kms, Sizes: ios, WriteRate: &offered,
+			QueueDepth: max(depth, 0) % 1000, BBCredits: 40, BufferBytes: 1 << 30})
+		if err != nil {
+			t.Fatalf("parsed flags, no what-if: %v", err)
+		}
+		if err := WriteJSON(io.Discard, r); err != nil {
+			t.Errorf("%q %q %q %q %q %g: %v", distances, sizes, bandwidth, rate, remote, fibre, err)
+		}
+	})
 }
