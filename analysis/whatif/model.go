@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -245,30 +246,23 @@ func parseSize(s string) (int64, error) {
 }
 
 // ParseSizes reads --io: "2k,8k,128k", sorted, duplicates dropped.
-func ParseSizes(s string) ([]int64, error) {
-	var sizes []int64
-	for _, part := range strings.Split(s, ",") {
-		b, err := parseSize(part)
-		if err != nil {
-			return nil, fmt.Errorf("--io: %w", err)
-		}
-		sizes = append(sizes, b)
-	}
-	return sortedUnique(sizes), nil
-}
+func ParseSizes(s string) ([]int64, error) { return parseList(s, "--io", parseSize) }
 
 // ParseDistances reads --distance: "10km,50km,100km" (km, m or mi; a bare
 // number is km), in km, sorted, duplicates dropped.
-func ParseDistances(s string) ([]float64, error) {
-	var kms []float64
+func ParseDistances(s string) ([]float64, error) { return parseList(s, "--distance", parseDistance) }
+
+func parseList[T int64 | float64](s, flag string, parse func(string) (T, error)) ([]T, error) {
+	var v []T
 	for _, part := range strings.Split(s, ",") {
-		km, err := parseDistance(part)
+		x, err := parse(part)
 		if err != nil {
-			return nil, fmt.Errorf("--distance: %w", err)
+			return nil, fmt.Errorf("%s: %w", flag, err)
 		}
-		kms = append(kms, km)
+		v = append(v, x)
 	}
-	return sortedUnique(kms), nil
+	sort.Slice(v, func(i, j int) bool { return v[i] < v[j] })
+	return slices.Compact(v), nil
 }
 
 func parseDistance(s string) (float64, error) {
@@ -345,17 +339,6 @@ func ParseRate(s string) (Rate, error) {
 		return Rate{}, fmt.Errorf("--write-rate %q: want MB/s (50MB/s) or I/Os per second (2000iops)", s)
 	}
 	return Rate{BytesPerSecond: v * kib * kib}, nil
-}
-
-func sortedUnique[T int64 | float64](v []T) []T {
-	sort.Slice(v, func(i, j int) bool { return v[i] < v[j] })
-	out := v[:0]
-	for i, x := range v {
-		if i == 0 || x != v[i-1] {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // msText prints µs as the seed does, in ms.
