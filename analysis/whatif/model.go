@@ -165,50 +165,69 @@ func describePoints(points []Point) string {
 func ParseRemoteWrite(s string, link Link) (RemoteWrite, error) {
 	t := strings.TrimSpace(s)
 	if strings.Contains(t, "=") {
-		var points []Point
-		for _, part := range strings.Split(t, ",") {
-			size, dur, ok := strings.Cut(part, "=")
-			if !ok {
-				return RemoteWrite{}, fmt.Errorf("--remote-write %q: %q is not SIZE=DURATION", s, part)
-			}
-			b, err := parseSize(size)
-			if err != nil {
-				return RemoteWrite{}, fmt.Errorf("--remote-write %q: %w", s, err)
-			}
-			d, err := parseDuration(dur)
-			if err != nil {
-				return RemoteWrite{}, fmt.Errorf("--remote-write %q: %w", s, err)
-			}
-			points = append(points, Point{Bytes: b, US: d, From: "given"})
+		points, err := parsePoints(t)
+		if err != nil {
+			return RemoteWrite{}, fmt.Errorf("--remote-write %q: %w", s, err)
 		}
 		return FitRemoteWrite(points, link)
 	}
-	over, slope, hasSlope := strings.Cut(t, "+")
-	o, err := parseDuration(over)
+	rw, err := parseOverheadSlope(t)
 	if err != nil {
 		return RemoteWrite{}, fmt.Errorf("--remote-write %q: %w", s, err)
 	}
-	rw := RemoteWrite{OverheadUS: o, From: fmt.Sprintf("given: %s + the link's load time", msText(o))}
-	if hasSlope {
-		dur, per, ok := strings.Cut(slope, "/")
+	return rw, nil
+}
+
+// parsePoints reads "2k=0.66ms,5k=0.74ms".
+func parsePoints(s string) ([]Point, error) {
+	var points []Point
+	for _, part := range strings.Split(s, ",") {
+		size, dur, ok := strings.Cut(part, "=")
 		if !ok {
-			return RemoteWrite{}, fmt.Errorf("--remote-write %q: the slope %q is not DURATION/SIZE (0.027ms/k)", s, slope)
+			return nil, fmt.Errorf("%q is not SIZE=DURATION", part)
+		}
+		b, err := parseSize(size)
+		if err != nil {
+			return nil, err
 		}
 		d, err := parseDuration(dur)
 		if err != nil {
-			return RemoteWrite{}, fmt.Errorf("--remote-write %q: %w", s, err)
+			return nil, err
 		}
-		per = strings.TrimSpace(per)
-		if per != "" && !strings.ContainsAny(per, "0123456789") {
-			per = "1" + per // "ms/k": per one KiB
-		}
-		b, err := parseSize(per)
-		if err != nil {
-			return RemoteWrite{}, fmt.Errorf("--remote-write %q: %w", s, err)
-		}
-		rw.SlopeUSPerKiB = d / float64(b) * kib
-		rw.From = fmt.Sprintf("given: %s + %.4g ms/KiB", msText(o), rw.SlopeUSPerKiB/1e3)
+		points = append(points, Point{Bytes: b, US: d, From: "given"})
 	}
+	return points, nil
+}
+
+// parseOverheadSlope reads "0.6ms+0.027ms/k" or "0.5ms".
+func parseOverheadSlope(s string) (RemoteWrite, error) {
+	over, slope, hasSlope := strings.Cut(s, "+")
+	o, err := parseDuration(over)
+	if err != nil {
+		return RemoteWrite{}, err
+	}
+	rw := RemoteWrite{OverheadUS: o, From: fmt.Sprintf("given: %s + the link's load time", msText(o))}
+	if !hasSlope {
+		return rw, nil
+	}
+	dur, per, ok := strings.Cut(slope, "/")
+	if !ok {
+		return RemoteWrite{}, fmt.Errorf("the slope %q is not DURATION/SIZE (0.027ms/k)", slope)
+	}
+	d, err := parseDuration(dur)
+	if err != nil {
+		return RemoteWrite{}, err
+	}
+	per = strings.TrimSpace(per)
+	if per != "" && !strings.ContainsAny(per, "0123456789") {
+		per = "1" + per // "ms/k": per one KiB
+	}
+	b, err := parseSize(per)
+	if err != nil {
+		return RemoteWrite{}, err
+	}
+	rw.SlopeUSPerKiB = d / float64(b) * kib
+	rw.From = fmt.Sprintf("given: %s + %.4g ms/KiB", msText(o), rw.SlopeUSPerKiB/1e3)
 	return rw, nil
 }
 
