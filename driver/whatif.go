@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/latscope/latscope/analysis/whatif"
 	"github.com/latscope/latscope/internal/bytesize"
@@ -143,7 +141,7 @@ func WhatIfReplication(p ReplicationPlan, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	write := func(w *bufio.Writer, format string) error {
+	return writeOutput(p.output, stdout, p.format, func(w *bufio.Writer, format string) error {
 		switch format {
 		case "json":
 			return whatif.WriteJSON(w, r)
@@ -153,22 +151,7 @@ func WhatIfReplication(p ReplicationPlan, stdout io.Writer) error {
 			return whatif.WriteHTML(w, r)
 		}
 		return whatif.WriteTable(w, r)
-	}
-	if p.output != "" {
-		format := "table"
-		switch ext := strings.ToLower(filepath.Ext(p.output)); ext {
-		case ".html", ".htm":
-			format = "html"
-		case ".json", ".csv":
-			format = ext[1:]
-		}
-		return writeFile(p.output, func(w *bufio.Writer) error { return write(w, format) })
-	}
-	bw := bufio.NewWriter(stdout)
-	if err := write(bw, p.format); err != nil {
-		return err
-	}
-	return bw.Flush()
+	})
 }
 
 // readReport opens a report file for one of whatif's readers.
