@@ -154,33 +154,34 @@ func writeChart(bw *bufio.Writer, r *Result) {
 	for _, row := range r.Rows {
 		maxKm = math.Max(maxKm, row.DistanceKm)
 	}
-	if maxKm == 0 {
-		maxKm = 1
-	}
 	sizes := rowSizes(r)
 	perKm := float64(r.RoundTrips) * r.Link.RTTUS(1)
 	maxUS := 0.0
 	for _, b := range sizes {
 		maxUS = math.Max(maxUS, r.RemoteWrite.ZeroDistanceUS(b, r.Link)+perKm*maxKm)
 	}
+	kmStep, usStep := niceStep(maxKm), niceStep(maxUS)
+	maxKm, maxUS = kmStep*math.Ceil(maxKm/kmStep), usStep*math.Ceil(maxUS/usStep)
 	x := func(km float64) float64 { return left + (width-left-right)*km/maxKm }
 	y := func(us float64) float64 { return height - bottom - (height-top-bottom)*us/maxUS }
 	fmt.Fprintf(bw, `<svg width="%g" height="%g" viewBox="0 0 %g %g" role="img" aria-label="synchronous write time against distance">`+"\n", width, height, width, height)
-	for i := 0; i <= 4; i++ {
-		us, km := maxUS*float64(i)/4, maxKm*float64(i)/4
-		fmt.Fprintf(bw, `<line class="grid" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/><text x="%.1f" y="%.1f" text-anchor="end">%s</text>`+"\n",
-			left, width-right, y(us), y(us), left-6, y(us)+4, html.EscapeString(ms3(us)))
-		fmt.Fprintf(bw, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", x(km), height-bottom+18, html.EscapeString(kmText(km)))
+	for us := 0.0; us <= maxUS*(1+1e-9); us += usStep {
+		fmt.Fprintf(bw, `<line class="grid" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/><text x="%.1f" y="%.1f" text-anchor="end">%s ms</text>`+"\n",
+			left, width-right, y(us), y(us), left-6, y(us)+4, num(roundTo(us/1e3, usStep/1e3)))
+	}
+	for km := 0.0; km <= maxKm*(1+1e-9); km += kmStep {
+		fmt.Fprintf(bw, `<text x="%.1f" y="%.1f" text-anchor="middle">%s km</text>`+"\n", x(km), height-bottom+18, num(roundTo(km, kmStep)))
 	}
 	fmt.Fprintf(bw, `<line class="axis" x1="%g" x2="%g" y1="%g" y2="%g"/>`+"\n", left, width-right, height-bottom, height-bottom)
 	fmt.Fprintf(bw, `<text x="%g" y="%g" text-anchor="middle">distance (synchronous write time, one write after the other)</text>`+"\n",
 		(left+width-right)/2, height-4)
+	labelY := labelPositions(sizes, func(b int64) float64 { return y(r.RemoteWrite.ZeroDistanceUS(b, r.Link) + perKm*maxKm) })
 	for i, b := range sizes {
 		colour := chartColours[i%len(chartColours)]
 		zero := r.RemoteWrite.ZeroDistanceUS(b, r.Link)
 		fmt.Fprintf(bw, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"/>`+"\n",
 			x(0), y(zero), x(maxKm), y(zero+perKm*maxKm), colour)
-		fmt.Fprintf(bw, `<text x="%.1f" y="%.1f" fill="%s">%s</text>`+"\n", x(maxKm)+6, y(zero+perKm*maxKm)+4, colour, sizeText(b))
+		fmt.Fprintf(bw, `<text x="%.1f" y="%.1f" fill="%s">%s</text>`+"\n", x(maxKm)+6, labelY[i]+4, colour, sizeText(b))
 		for _, row := range r.Rows {
 			if row.Bytes == b {
 				fmt.Fprintf(bw, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"><title>%s, %s: %s</title></circle>`+"\n",
@@ -189,6 +190,39 @@ func writeChart(bw *bufio.Writer, r *Result) {
 		}
 	}
 	bw.WriteString("</svg>\n")
+}
+
+// niceStep is a 1, 2 or 5 × 10ⁿ step giving about four ticks up to v.
+func niceStep(v float64) float64 {
+	if !(v > 0) {
+		return 1
+	}
+	raw := v / 4
+	pow := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5} {
+		if m*pow >= raw {
+			return m * pow
+		}
+	}
+	return 10 * pow
+}
+
+// roundTo drops the float noise of summed steps.
+func roundTo(v, step float64) float64 { return math.Round(v/step) * step }
+
+// labelPositions spreads the lines' end labels at least 14 px apart, in
+// the order of their lines (larger sizes end higher: smaller y).
+func labelPositions(sizes []int64, yOf func(int64) float64) []float64 {
+	ys := make([]float64, len(sizes))
+	for i, b := range sizes {
+		ys[i] = yOf(b)
+	}
+	for i := len(ys) - 2; i >= 0; i-- {
+		if ys[i] < ys[i+1]+14 {
+			ys[i] = ys[i+1] + 14
+		}
+	}
+	return ys
 }
 
 // rowSizes lists the I/O sizes in the rows' order, once each.
