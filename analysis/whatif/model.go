@@ -314,7 +314,7 @@ func ParseBandwidth(s string) (float64, error) {
 		switch t[n-1] {
 		case 'k', 'K':
 			mult = 1e3
-		case 'M':
+		case 'M', 'm':
 			mult = 1e6
 		case 'G', 'g':
 			mult = 1e9
@@ -338,11 +338,11 @@ type Rate struct {
 	IOPS           float64 `json:"iops,omitempty"`
 }
 
-// ParseRate reads --write-rate: "50MB/s" (MB = MiB, as the seed's
-// throughputs) or "2000iops".
+// ParseRate reads --write-rate: bytes per second with a unit in powers of
+// 1024 as the seed's throughputs (60MB/s, 1.5GiB/s) or "2000iops".
 func ParseRate(s string) (Rate, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	if n, ok := strings.CutSuffix(t, "iops"); ok {
+	t := strings.TrimSpace(s)
+	if n, ok := strings.CutSuffix(strings.ToLower(t), "iops"); ok {
 		v, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
 		if err != nil || !(v > 0 && v <= maxRate) {
 			return Rate{}, fmt.Errorf("--write-rate %q: want a positive number of I/Os per second (2000iops)", s)
@@ -351,13 +351,13 @@ func ParseRate(s string) (Rate, error) {
 	}
 	n, ok := strings.CutSuffix(t, "/s")
 	if !ok {
-		return Rate{}, fmt.Errorf("--write-rate %q: want MB/s (50MB/s) or I/Os per second (2000iops)", s)
+		return Rate{}, fmt.Errorf("--write-rate %q: want MB/s (60MB/s) or I/Os per second (2000iops)", s)
 	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSuffix(n, "b"), "m")), 64)
-	if !strings.HasSuffix(n, "mb") || err != nil || !(v > 0 && v*kib*kib <= maxRate) {
-		return Rate{}, fmt.Errorf("--write-rate %q: want MB/s (50MB/s) or I/Os per second (2000iops)", s)
+	b, err := bytesize.Parse(n)
+	if err != nil || b == 0 || float64(b) > maxRate {
+		return Rate{}, fmt.Errorf("--write-rate %q: want a positive byte rate such as 60MB/s (MB = MiB) or I/Os per second (2000iops)", s)
 	}
-	return Rate{BytesPerSecond: v * kib * kib}, nil
+	return Rate{BytesPerSecond: float64(b)}, nil
 }
 
 // msText prints µs as the seed does, in ms.

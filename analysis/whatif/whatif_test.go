@@ -99,13 +99,16 @@ func TestParsers(t *testing.T) {
 	if sizes, err := ParseSizes("128k,2k,8k,2k"); err != nil || len(sizes) != 3 || sizes[0] != 2048 || sizes[2] != 131072 {
 		t.Errorf("sizes %v, %v", sizes, err)
 	}
-	for s, want := range map[string]float64{"2Gbit": 2e9, "1.5Mbit/s": 1.5e6, "10G": 1e10, "100Mbps": 1e8, "8Gb": 8e9, "64k": 64e3} {
+	for s, want := range map[string]float64{"2Gbit": 2e9, "1.5mbit": 1.5e6, "1.5Mbit/s": 1.5e6, "10G": 1e10, "100Mbps": 1e8, "8Gb": 8e9, "64k": 64e3} {
 		if got, err := ParseBandwidth(s); err != nil || got != want {
 			t.Errorf("bandwidth %q: %g, %v; want %g", s, got, err, want)
 		}
 	}
 	if r, err := ParseRate("60MB/s"); err != nil || r.BytesPerSecond != 60<<20 {
 		t.Errorf("rate 60MB/s: %+v, %v", r, err)
+	}
+	if r, err := ParseRate("1.5GiB/s"); err != nil || r.BytesPerSecond != 1.5*(1<<30) {
+		t.Errorf("rate 1.5GiB/s: %+v, %v", r, err)
 	}
 	if r, err := ParseRate("2000iops"); err != nil || r.IOPS != 2000 {
 		t.Errorf("rate 2000iops: %+v, %v", r, err)
@@ -137,7 +140,8 @@ func TestParsers(t *testing.T) {
 		{func() error { _, err := ParseBandwidth("fast"); return err }, "want a line rate"},
 		{func() error { _, err := ParseBandwidth("0Gbit"); return err }, "want a line rate"},
 		{func() error { _, err := ParseRate("60"); return err }, "want MB/s"},
-		{func() error { _, err := ParseRate("60GB/s"); return err }, "want MB/s"},
+		{func() error { _, err := ParseRate("60XB/s"); return err }, "positive byte rate"},
+		{func() error { _, err := ParseRate("0MB/s"); return err }, "positive byte rate"},
 		{func() error { _, err := ParseRate("-5iops"); return err }, "positive number"},
 		{func() error { _, _, err := ParseRTT("0s"); return err }, "positive round trip"},
 		{func() error { _, err := ParseRemoteWrite("2k=0.66ms,5k", link); return err }, "not SIZE=DURATION"},
