@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/latscope/latscope/input"
@@ -71,24 +70,9 @@ func AWR(ctx context.Context, ac AWRConfig) error {
 	}
 	a := awrstats.Build(rows, ac.Options)
 	title := "AWR wait events: " + strings.Join(ac.Sources, ", ")
-	if ac.Output != "" {
-		return writeFile(ac.Output, func(w *bufio.Writer) error {
-			return awrstats.Write(w, a, awrFormatOf(ac.Output), title)
-		})
-	}
-	return awrstats.Write(ac.Stdout, a, ac.Format, title)
-}
-
-func awrFormatOf(path string) string {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".html", ".htm":
-		return awrstats.FormatHTML
-	case ".csv":
-		return awrstats.FormatCSV
-	case ".json":
-		return awrstats.FormatJSON
-	}
-	return awrstats.FormatTable
+	return writeOutput(ac.Output, ac.Stdout, ac.Format, func(w *bufio.Writer, format string) error {
+		return awrstats.Write(w, a, format, title)
+	})
 }
 
 // readExtract reads spec as a DBA_HIST_SYSTEM_EVENT extract when its

@@ -288,6 +288,31 @@ func isImage(path string) bool {
 	return false
 }
 
+// formatOfPath is the format an -o FILE's extension asks for: html, json
+// or csv, else table.
+func formatOfPath(path string) string {
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	case ".html", ".htm":
+		return "html"
+	case ".json", ".csv":
+		return ext[1:]
+	}
+	return "table"
+}
+
+// writeOutput writes to the -o FILE in its extension's format or, without
+// one, to stdout in format (the analysis commands' outputs).
+func writeOutput(output string, stdout io.Writer, format string, write func(w *bufio.Writer, format string) error) error {
+	if output != "" {
+		return writeFile(output, func(w *bufio.Writer) error { return write(w, formatOfPath(output)) })
+	}
+	bw := bufio.NewWriter(stdout)
+	if err := write(bw, format); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
 // formatOf maps a report file extension to a report format.
 func formatOf(path string) string {
 	switch strings.ToLower(filepath.Ext(path)) {

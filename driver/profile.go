@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/latscope/latscope/analysis/profile"
@@ -60,7 +59,7 @@ func Profile(ctx context.Context, pc ProfileConfig) error {
 	if len(p.Calls) == 0 && p.WaitUS == 0 && len(p.Events) == 0 {
 		return fmt.Errorf("%s: no database call or WAIT line: not a 10046 trace?", strings.Join(pc.Traces, ", "))
 	}
-	write := func(w *bufio.Writer, format string) error {
+	return writeOutput(pc.Output, pc.Stdout, pc.Format, func(w *bufio.Writer, format string) error {
 		switch format {
 		case "json":
 			return profile.WriteJSON(w, p)
@@ -68,22 +67,7 @@ func Profile(ctx context.Context, pc ProfileConfig) error {
 			return profile.WriteHTML(w, p, pc.Top)
 		}
 		return profile.WriteTable(w, p, pc.Top)
-	}
-	if pc.Output != "" {
-		format := "table"
-		switch strings.ToLower(filepath.Ext(pc.Output)) {
-		case ".html", ".htm":
-			format = "html"
-		case ".json":
-			format = "json"
-		}
-		return writeFile(pc.Output, func(w *bufio.Writer) error { return write(w, format) })
-	}
-	bw := bufio.NewWriter(pc.Stdout)
-	if err := write(bw, pc.Format); err != nil {
-		return err
-	}
-	return bw.Flush()
+	})
 }
 
 // openTrace opens a trace file (gzip unwrapped) or, for "-", stdin.

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -62,19 +61,7 @@ func WorkingSet(ctx context.Context, wc WorkingSetConfig) error {
 	if r.Skipped > 0 {
 		fmt.Fprintf(c.Stderr, "latscope: %d block read(s) with an impossible address left out\n", r.Skipped)
 	}
-	if wc.Output != "" {
-		format := workingset.FormatTable
-		switch strings.ToLower(filepath.Ext(wc.Output)) {
-		case ".json":
-			format = workingset.FormatJSON
-		case ".csv":
-			format = workingset.FormatCSV
-		}
-		return writeFile(wc.Output, func(w *bufio.Writer) error { return workingset.Write(w, r, format) })
-	}
-	bw := bufio.NewWriter(c.Stdout)
-	if err := workingset.Write(bw, r, wc.Format); err != nil {
-		return err
-	}
-	return bw.Flush()
+	return writeOutput(wc.Output, c.Stdout, wc.Format, func(w *bufio.Writer, format string) error {
+		return workingset.Write(w, r, format)
+	})
 }

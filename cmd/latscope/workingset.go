@@ -1,6 +1,9 @@
 package main
 
 import (
+	"path/filepath"
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"github.com/latscope/latscope/driver"
@@ -44,6 +47,9 @@ the default --precision 14). Memory stays bounded whatever the input (docs/worki
 			case "table", "csv", "json":
 			default:
 				return usagef("--format %q: want table, csv or json", wc.Format)
+			}
+			if ext := strings.ToLower(filepath.Ext(wc.Output)); ext == ".html" || ext == ".htm" {
+				return usagef("-o %s: workingset writes .json, .csv or a table (no HTML page)", wc.Output)
 			}
 			if wc.Split < 0 {
 				return usagef("--split must not be negative")

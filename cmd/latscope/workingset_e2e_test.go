@@ -102,7 +102,7 @@ func TestWorkingSetCommand(t *testing.T) {
 	if r := run(t, "", "workingset", none); r.code != 1 || !strings.Contains(r.stderr, "lobs.trc: no block read") {
 		t.Errorf("no block read: exit %d: %s", r.code, r.stderr)
 	}
-	for _, args := range [][]string{{"workingset"}, {"workingset", repo, "--format", "html"}, {"workingset", repo, "--precision", "30"}} {
+	for _, args := range [][]string{{"workingset"}, {"workingset", repo, "--format", "html"}, {"workingset", repo, "--precision", "30"}, {"workingset", repo, "-o", "ws.html"}} {
 		if r := run(t, "", args...); r.code != 2 {
 			t.Errorf("%v: exit %d, want 2: %s", args, r.code, r.stderr)
 		}

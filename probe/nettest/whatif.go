@@ -6,6 +6,8 @@ import (
 	"io"
 	"slices"
 	"time"
+
+	"github.com/latscope/latscope/probe/loadtest"
 )
 
 // WhatIf is the seed's arithmetic: a session that makes one call after the
@@ -82,9 +84,8 @@ func NewWhatIf(rttUS float64, serverTime time.Duration, tps float64, roundTrips 
 		return 0
 	})
 	for i := range rows {
-		call := float64(roundTrips)*rows[i].RTTUS + w.ServerTimeUS
-		rows[i].TPS = 1e6 / call
-		rows[i].NetworkShare = float64(roundTrips) * rows[i].RTTUS / call
+		call := loadtest.SerialCall{RoundTrips: roundTrips, RTTUS: rows[i].RTTUS, ServiceUS: w.ServerTimeUS}
+		rows[i].TPS, rows[i].NetworkShare = call.PerSecond(), call.NetworkShare()
 	}
 	w.Rows = rows
 	return w, nil
