@@ -66,8 +66,8 @@ type sideSeries struct {
 
 // window is one interval's histogram of a series.
 type window struct {
-	start time.Time
-	h     *hist.Histogram
+	start, end time.Time
+	h          *hist.Histogram
 }
 
 // NewSide returns an empty side called name.
@@ -94,7 +94,7 @@ func (s *Side) Add(iv stream.Interval) {
 			s.series[k] = ss
 		}
 		ss.total.Merge(sh.Hist)
-		ss.windows = append(ss.windows, window{iv.Start, sh.Hist})
+		ss.windows = append(ss.windows, window{iv.Start, iv.End(), sh.Hist})
 	}
 }
 

@@ -96,7 +96,7 @@ const (
 
 // writeBars draws each common bucket's share of A and of B side by side.
 func writeBars(bw *bufio.Writer, cells []Cell) {
-	const cellW, plotH, top, bottom, left = 36, 160, 20, 44, 40
+	const cellW, plotH, top, bottom, left = 36, 160, 4, 44, 40
 	maxShare := 0.0
 	for _, c := range cells {
 		maxShare = math.Max(maxShare, math.Max(finite(c.ShareA), finite(c.ShareB)))
@@ -105,9 +105,9 @@ func writeBars(bw *bufio.Writer, cells []Cell) {
 		return
 	}
 	width := left + cellW*len(cells) + 10
+	fmt.Fprintf(bw, "<p class=\"note\">Share of events per bucket of the common grid: <span style=\"color:%s\">■ A</span> <span style=\"color:%s\">■ B</span> (top of the scale %.1f %%).</p>\n",
+		barColourA, barColourB, 100*maxShare)
 	fmt.Fprintf(bw, "<svg width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"share of events per bucket, A and B\">\n", width, top+plotH+bottom)
-	fmt.Fprintf(bw, "<text x=\"%d\" y=\"12\">share of events per bucket: <tspan fill=\"%s\">■ A</tspan> <tspan fill=\"%s\">■ B</tspan> (max %.1f %%)</text>\n",
-		left, barColourA, barColourB, 100*maxShare)
 	for i, c := range cells {
 		x := left + i*cellW
 		for j, v := range []float64{finite(c.ShareA), finite(c.ShareB)} {
@@ -132,11 +132,11 @@ func writeStrip(bw *bufio.Writer, cells []Cell) {
 	for _, c := range cells {
 		maxAbs = math.Max(maxAbs, math.Abs(finite(c.ShareB)-finite(c.ShareA)))
 	}
-	fmt.Fprintf(bw, "<svg width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"share difference B minus A per bucket\">\n", left+cellW*len(cells)+10, h+20)
-	fmt.Fprintf(bw, "<text x=\"%d\" y=\"12\">B − A share per bucket (red: B more, blue: B fewer; full colour ±%.2f points)</text>\n", left, 100*maxAbs)
+	fmt.Fprintf(bw, "<p class=\"note\">B − A share per bucket (red: B has more of its events there, blue: fewer; full colour ±%.2f points).</p>\n", 100*maxAbs)
+	fmt.Fprintf(bw, "<svg width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"share difference B minus A per bucket\">\n", left+cellW*len(cells)+10, h+4)
 	for i, c := range cells {
 		d := finite(c.ShareB) - finite(c.ShareA)
-		fmt.Fprintf(bw, "<rect x=\"%d\" y=\"16\" width=\"%d\" height=\"%d\" fill=\"%s\"><title>%s: %+.2f points</title></rect>\n",
+		fmt.Fprintf(bw, "<rect x=\"%d\" y=\"2\" width=\"%d\" height=\"%d\" fill=\"%s\"><title>%s: %+.2f points</title></rect>\n",
 			left+i*cellW, cellW, h, diverging(d, maxAbs), html.EscapeString(cellLabel(c)), 100*d)
 	}
 	bw.WriteString("</svg>\n")
@@ -145,7 +145,7 @@ func writeStrip(bw *bufio.Writer, cells []Cell) {
 // writeTimeline draws B − A events/s per bucket and aligned column.
 func writeTimeline(bw *bufio.Writer, s Series) {
 	t := s.Timeline
-	const colW, rowH, left, top = 10, 14, 70, 18
+	const colW, rowH, left, top = 12, 14, 70, 4
 	// Rows: the non-empty cells, lowest latency at the bottom.
 	rows := visibleCells(s)
 	maxAbs := 0.0
@@ -155,9 +155,9 @@ func writeTimeline(bw *bufio.Writer, s Series) {
 		}
 	}
 	height := top + rowH*len(rows) + 20
+	fmt.Fprintf(bw, "<p class=\"note\">Difference heat map: B − A events/s per bucket over the time since each side's start (columns of %.3g s; red: B more, blue: B fewer, full colour ±%.3g/s; blank: a side observed nothing).</p>\n",
+		t.ColumnSeconds, maxAbs)
 	fmt.Fprintf(bw, "<svg width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"difference heat map B minus A over aligned time\">\n", left+colW*len(t.Diff)+10, height)
-	fmt.Fprintf(bw, "<text x=\"%d\" y=\"12\">B − A events/s per bucket over time since each side's start (columns of %.3g s; full colour ±%.3g/s; blank: a side observed nothing)</text>\n",
-		left, t.ColumnSeconds, maxAbs)
 	for r, i := range rows {
 		y := top + rowH*(len(rows)-1-r)
 		lo, _ := s.cellEdgesUS(i)

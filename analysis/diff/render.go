@@ -47,6 +47,8 @@ func latency(us Num) string {
 		return "-"
 	case math.IsInf(v, 0):
 		return "∞"
+	case v == 0:
+		return "0"
 	case v >= 1e6:
 		return fmt.Sprintf("%.3gs", v/1e6)
 	case v >= 1e3:

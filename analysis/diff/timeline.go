@@ -6,9 +6,11 @@ import (
 )
 
 // timeline builds the difference heat map over aligned relative time:
-// each window goes to the column of its start's offset from its side's
-// start; a cell is B's events/s − A's, NaN where either side observed
-// nothing in that column. Nil unless both sides have two windows or more.
+// columns of equal width from each side's start; a window's events are
+// shared among the columns it overlaps in proportion to the overlap, and a
+// column's rate is its events over the time the side observed in it. A
+// cell is B's events/s − A's, NaN where either side observed nothing.
+// Nil unless both sides have two windows or more.
 func timeline(g Grid, sa, sb *sideSeries, a, b *Side, columns int) *Timeline {
 	if a.windows < 2 || b.windows < 2 {
 		return nil
@@ -16,50 +18,72 @@ func timeline(g Grid, sa, sb *sideSeries, a, b *Side, columns int) *Timeline {
 	fa, la, _ := a.observed()
 	fb, lb, _ := b.observed()
 	span := max(la.Sub(fa), lb.Sub(fb))
-	if span <= 0 {
-		return nil
-	}
+	// No narrower columns than the windows: a column between two window
+	// starts would hold nothing of either.
+	columns = max(1, min(columns, min(a.windows, b.windows)))
 	width := span / time.Duration(columns)
 	if width <= 0 {
-		width = time.Nanosecond
+		return nil
 	}
 	cells := len(g.Edges) + 1
-	ra, obsA := columnRates(g, sa, a, fa, width, columns, cells)
-	rb, obsB := columnRates(g, sb, b, fb, width, columns, cells)
+	ra := columnRates(g, sa, a, fa, width, columns, cells)
+	rb := columnRates(g, sb, b, fb, width, columns, cells)
 	t := &Timeline{ColumnSeconds: width.Seconds(), Diff: make([][]float64, columns)}
 	for c := range columns {
 		t.Diff[c] = make([]float64, cells)
 		for i := range cells {
-			if !obsA[c] || !obsB[c] {
-				t.Diff[c][i] = math.NaN()
-				continue
-			}
-			t.Diff[c][i] = rb[c][i] - ra[c][i]
+			t.Diff[c][i] = rb[c][i] - ra[c][i] // NaN when either is
 		}
 	}
 	return t
 }
 
-// columnRates returns a series' events/s per column and cell, and which
-// columns the side observed at all.
-func columnRates(g Grid, ss *sideSeries, s *Side, first time.Time, width time.Duration, columns, cells int) ([][]float64, []bool) {
-	rates := make([][]float64, columns)
-	for c := range rates {
-		rates[c] = make([]float64, cells)
+// columnRates returns a series' events/s per column and cell (NaN in the
+// columns the side did not observe).
+func columnRates(g Grid, ss *sideSeries, s *Side, first time.Time, width time.Duration, columns, cells int) [][]float64 {
+	counts := make([][]float64, columns)
+	for c := range counts {
+		counts[c] = make([]float64, cells)
 	}
-	observed := make([]bool, columns)
-	col := func(t time.Time) int { return min(columns-1, max(0, int(t.Sub(first)/width))) }
-	for _, sp := range s.spans {
-		observed[col(sp[0])] = true
-	}
-	if ss == nil {
-		return rates, observed
-	}
-	for _, w := range ss.windows {
-		c := col(w.start)
-		for i, v := range g.Cells(w.h) {
-			rates[c][i] += v / width.Seconds()
+	seen := make([]float64, columns) // seconds observed per column
+	overlaps(s.spans, first, width, columns, func(c int, part float64, sp [2]time.Time) {
+		seen[c] += part * sp[1].Sub(sp[0]).Seconds()
+	})
+	if ss != nil {
+		for _, w := range ss.windows {
+			cs := g.Cells(w.h)
+			overlaps([][2]time.Time{{w.start, w.end}}, first, width, columns, func(c int, part float64, _ [2]time.Time) {
+				for i, v := range cs {
+					counts[c][i] += part * v
+				}
+			})
 		}
 	}
-	return rates, observed
+	for c := range counts {
+		for i := range counts[c] {
+			if seen[c] <= 0 {
+				counts[c][i] = math.NaN()
+			} else {
+				counts[c][i] /= seen[c]
+			}
+		}
+	}
+	return counts
+}
+
+// overlaps calls f for every column each span overlaps, with the part of
+// the span inside it.
+func overlaps(spans [][2]time.Time, first time.Time, width time.Duration, columns int, f func(c int, part float64, sp [2]time.Time)) {
+	for _, sp := range spans {
+		lo, hi := sp[0].Sub(first), sp[1].Sub(first)
+		if hi <= lo {
+			continue
+		}
+		for c := max(0, int(lo/width)); c < columns && time.Duration(c)*width < hi; c++ {
+			a, b := max(lo, time.Duration(c)*width), min(hi, time.Duration(c+1)*width)
+			if b > a {
+				f(c, float64(b-a)/float64(hi-lo), sp)
+			}
+		}
+	}
 }
