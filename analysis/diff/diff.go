@@ -242,7 +242,7 @@ type Timeline struct {
 }
 
 // Method names the test for the outputs.
-const Method = "chi-square homogeneity on the common buckets (adjacent cells merged until every expected count is ≥ 5), " +
+const Method = "chi-square homogeneity on the common buckets (adjacent cells merged until every expected count is ≥ 5, and to at most 16 cells of about equal counts when there are more), " +
 	"divided by the dispersion of each side's windows (quasi-likelihood F test: real windows vary more than independent events would); " +
 	"percentile intervals: order statistics at the binomial ranks, with n divided by the side's dispersion"
 
