@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/latscope/latscope/input"
@@ -73,22 +72,10 @@ func AWR(ctx context.Context, ac AWRConfig) error {
 	title := "AWR wait events: " + strings.Join(ac.Sources, ", ")
 	if ac.Output != "" {
 		return writeFile(ac.Output, func(w *bufio.Writer) error {
-			return awrstats.Write(w, a, awrFormatOf(ac.Output), title)
+			return awrstats.Write(w, a, outputFormatOf(ac.Output), title)
 		})
 	}
 	return awrstats.Write(ac.Stdout, a, ac.Format, title)
-}
-
-func awrFormatOf(path string) string {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".html", ".htm":
-		return awrstats.FormatHTML
-	case ".csv":
-		return awrstats.FormatCSV
-	case ".json":
-		return awrstats.FormatJSON
-	}
-	return awrstats.FormatTable
 }
 
 // readExtract reads spec as a DBA_HIST_SYSTEM_EVENT extract when its

@@ -288,6 +288,20 @@ func isImage(path string) bool {
 	return false
 }
 
+// outputFormatOf maps an -o file's extension to the format names of the
+// analysis commands (awr, profile, diff): html, csv, json, else table.
+func outputFormatOf(path string) string {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".html", ".htm":
+		return "html"
+	case ".csv":
+		return "csv"
+	case ".json":
+		return "json"
+	}
+	return "table"
+}
+
 // formatOf maps a report file extension to a report format.
 func formatOf(path string) string {
 	switch strings.ToLower(filepath.Ext(path)) {

@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/latscope/latscope/analysis/diff"
@@ -81,22 +79,10 @@ func Diff(ctx context.Context, dc DiffConfig) error {
 	r := diff.Compare(a, b, dc.Options)
 	if dc.Output != "" {
 		return writeFile(dc.Output, func(w *bufio.Writer) error {
-			return diff.Write(w, r, diffFormatOf(dc.Output))
+			return diff.Write(w, r, outputFormatOf(dc.Output))
 		})
 	}
 	return diff.Write(dc.Stdout, r, dc.Format)
-}
-
-func diffFormatOf(path string) string {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".html", ".htm":
-		return diff.FormatHTML
-	case ".csv":
-		return diff.FormatCSV
-	case ".json":
-		return diff.FormatJSON
-	}
-	return diff.FormatTable
 }
 
 // readSides reads A and B: two sources each into its side, or one source

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/latscope/latscope/analysis/profile"
@@ -63,13 +62,7 @@ func Profile(ctx context.Context, pc ProfileConfig) error {
 		return profile.WriteTable(w, p, pc.Top)
 	}
 	if pc.Output != "" {
-		format := "table"
-		switch strings.ToLower(filepath.Ext(pc.Output)) {
-		case ".html", ".htm":
-			format = "html"
-		case ".json":
-			format = "json"
-		}
+		format := outputFormatOf(pc.Output) // profile writes no CSV: a .csv file gets the table
 		return writeFile(pc.Output, func(w *bufio.Writer) error { return write(w, format) })
 	}
 	bw := bufio.NewWriter(pc.Stdout)
