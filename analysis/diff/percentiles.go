@@ -17,8 +17,8 @@ func shifts(a, b *hist.Histogram, phiA, phiB, level float64) []Shift {
 		s.A, s.ALow, s.AHigh = quantileCI(a, q, phiA, level)
 		s.B, s.BLow, s.BHigh = quantileCI(b, q, phiB, level)
 		s.Ratio = Num(ratio(float64(s.A), float64(s.B)))
-		s.RatioLo = Num(ratio(float64(s.AHigh), float64(s.BLow)))
-		s.RatioHi = Num(ratio(float64(s.ALow), float64(s.BHigh)))
+		s.RatioLo = Num(boundRatio(float64(s.AHigh), float64(s.BLow)))
+		s.RatioHi = Num(boundRatio(float64(s.ALow), float64(s.BHigh)))
 		out = append(out, s)
 	}
 	return out
@@ -27,7 +27,7 @@ func shifts(a, b *hist.Histogram, phiA, phiB, level float64) []Shift {
 // quantileCI returns the q-quantile of h in µs and its interval: the
 // values of the order statistics at the binomial ranks, read from the
 // histogram as its quantiles are (linear inside a bucket). An interval
-// that runs past the data is NaN on that side (unbounded).
+// that runs past the data is unbounded on that side: 0 below, +Inf above.
 func quantileCI(h *hist.Histogram, q, phi, level float64) (v, lo, hi Num) {
 	nan := Num(math.NaN())
 	if h == nil || h.Count() == 0 {
@@ -37,13 +37,27 @@ func quantileCI(h *hist.Histogram, q, phi, level float64) (v, lo, hi Num) {
 	eff := int(math.Max(1, math.Round(n/math.Max(1, phi))))
 	l, u := orderStatisticRanks(eff, q, level)
 	at := func(rank int) Num {
-		if rank < 1 || rank > eff {
-			return nan
+		if rank < 1 {
+			return 0
+		}
+		if rank > eff {
+			return Num(math.Inf(1))
 		}
 		// The rank-th of eff draws is the (rank − ½)/eff quantile.
 		return Num(h.Unit.Nanos(h.Quantile((float64(rank)-0.5)/float64(eff))) / 1e3)
 	}
 	return Num(h.Unit.Nanos(h.Quantile(q)) / 1e3), at(l), at(u)
+}
+
+// boundRatio is b/a for the ends of intervals: b/0 is +Inf, x/+Inf is 0.
+func boundRatio(a, b float64) float64 {
+	if math.IsNaN(a) || math.IsNaN(b) || (a == 0 && b == 0) || (math.IsInf(a, 0) && math.IsInf(b, 0)) {
+		return math.NaN()
+	}
+	if a == 0 {
+		return math.Inf(1)
+	}
+	return b / a
 }
 
 // factor is the geometric mean of the p50, p90 and p99 ratios B/A: the

@@ -59,8 +59,11 @@ func latency(us Num) string {
 
 // times formats a ratio as ×1.23.
 func times(r Num) string {
-	if math.IsNaN(float64(r)) || math.IsInf(float64(r), 0) {
+	switch {
+	case math.IsNaN(float64(r)):
 		return "-"
+	case math.IsInf(float64(r), 1):
+		return "∞"
 	}
 	return fmt.Sprintf("×%.3g", float64(r))
 }
