@@ -190,3 +190,7 @@ func TestDiffOutputsAndErrors(t *testing.T) {
 		t.Errorf("diff --help: exit %d", h.code)
 	}
 }
+
+// TestDiffDocExample: every line docs/diff.md shows of its examples is in
+// the output of the command it shows.
+func TestDiffDocExample(t *testing.T) { checkDocExamples(t, "diff.md", 2) }

@@ -104,15 +104,21 @@ func TestProfileCommandErrors(t *testing.T) {
 
 // TestProfileDocExample: every line docs/profile.md shows of its examples
 // is in the output of the command it shows.
-func TestProfileDocExample(t *testing.T) {
+func TestProfileDocExample(t *testing.T) { checkDocExamples(t, "profile.md", 2) }
+
+// checkDocExamples runs every "$ latscope ..." example of docs/NAME (want
+// of them) from the repository root and checks that each line the page
+// shows under it ("..." skipped, a trailing "…" cut) is in its output.
+func checkDocExamples(t *testing.T, name string, want int) {
+	t.Helper()
 	root := testenv.RepoRoot(t)
-	doc, err := os.ReadFile(filepath.Join(root, "docs", "profile.md"))
+	doc, err := os.ReadFile(filepath.Join(root, "docs", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	examples := strings.Split(string(doc), "\n$ latscope ")[1:]
-	if len(examples) != 2 {
-		t.Fatalf("docs/profile.md has %d examples, want 2", len(examples))
+	if len(examples) != want {
+		t.Fatalf("docs/%s has %d examples, want %d", name, len(examples), want)
 	}
 	for _, block := range examples {
 		block, _, _ = strings.Cut(block, "\n```")
@@ -130,7 +136,7 @@ func TestProfileDocExample(t *testing.T) {
 			}
 			l = strings.TrimSuffix(l, "…")
 			if !strings.Contains(string(out), l) {
-				t.Errorf("docs/profile.md shows %q, latscope %v prints no such line", l, args)
+				t.Errorf("docs/%s shows %q, latscope %v prints no such line", name, l, args)
 			}
 		}
 	}
