@@ -121,8 +121,9 @@ func betaFraction(a, b, x float64) float64 {
 func normalQuantile(p float64) float64 { return -math.Sqrt2 * math.Erfcinv(2*p) }
 
 // exactBinomialLimit: up to this many trials the binomial ranks are
-// summed exactly; above it the normal approximation is within a rank.
-const exactBinomialLimit = 100000
+// summed exactly (from 12 standard deviations below the mean); above it
+// the normal approximation is within a rank.
+const exactBinomialLimit = 10000000
 
 // binomialQuantile returns the smallest k with P(B ≤ k) ≥ p, B ~ Bin(n, q).
 func binomialQuantile(p float64, n int, q float64) int {
@@ -140,16 +141,23 @@ func binomialQuantile(p float64, n int, q float64) int {
 		k := int(math.Ceil(mu + sd*normalQuantile(p) - 0.5))
 		return max(0, min(n, k))
 	}
+	// Sum the pmf from 12 standard deviations below the mean (the mass
+	// under it is below 1e-30), stepping its logarithm by the ratio of
+	// neighbouring terms.
+	mu, sd := float64(n)*q, math.Sqrt(float64(n)*q*(1-q))
+	k := max(0, int(mu-12*sd-10))
 	lgn, _ := math.Lgamma(float64(n) + 1)
-	lq, lr := math.Log(q), math.Log1p(-q)
+	lk, _ := math.Lgamma(float64(k) + 1)
+	lnk, _ := math.Lgamma(float64(n-k) + 1)
+	logOdds := math.Log(q) - math.Log1p(-q)
+	lp := lgn - lk - lnk + float64(k)*math.Log(q) + float64(n-k)*math.Log1p(-q)
 	cum := 0.0
-	for k := 0; k <= n; k++ {
-		lk, _ := math.Lgamma(float64(k) + 1)
-		lnk, _ := math.Lgamma(float64(n-k) + 1)
-		cum += math.Exp(lgn - lk - lnk + float64(k)*lq + float64(n-k)*lr)
+	for ; k < n; k++ {
+		cum += math.Exp(lp)
 		if cum >= p*(1-1e-12) {
 			return k
 		}
+		lp += math.Log(float64(n-k)/float64(k+1)) + logOdds
 	}
 	return n
 }
