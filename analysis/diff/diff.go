@@ -57,6 +57,13 @@ type Side struct {
 	relative bool
 	windows  int
 	series   map[SeriesKey]*sideSeries
+	seen     *observation // observed's answer until the next Add
+}
+
+// observation is when and how long a side was observed.
+type observation struct {
+	first, last time.Time
+	seconds     float64
 }
 
 type sideSeries struct {
@@ -81,6 +88,7 @@ func (s *Side) Add(iv stream.Interval) {
 		return
 	}
 	s.spans = append(s.spans, [2]time.Time{iv.Start, iv.End()})
+	s.seen = nil
 	s.relative = s.relative || iv.Relative
 	s.windows++
 	for _, sh := range iv.Series {
@@ -103,32 +111,36 @@ func (s *Side) Windows() int { return s.windows }
 
 // observed returns the side's first start, last end and the time its
 // windows cover (overlapping windows of several sources counted once).
-func (s *Side) observed() (first, last time.Time, seconds float64) {
-	if len(s.spans) == 0 {
-		return
+func (s *Side) observed() observation {
+	if s.seen == nil {
+		s.seen = observe(s.spans)
 	}
-	spans := append([][2]time.Time(nil), s.spans...)
+	return *s.seen
+}
+
+func observe(spans [][2]time.Time) *observation {
+	o := &observation{}
+	if len(spans) == 0 {
+		return o
+	}
+	spans = append([][2]time.Time(nil), spans...)
 	sort.Slice(spans, func(i, j int) bool { return spans[i][0].Before(spans[j][0]) })
-	first, last = spans[0][0], spans[0][1]
+	o.first, o.last = spans[0][0], spans[0][1]
 	cur := spans[0]
 	var total time.Duration
 	for _, sp := range spans[1:] {
 		if sp[0].After(cur[1]) {
 			total += cur[1].Sub(cur[0])
 			cur = sp
-			continue
-		}
-		if sp[1].After(cur[1]) {
+		} else if sp[1].After(cur[1]) {
 			cur[1] = sp[1]
 		}
-	}
-	total += cur[1].Sub(cur[0])
-	for _, sp := range spans {
-		if sp[1].After(last) {
-			last = sp[1]
+		if sp[1].After(o.last) {
+			o.last = sp[1]
 		}
 	}
-	return first, last, total.Seconds()
+	o.seconds = (total + cur[1].Sub(cur[0])).Seconds()
+	return o
 }
 
 // Result is the comparison of two sides.
@@ -263,8 +275,9 @@ func Compare(a, b *Side, o Options) *Result {
 }
 
 func summary(s *Side) SideSummary {
-	first, last, secs := s.observed()
-	out := SideSummary{Name: s.Name, Seconds: secs, Windows: s.windows, Series: len(s.series), Relative: s.relative}
+	obs := s.observed()
+	first, last := obs.first, obs.last
+	out := SideSummary{Name: s.Name, Seconds: obs.seconds, Windows: s.windows, Series: len(s.series), Relative: s.relative}
 	if !first.IsZero() {
 		out.Start, out.End = &first, &last
 	}
@@ -301,8 +314,7 @@ func compareSeries(k SeriesKey, a, b *Side, o Options) Series {
 	case sa == nil:
 		s.In = OnlyInB
 	}
-	_, _, secA := a.observed()
-	_, _, secB := b.observed()
+	secA, secB := a.observed().seconds, b.observed().seconds
 	ha, hb := totalOf(sa), totalOf(sb)
 	s.CountA, s.CountB = Num(count(ha)), Num(count(hb))
 	s.RateA, s.RateB = Num(rate(count(ha), secA)), Num(rate(count(hb), secB))
@@ -318,12 +330,25 @@ func compareSeries(k SeriesKey, a, b *Side, o Options) Series {
 	s.Grid, s.GridExact = g.Description, g.Exact
 	ca, cb := g.Cells(ha), g.Cells(hb)
 	s.Cells = cellsOf(g, ca, cb)
-	t, phiA, phiB := homogeneity(g, ca, cb, sa, sb)
+	wa, wb := windowCells(g, sa), windowCells(g, sb)
+	t, phiA, phiB := homogeneity(ca, cb, wa, wb)
 	s.Test = t
 	s.Percentile = shifts(ha, hb, phiA, phiB, o.Level)
 	s.Factor = Num(factor(s.Percentile))
-	s.Timeline = timeline(g, sa, sb, a, b, o.Columns)
+	s.Timeline = timeline(len(ca), sa, sb, wa, wb, a, b, o.Columns)
 	return s
+}
+
+// windowCells returns each window of a series on the grid.
+func windowCells(g Grid, ss *sideSeries) [][]float64 {
+	if ss == nil {
+		return nil
+	}
+	out := make([][]float64, len(ss.windows))
+	for i, w := range ss.windows {
+		out[i] = g.Cells(w.h)
+	}
+	return out
 }
 
 func totalOf(ss *sideSeries) *hist.Histogram {

@@ -13,11 +13,11 @@ const minExpected = 5
 // Pearson's χ² of the 2 × k table after merging sparse cells, divided by
 // the dispersion the windows of each side show among themselves. It also
 // returns each side's own dispersion, for the percentile intervals.
-func homogeneity(g Grid, ca, cb []float64, sa, sb *sideSeries) (*Test, float64, float64) {
+func homogeneity(ca, cb []float64, windowsA, windowsB [][]float64) (*Test, float64, float64) {
 	groups := mergeCells(ca, cb)
 	t := &Test{Cells: len(groups), Dispersion: 1, P: Num(math.NaN()), F: Num(math.NaN()), ChiSquare: Num(math.NaN())}
-	xa, dfa := within(g, sa, groups)
-	xb, dfb := within(g, sb, groups)
+	xa, dfa := within(windowsA, groups)
+	xb, dfb := within(windowsB, groups)
 	phiA, phiB := dispersion(xa, dfa), dispersion(xb, dfb)
 	if len(groups) < 2 {
 		return t, phiA, phiB // everything in one cell: nothing to compare
@@ -153,15 +153,16 @@ func pearson(table [][]float64) (float64, int) {
 	return x2, (nr - 1) * (nc - 1)
 }
 
-// within is the homogeneity χ² of one side's windows on the merged cells:
+// within is the homogeneity χ² of one side's windows (their grid cells) on
+// the merged cells:
 // how much more they vary than independent events would.
-func within(g Grid, ss *sideSeries, groups [][2]int) (float64, int) {
-	if ss == nil || len(ss.windows) < 2 || len(groups) < 2 {
+func within(windows [][]float64, groups [][2]int) (float64, int) {
+	if len(windows) < 2 || len(groups) < 2 {
 		return 0, 0
 	}
-	table := make([][]float64, 0, len(ss.windows))
-	for _, w := range ss.windows {
-		table = append(table, fold(g.Cells(w.h), groups))
+	table := make([][]float64, 0, len(windows))
+	for _, w := range windows {
+		table = append(table, fold(w, groups))
 	}
 	return pearson(table)
 }

@@ -11,13 +11,12 @@ import (
 // column's rate is its events over the time the side observed in it. A
 // cell is B's events/s − A's, NaN where either side observed nothing.
 // Nil unless both sides have two windows or more.
-func timeline(g Grid, sa, sb *sideSeries, a, b *Side, columns int) *Timeline {
+func timeline(cells int, sa, sb *sideSeries, wa, wb [][]float64, a, b *Side, columns int) *Timeline {
 	if a.windows < 2 || b.windows < 2 {
 		return nil
 	}
-	fa, la, _ := a.observed()
-	fb, lb, _ := b.observed()
-	span := max(la.Sub(fa), lb.Sub(fb))
+	oa, ob := a.observed(), b.observed()
+	span := max(oa.last.Sub(oa.first), ob.last.Sub(ob.first))
 	// No narrower columns than the windows: a column between two window
 	// starts would hold nothing of either.
 	columns = max(1, min(columns, min(a.windows, b.windows)))
@@ -25,9 +24,8 @@ func timeline(g Grid, sa, sb *sideSeries, a, b *Side, columns int) *Timeline {
 	if width <= 0 {
 		return nil
 	}
-	cells := len(g.Edges) + 1
-	ra := columnRates(g, sa, a, fa, width, columns, cells)
-	rb := columnRates(g, sb, b, fb, width, columns, cells)
+	ra := columnRates(sa, wa, a.spans, oa.first, width, columns, cells)
+	rb := columnRates(sb, wb, b.spans, ob.first, width, columns, cells)
 	t := &Timeline{ColumnSeconds: width.Seconds(), Diff: make([][]float64, columns)}
 	for c := range columns {
 		t.Diff[c] = make([]float64, cells)
@@ -39,19 +37,19 @@ func timeline(g Grid, sa, sb *sideSeries, a, b *Side, columns int) *Timeline {
 }
 
 // columnRates returns a series' events/s per column and cell (NaN in the
-// columns the side did not observe).
-func columnRates(g Grid, ss *sideSeries, s *Side, first time.Time, width time.Duration, columns, cells int) [][]float64 {
+// columns the side did not observe), from its windows' grid cells.
+func columnRates(ss *sideSeries, windowCells [][]float64, spans [][2]time.Time, first time.Time, width time.Duration, columns, cells int) [][]float64 {
 	counts := make([][]float64, columns)
 	for c := range counts {
 		counts[c] = make([]float64, cells)
 	}
 	seen := make([]float64, columns) // seconds observed per column
-	overlaps(s.spans, first, width, columns, func(c int, part float64, sp [2]time.Time) {
+	overlaps(spans, first, width, columns, func(c int, part float64, sp [2]time.Time) {
 		seen[c] += part * sp[1].Sub(sp[0]).Seconds()
 	})
 	if ss != nil {
-		for _, w := range ss.windows {
-			cs := g.Cells(w.h)
+		for j, w := range ss.windows {
+			cs := windowCells[j]
 			overlaps([][2]time.Time{{w.start, w.end}}, first, width, columns, func(c int, part float64, _ [2]time.Time) {
 				for i, v := range cs {
 					counts[c][i] += part * v
