@@ -328,12 +328,17 @@ func compareSeries(k SeriesKey, a, b *Side, o Options) Series {
 	}
 	g := commonGrid(ha, hb)
 	s.Grid, s.GridExact = g.Description, g.Exact
-	ca, cb := g.Cells(ha), g.Cells(hb)
+	// Percentiles too are read on the common grid: the same data in a
+	// finer layout would otherwise interpolate differently and show a
+	// shift that is only the buckets' (7 % between fio's bins and
+	// powers of two in ms).
+	ga, gb := g.On(ha), g.On(hb)
+	ca, cb := cellsOfGridded(ga), cellsOfGridded(gb)
 	s.Cells = cellsOf(g, ca, cb)
 	wa, wb := windowCells(g, sa), windowCells(g, sb)
 	t, phiA, phiB := homogeneity(ca, cb, wa, wb)
 	s.Test = t
-	s.Percentile = shifts(ha, hb, phiA, phiB, o.Level)
+	s.Percentile = shifts(ga, gb, phiA, phiB, o.Level)
 	s.Factor = Num(factor(s.Percentile))
 	s.Timeline = timeline(len(ca), sa, sb, wa, wb, a, b, o.Columns)
 	return s

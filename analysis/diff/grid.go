@@ -59,12 +59,19 @@ func commonGrid(a, b *hist.Histogram) Grid {
 	return g
 }
 
+// On returns h on the grid, a histogram with the grid's edges.
+func (g Grid) On(h *hist.Histogram) *hist.Histogram { return hist.RebinLike(h, g.like) }
+
 // Cells returns h's counts on the grid: the zero cell first.
 func (g Grid) Cells(h *hist.Histogram) []float64 {
 	if h == nil {
 		return make([]float64, len(g.Edges)+1)
 	}
-	r := hist.RebinLike(h, g.like)
+	return cellsOfGridded(g.On(h))
+}
+
+// cellsOfGridded returns the counts of a histogram already on the grid.
+func cellsOfGridded(r *hist.Histogram) []float64 {
 	return append([]float64{r.ZeroCount}, r.Counts...)
 }
 

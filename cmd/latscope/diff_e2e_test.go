@@ -2,10 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
+	"math/bits"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -194,3 +198,93 @@ func TestDiffOutputsAndErrors(t *testing.T) {
 // TestDiffDocExample: every line docs/diff.md shows of its examples is in
 // the output of the command it shows.
 func TestDiffDocExample(t *testing.T) { checkDocExamples(t, "diff.md", 2) }
+
+// fioBinLower is the lower edge in ns of fio's latency bin idx (fio 3.x
+// stat.h: 64 linear bins per power of two from 128 ns).
+func fioBinLower(idx int) uint64 {
+	if idx < 128 {
+		return uint64(idx)
+	}
+	e := uint(idx>>6) - 1
+	return uint64(1)<<(e+6) + uint64(idx%64)<<e
+}
+
+// fioBin returns the bin of v ns and the value fio prints for it as the
+// json+ key (the bin's midpoint above 128 ns).
+func fioBin(v uint64) (idx int, key uint64) {
+	if v < 128 {
+		return int(v), v
+	}
+	msb := 63 - bits.LeadingZeros64(v)
+	e := msb - 6
+	idx = (e+1)<<6 + int(v>>uint(e)&63)
+	return idx, fioBinLower(idx) + uint64(1)<<(uint(idx>>6)-2)
+}
+
+// TestDiffFioAgainstPyLatencyMap: the same synthetic latencies (seeded
+// lognormal, median 4.5 ms) written as a fio json+ result (1856 bins in ns)
+// and as PyLatencyMap records of Oracle buckets in µs (which nest in fio's
+// bins: exact) and in ms (which do not: split) show no shift, and a
+// factor of 1 within 2 %.
+func TestDiffFioAgainstPyLatencyMap(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 19))
+	const n = 20000
+	bins := map[uint64]int{}
+	pow2 := map[string]map[uint64]int{"microsec": {}, "millisec": {}}
+	for range n {
+		ns := uint64(math.Exp(1.5+r.NormFloat64()) * 1e6)
+		_, key := fioBin(ns)
+		bins[key]++
+		for unit, per := range map[string]float64{"microsec": 1e3, "millisec": 1e6} {
+			// Oracle's bucket N counts [N/2, N): N is the power of two above.
+			v := float64(ns) / per
+			upper := uint64(1)
+			for float64(upper) <= v {
+				upper *= 2
+			}
+			pow2[unit][upper]++
+		}
+	}
+	dir := t.TempDir()
+	var keys []string
+	for k, c := range bins {
+		keys = append(keys, fmt.Sprintf("%q:%d", strconv.FormatUint(k, 10), c))
+	}
+	fioJSON := filepath.Join(dir, "fio.json")
+	body := fmt.Sprintf("fio-3.33\n{\"fio version\":\"fio-3.33\",\"timestamp\":1700000000,\"jobs\":[{\"jobname\":\"read\",\"read\":{\"clat_ns\":{\"N\":%d,\"bins\":{%s}}}}]}\n", n, strings.Join(keys, ","))
+	if err := os.WriteFile(fioJSON, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fioEvent := runDiff(t, fioJSON, fioJSON).Series[0].Event
+	for unit, counts := range pow2 {
+		var rec strings.Builder
+		for i, scale := range []int{0, 1} {
+			fmt.Fprintf(&rec, "<begin record>\ntimestamp, microsec, %d, t\nlabel, %s\nlatencyunit, %s\ndatasource, oracle\n", 1700000000000000+int64(i)*10000000, fioEvent, unit)
+			var ups []uint64
+			for u := range counts {
+				ups = append(ups, u)
+			}
+			slices.Sort(ups)
+			for _, u := range ups {
+				fmt.Fprintf(&rec, "%d, %d\n", u, scale*counts[u])
+			}
+			rec.WriteString("<end record>\n")
+		}
+		pyl := filepath.Join(dir, unit+".txt")
+		if err := os.WriteFile(pyl, []byte(rec.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		d := runDiff(t, pyl, fioJSON)
+		if len(d.Series) != 1 || d.Series[0].In != "both" {
+			t.Fatalf("%s: series %+v", unit, d.Series)
+		}
+		s := d.Series[0]
+		t.Logf("%s vs fio: %s; p %.3g, factor ×%.4f", unit, s.Grid, s.Test.P, *s.Factor)
+		if s.Significant || s.Test.P < 0.01 || math.Abs(*s.Factor-1) > 0.02 || s.CountA != n || s.CountB != n {
+			t.Errorf("%s vs fio, the same latencies: p %g, factor ×%g, counts %g/%g", unit, s.Test.P, *s.Factor, s.CountA, s.CountB)
+		}
+		if s.GridExact != (unit == "microsec") {
+			t.Errorf("%s vs fio: grid exact %v: %s", unit, s.GridExact, s.Grid)
+		}
+	}
+}
