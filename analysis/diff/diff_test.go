@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -264,6 +265,55 @@ func TestCommonGrid(t *testing.T) {
 					t.Errorf("%s: cell %d: %g vs %g for the same values", c.name, i, ca[i], cb[i])
 				}
 			}
+		}
+	}
+}
+
+// TestFamilyWiseRate: comparing 5 stationary series at once, Holm's
+// correction keeps the chance that any is flagged at most α; without it
+// that chance is about 1 − (1 − α)^5.
+func TestFamilyWiseRate(t *testing.T) {
+	const comparisons, series = 300, 5
+	build := func(r *rand.Rand, name string) *Side {
+		s := NewSide(name)
+		for w := range 6 {
+			iv := stream.Interval{Start: time.Unix(int64(3*w), 0), Duration: 3 * time.Second}
+			for e := range series {
+				h := pow2us()
+				for range 150 {
+					h.Record(lognormal(r, 1.5, 1) * 1e3)
+				}
+				iv.Series = append(iv.Series, stream.SeriesHist{Key: stream.Key{Event: "event " + strconv.Itoa(e)}, Hist: h})
+			}
+			s.Add(iv)
+		}
+		return s
+	}
+	for _, correction := range []string{CorrectHolm, CorrectNone} {
+		r := rand.New(rand.NewPCG(11, 11))
+		o := DefaultOptions()
+		o.Correction = correction
+		flagged := 0
+		for range comparisons {
+			res := Compare(build(r, "A"), build(r, "B"), o)
+			if res.Tests != series {
+				t.Fatalf("%d series tested, want %d", res.Tests, series)
+			}
+			for _, s := range res.Series {
+				if s.Significant {
+					flagged++
+					break
+				}
+			}
+		}
+		rate := 1 - math.Pow(1-o.Alpha, series)
+		if correction == CorrectHolm {
+			rate = o.Alpha
+		}
+		_, hi := rejectionBand(comparisons, rate)
+		t.Logf("%s: %d of %d comparisons of %d stationary series flag one (expected ≤ %.1f, band ..%d)", correction, flagged, comparisons, series, rate*comparisons, hi)
+		if flagged > hi {
+			t.Errorf("%s: %d of %d comparisons flag a stationary series, want ≤ %d", correction, flagged, comparisons, hi)
 		}
 	}
 }
