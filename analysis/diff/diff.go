@@ -323,7 +323,10 @@ func compareSeries(k SeriesKey, a, b *Side, o Options) Series {
 	s.TimeRatio = Num(ratio(float64(s.TimeA), float64(s.TimeB)))
 	s.TimeExact = (ha == nil || ha.SumExact) && (hb == nil || hb.SumExact)
 	if s.In != InBoth {
-		s.Percentile = shifts(ha, hb, 1, 1, o.Level)
+		// Nothing to compare; the side's own windows still say how far
+		// its percentiles can be trusted.
+		s.Factor = Num(math.NaN())
+		s.Percentile = shifts(ha, hb, ownDispersion(sa), ownDispersion(sb), o.Level)
 		return s
 	}
 	g := commonGrid(ha, hb)
@@ -342,6 +345,18 @@ func compareSeries(k SeriesKey, a, b *Side, o Options) Series {
 	s.Factor = Num(factor(s.Percentile))
 	s.Timeline = timeline(len(ca), sa, sb, wa, wb, a, b, o.Columns)
 	return s
+}
+
+// ownDispersion is the dispersion of a series' windows on its own buckets
+// (1 for a series absent or in one window).
+func ownDispersion(ss *sideSeries) float64 {
+	if ss == nil {
+		return 1
+	}
+	g := commonGrid(ss.total, ss.total)
+	c := g.Cells(ss.total)
+	x, df := within(windowCells(g, ss), mergeCells(c, c))
+	return dispersion(x, df)
 }
 
 // windowCells returns each window of a series on the grid.

@@ -192,7 +192,13 @@ func writeDetail(bw *bufio.Writer, s Series, level float64) {
 	}
 }
 
-func interval(lo, hi string) string { return "[" + lo + ", " + hi + "]" }
+// interval formats [lo, hi]; "-" when neither end is known.
+func interval(lo, hi string) string {
+	if lo == "-" && hi == "-" {
+		return "-"
+	}
+	return "[" + lo + ", " + hi + "]"
+}
 
 // WriteCSV writes one row per series, every figure a column.
 func WriteCSV(w io.Writer, r *Result) error {
