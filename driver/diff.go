@@ -28,6 +28,8 @@ type DiffConfig struct {
 	Config
 	// WindowA and WindowB select each side's windows (--a-from ...).
 	WindowA, WindowB DiffWindow
+	// EventOnly matches series by event alone (--match event).
+	EventOnly bool
 	// Format is table, json, csv or html for stdout.
 	Format string
 	// Output, when set, writes to a file whose extension picks the format.
@@ -92,7 +94,7 @@ func (dc DiffConfig) readSides(ctx context.Context) (a, b *diff.Side, err error)
 	switch len(dc.Sources) {
 	case 1:
 		spec := dc.Sources[0]
-		a, b = diff.NewSide(spec+dc.WindowA.describe()), diff.NewSide(spec+dc.WindowB.describe())
+		a, b = dc.newSide(spec, dc.WindowA), dc.newSide(spec, dc.WindowB)
 		c := dc.Config
 		c.Read.From, c.Read.To = span(dc.WindowA, dc.WindowB)
 		err = c.readInto(ctx, spec, func(iv stream.Interval) {
@@ -105,7 +107,7 @@ func (dc DiffConfig) readSides(ctx context.Context) (a, b *diff.Side, err error)
 		})
 		return a, b, err
 	case 2:
-		a, b = diff.NewSide(dc.Sources[0]+dc.WindowA.describe()), diff.NewSide(dc.Sources[1]+dc.WindowB.describe())
+		a, b = dc.newSide(dc.Sources[0], dc.WindowA), dc.newSide(dc.Sources[1], dc.WindowB)
 		for i, side := range []struct {
 			s *diff.Side
 			w DiffWindow
@@ -121,6 +123,12 @@ func (dc DiffConfig) readSides(ctx context.Context) (a, b *diff.Side, err error)
 		return a, b, nil
 	}
 	return nil, nil, errors.New("diff compares two SOURCEs, or one SOURCE in two windows")
+}
+
+func (dc DiffConfig) newSide(spec string, w DiffWindow) *diff.Side {
+	s := diff.NewSide(spec + w.describe())
+	s.EventOnly = dc.EventOnly
+	return s
 }
 
 // span returns the window that holds both (open when either is open).

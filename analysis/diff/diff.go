@@ -52,12 +52,15 @@ func (k SeriesKey) String() string {
 
 // Side gathers the intervals of one side of the comparison.
 type Side struct {
-	Name     string
-	spans    [][2]time.Time
-	relative bool
-	windows  int
-	series   map[SeriesKey]*sideSeries
-	seen     *observation // observed's answer until the next Add
+	Name string
+	// EventOnly matches series by event alone, summing its instances
+	// (two traces of different databases); set it before Add.
+	EventOnly bool
+	spans     [][2]time.Time
+	relative  bool
+	windows   int
+	series    map[SeriesKey]*sideSeries
+	seen      *observation // observed's answer until the next Add
 }
 
 // observation is when and how long a side was observed.
@@ -96,12 +99,22 @@ func (s *Side) Add(iv stream.Interval) {
 			continue
 		}
 		k := SeriesKey{sh.Key.Event, sh.Key.Instance}
+		if s.EventOnly {
+			k.Instance = ""
+		}
 		ss := s.series[k]
 		if ss == nil {
 			ss = &sideSeries{total: &hist.Histogram{}}
 			s.series[k] = ss
 		}
 		ss.total.Merge(sh.Hist)
+		if n := len(ss.windows); n > 0 && ss.windows[n-1].start.Equal(iv.Start) && ss.windows[n-1].end.Equal(iv.End()) {
+			// Another instance of the event in the same window.
+			merged := ss.windows[n-1].h.Clone()
+			merged.Merge(sh.Hist)
+			ss.windows[n-1].h = merged
+			continue
+		}
 		ss.windows = append(ss.windows, window{iv.Start, iv.End(), sh.Hist})
 	}
 }

@@ -209,7 +209,7 @@ func TestBadInput(t *testing.T) {
 	for _, s := range res.Series {
 		marks[s.Event] = s.Mark()
 	}
-	want := map[string]string{"read": "only in A", "tiny": "untested (one cell)", "write": "only in B"}
+	want := map[string]string{"read": "only in A", "tiny": "untested (too few events)", "write": "only in B"}
 	for k, v := range want {
 		if marks[k] != v {
 			t.Errorf("%s marked %q, want %q", k, marks[k], v)

@@ -87,7 +87,8 @@ func pValue(p Num) string {
 	return fmt.Sprintf("%.3g", v)
 }
 
-// Mark is SIGNIFICANT, — (tested, no shift) or the reason there is no test.
+// Mark is SIGNIFICANT, — (tested, no shift) or the reason there is no test
+// (one side only; too few events: the merged cells left one cell).
 func (s Series) Mark() string {
 	switch {
 	case s.In == OnlyInA:
@@ -95,7 +96,7 @@ func (s Series) Mark() string {
 	case s.In == OnlyInB:
 		return "only in B"
 	case s.Test == nil || math.IsNaN(float64(s.Test.P)):
-		return "untested (one cell)"
+		return "untested (too few events)"
 	case s.Significant:
 		return "SIGNIFICANT"
 	}

@@ -14,13 +14,15 @@ func newDiffCommand(env environment) *cobra.Command {
 		shared  sharedFlags
 		dc      = driver.NewDiffConfig()
 		windows [4]string // --a-from, --a-to, --b-from, --b-to
+		match   string
 	)
 	cmd := &cobra.Command{
 		Use:   "diff A B | diff SOURCE --a-from T --a-to T --b-from T --b-to T",
 		Short: "Compare the latency of two sources or two windows: rate, time waited, percentile shifts, significance",
 		Long: `Compare two SOURCEs (files, recordings, archives, servers, promql+http:// stores ...), or
 two windows of one SOURCE (--a-from/--a-to/--b-from/--b-to, the forms --from takes), series
-by series (event and instance; --event and --series select as elsewhere):
+by series (event and instance, or the event alone with --match event; --event and --series
+select as elsewhere):
 
   - events and rate (events/s of each side's observed time), time waited;
   - p50, p90, p99 and p99.9 of each side with --level confidence intervals (order statistics
@@ -44,10 +46,14 @@ over aligned time when both sides have windows), .json, .csv, else a table (docs
   latscope diff example_latency_data.txt --a-to '2013-08-26 16:28:38' --b-from '2013-08-26 16:28:38' --tz +02:00
   latscope diff /var/lib/latscope --a-from -14d --a-to -13d --b-from -7d --b-to -6d --series 'log file*'
   latscope diff node1.lsr node2.lsr --format json | jq '.series[] | select(.significant)'
+  latscope diff before.trc after.trc --match event   # traces of two databases: events matched by name
   latscope diff fio_before.json fio_after.json -o diff.html`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
 				return usagef("%s needs two SOURCEs, or one SOURCE with --a-from/--a-to/--b-from/--b-to; see --help", cmd.CommandPath())
+			}
+			if len(args) == 2 && args[0] == "-" && args[1] == "-" {
+				return usagef("only one side can read standard input")
 			}
 			return nil
 		},
@@ -58,6 +64,13 @@ over aligned time when both sides have windows), .json, .csv, else a table (docs
 			}
 			if err := parseDiffWindows(&dc, windows, c, len(args)); err != nil {
 				return err
+			}
+			switch match {
+			case "event+instance", "instance":
+			case "event":
+				dc.EventOnly = true
+			default:
+				return usagef("--match %q: want event+instance or event", match)
 			}
 			if err := dc.Check(); err != nil {
 				return usageError{err}
@@ -75,6 +88,7 @@ over aligned time when both sides have windows), .json, .csv, else a table (docs
 	fl.Float64Var(&dc.Level, "level", dc.Level, "confidence level of the percentiles' intervals")
 	fl.Float64Var(&dc.Alpha, "alpha", dc.Alpha, "significance level of the shift test, after the correction for multiple series")
 	fl.StringVar(&dc.Correction, "correction", dc.Correction, "correction for testing many series: holm, bonferroni or none")
+	fl.StringVar(&match, "match", "event+instance", "match series by event+instance, or by event alone (instances summed: traces of different databases)")
 	fl.StringVar(&dc.Format, "format", dc.Format, "stdout format: table, json, csv or html")
 	fl.StringVarP(&dc.Output, "output", "o", "", "write to FILE (.html, .json, .csv, else a table) instead of stdout")
 	return cmd

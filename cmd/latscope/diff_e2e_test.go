@@ -288,3 +288,34 @@ func TestDiffFioAgainstPyLatencyMap(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffMatchEvent: two real traces of different databases share no
+// series by event and instance; by event alone they share their SQL*Net
+// events, the counts of each side's instances summed.
+func TestDiffMatchEvent(t *testing.T) {
+	a := testenv.DataFile(t, "trc10046/jkstill-trace-combine_12.2.0.1/js122a1_ora_9850.trc")
+	b := testenv.DataFile(t, "trc10046/carymillsap-tracing-oracle_23.2/FREE_ora_39079.trc")
+	for _, s := range runDiff(t, a, b).Series {
+		if s.In == "both" {
+			t.Errorf("%s is on both sides with its instance", s.Event)
+		}
+	}
+	both := 0
+	for _, s := range runDiff(t, a, b, "--match", "event").Series {
+		if s.In == "both" {
+			both++
+			if s.Event == "SQL*Net message from client" && (s.CountA != 2 || s.CountB != 4) {
+				t.Errorf("%s: %g and %g events, want 2 and 4", s.Event, s.CountA, s.CountB)
+			}
+		}
+	}
+	if both != 2 {
+		t.Errorf("%d events on both sides by name, want 2 (SQL*Net message from/to client)", both)
+	}
+	if r := run(t, "", "diff", a, b, "--match", "source"); r.code != 2 {
+		t.Errorf("--match source: exit %d", r.code)
+	}
+	if r := run(t, "", "diff", "-", "-"); r.code != 2 {
+		t.Errorf("diff - -: exit %d", r.code)
+	}
+}
