@@ -94,9 +94,19 @@ const (
 	barColourB = "#e08a2c"
 )
 
+// fit returns the size of each of n marks sharing about total pixels,
+// between least and most, and how many marks one label spans (labels need
+// room pixels).
+func fit(n, total, least, most, room int) (size, every int) {
+	size = max(least, min(most, total/max(1, n)))
+	return size, (room + size - 1) / size
+}
+
 // writeBars draws each common bucket's share of A and of B side by side.
 func writeBars(bw *bufio.Writer, cells []Cell) {
-	const cellW, plotH, top, bottom, left = 36, 160, 4, 44, 40
+	const plotH, top, bottom, left = 160, 4, 44, 40
+	cellW, every := fit(len(cells), 1200, 4, 36, 32)
+	barW := max(1, (cellW-4)/2)
 	maxShare := 0.0
 	for _, c := range cells {
 		maxShare = math.Max(maxShare, math.Max(finite(c.ShareA), finite(c.ShareB)))
@@ -117,7 +127,10 @@ func writeBars(bw *bufio.Writer, cells []Cell) {
 				colour = barColourB
 			}
 			fmt.Fprintf(bw, "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"%s\"><title>%s: %.2f %%</title></rect>\n",
-				x+4+j*14, float64(top+plotH)-h, 14, h, colour, html.EscapeString(cellLabel(c)), 100*v)
+				x+2+j*barW, float64(top+plotH)-h, barW, h, colour, html.EscapeString(cellLabel(c)), 100*v)
+		}
+		if i%every != 0 {
+			continue
 		}
 		fmt.Fprintf(bw, "<text x=\"%d\" y=\"%d\" transform=\"rotate(45 %d %d)\">%s</text>\n", x+4, top+plotH+12, x+4, top+plotH+12, html.EscapeString(latency(c.LowerUS)))
 	}
@@ -127,7 +140,8 @@ func writeBars(bw *bufio.Writer, cells []Cell) {
 // writeStrip draws the share difference B − A per bucket in diverging
 // colours: red where B has more of its events, blue where it has fewer.
 func writeStrip(bw *bufio.Writer, cells []Cell) {
-	const cellW, h, left = 36, 24, 40
+	const h, left = 24, 40
+	cellW, _ := fit(len(cells), 1200, 4, 36, 32)
 	maxAbs := 0.0
 	for _, c := range cells {
 		maxAbs = math.Max(maxAbs, math.Abs(finite(c.ShareB)-finite(c.ShareA)))
@@ -145,9 +159,10 @@ func writeStrip(bw *bufio.Writer, cells []Cell) {
 // writeTimeline draws B − A events/s per bucket and aligned column.
 func writeTimeline(bw *bufio.Writer, s Series) {
 	t := s.Timeline
-	const colW, rowH, left, top = 12, 14, 70, 4
+	const colW, left, top = 12, 70, 4
 	// Rows: the non-empty cells, lowest latency at the bottom.
 	rows := visibleCells(s)
+	rowH, every := fit(len(rows), 560, 3, 14, 12)
 	maxAbs := 0.0
 	for _, col := range t.Diff {
 		for _, i := range rows {
@@ -160,8 +175,10 @@ func writeTimeline(bw *bufio.Writer, s Series) {
 	fmt.Fprintf(bw, "<svg width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"difference heat map B minus A over aligned time\">\n", left+colW*len(t.Diff)+10, height)
 	for r, i := range rows {
 		y := top + rowH*(len(rows)-1-r)
-		lo, _ := s.cellEdgesUS(i)
-		fmt.Fprintf(bw, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", left-4, y+11, html.EscapeString(latency(lo)))
+		if r%every == 0 {
+			lo, _ := s.cellEdgesUS(i)
+			fmt.Fprintf(bw, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", left-4, y+rowH, html.EscapeString(latency(lo)))
+		}
 		for c, col := range t.Diff {
 			v := col[i]
 			if math.IsNaN(v) {
