@@ -317,3 +317,56 @@ func TestFamilyWiseRate(t *testing.T) {
 		}
 	}
 }
+
+// TestOddHistograms: layouts and contents no source should send but a
+// bad file might (custom edges from 0, open tops, events only in the zero
+// bucket, tiny and huge values, one side a single bucket) compare and
+// write without a panic, and never lose events on the grid.
+func TestOddHistograms(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 13))
+	makers := []func() *hist.Histogram{
+		func() *hist.Histogram { return pow2ms() },
+		func() *hist.Histogram { return exactUS() },
+		func() *hist.Histogram { return fioNS() },
+		func() *hist.Histogram {
+			h, _ := hist.NewCustom(hist.Second, []float64{0, 0.001, 0.01, math.Inf(1)})
+			return h
+		},
+		func() *hist.Histogram {
+			h := hist.NewBuckets(hist.Microsecond)
+			h.AddOpenTop(1024, 3)
+			return h
+		},
+	}
+	for range 300 {
+		var sides [2]*Side
+		for i := range sides {
+			sides[i] = NewSide("s")
+			for w := range r.IntN(3) + 1 {
+				h := makers[r.IntN(len(makers))]()
+				for range r.IntN(40) {
+					h.Record(math.Exp(r.NormFloat64()*8) * float64(hist.Millisecond) / float64(h.Unit))
+				}
+				sides[i].Add(stream.Interval{Start: time.Unix(int64(w), 0), Duration: time.Second,
+					Series: []stream.SeriesHist{{Key: stream.Key{Event: "x"}, Hist: h}}})
+			}
+		}
+		res := Compare(sides[0], sides[1], DefaultOptions())
+		for _, s := range res.Series {
+			var cellsA, cellsB float64
+			for _, c := range s.Cells {
+				cellsA += float64(c.A)
+				cellsB += float64(c.B)
+			}
+			if s.In == InBoth && (math.Abs(cellsA-float64(s.CountA)) > 1e-6*float64(s.CountA) || math.Abs(cellsB-float64(s.CountB)) > 1e-6*float64(s.CountB)) {
+				t.Fatalf("grid lost events: %g of %g, %g of %g (%s)", cellsA, float64(s.CountA), cellsB, float64(s.CountB), s.Grid)
+			}
+		}
+		for _, f := range []string{FormatTable, FormatJSON, FormatCSV, FormatHTML} {
+			var buf bytes.Buffer
+			if err := Write(&buf, res, f); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}

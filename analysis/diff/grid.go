@@ -55,7 +55,12 @@ func commonGrid(a, b *hist.Histogram) Grid {
 		g.Edges = []float64{math.Max(high, 1)}
 	}
 	bounds := append(append([]float64(nil), g.Edges...), math.Inf(1))
-	g.like, _ = hist.NewCustom(hist.Nanosecond, bounds)
+	like, err := hist.NewCustom(hist.Nanosecond, bounds)
+	if err != nil { // deduplicated positive edges are valid; else one cell
+		like, _ = hist.NewCustom(hist.Nanosecond, []float64{1, math.Inf(1)})
+		g.Edges, g.Exact = like.Bounds[:1], false
+	}
+	g.like = like
 	return g
 }
 
