@@ -29,7 +29,7 @@ select as elsewhere):
     at the binomial ranks, n divided by the side's dispersion), and their ratio B/A; the
     latency factor the p50, p90 and p99 ratios agree on;
   - a chi-square test of homogeneity on the buckets both sides share (sparse cells merged
-    until every expected count is 5 or more), divided by the dispersion each side's windows
+    until every expected count is 5 or more, to 16 cells at most), divided by the dispersion each side's windows
     show among themselves (a quasi-likelihood F test: real windows vary more than independent
     events would, and a plain chi-square flags two halves of any busy recording); the shift is
     marked SIGNIFICANT when its p-value, corrected for the number of series (--correction,
@@ -82,8 +82,13 @@ over aligned time when both sides have windows), .json, .csv, else a table (docs
 	shared.register(cmd)
 	shared.registerTo(cmd)
 	fl := cmd.Flags()
-	for i, name := range []string{"a-from", "a-to", "b-from", "b-to"} {
-		fl.StringVar(&windows[i], name, "", "one SOURCE: side "+name[:1]+"'s windows start at or after (from) / before (to) this time (forms of --from)")
+	for i, w := range []struct{ name, usage string }{
+		{"a-from", "side A: windows starting at or after this time (the forms of --from)"},
+		{"a-to", "side A: windows starting before this time"},
+		{"b-from", "side B: windows starting at or after this time"},
+		{"b-to", "side B: windows starting before this time"},
+	} {
+		fl.StringVar(&windows[i], w.name, "", w.usage)
 	}
 	fl.Float64Var(&dc.Level, "level", dc.Level, "confidence level of the percentiles' intervals")
 	fl.Float64Var(&dc.Alpha, "alpha", dc.Alpha, "significance level of the shift test, after the correction for multiple series")
