@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -145,39 +144,3 @@ func TestWhatIfReplicationUsage(t *testing.T) {
 // TestWhatIfDocExample: every line docs/whatif.md shows of its examples is
 // in the output of the command it shows.
 func TestWhatIfDocExample(t *testing.T) { checkDocExamples(t, "whatif.md", 2) }
-
-// checkDocExamples runs each "$ latscope ..." block of docs/NAME (want of
-// them) from the repository's root; every line the block shows, but "...",
-// must be in the output.
-func checkDocExamples(t *testing.T, name string, want int) {
-	t.Helper()
-	root := testenv.RepoRoot(t)
-	doc, err := os.ReadFile(filepath.Join(root, "docs", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	examples := strings.Split(string(doc), "\n$ latscope ")[1:]
-	if len(examples) != want {
-		t.Fatalf("docs/%s has %d examples, want %d", name, len(examples), want)
-	}
-	for _, block := range examples {
-		block, _, _ = strings.Cut(block, "\n```")
-		lines := strings.Split(block, "\n")
-		args := splitQuoted(lines[0])
-		cmd := exec.Command(binary, args...)
-		cmd.Dir = root
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("latscope %v: %v", args, err)
-		}
-		for _, l := range lines[1:] {
-			if l == "..." {
-				continue
-			}
-			l = strings.TrimSuffix(l, "…")
-			if !strings.Contains(string(out), l) {
-				t.Errorf("docs/%s shows %q, latscope %v prints no such line", name, l, args)
-			}
-		}
-	}
-}

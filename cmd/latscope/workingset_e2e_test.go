@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -111,27 +110,4 @@ func TestWorkingSetCommand(t *testing.T) {
 
 // TestWorkingSetDocExample: every line docs/workingset.md shows of its
 // example on a repository trace is in the command's output.
-func TestWorkingSetDocExample(t *testing.T) {
-	root := testenv.RepoRoot(t)
-	doc, err := os.ReadFile(filepath.Join(root, "docs", "workingset.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, block, ok := strings.Cut(string(doc), "\n$ latscope workingset testdata/")
-	if !ok {
-		t.Fatal("docs/workingset.md has no example on a repository trace")
-	}
-	block, _, _ = strings.Cut("testdata/"+block, "\n```")
-	lines := strings.Split(block, "\n")
-	cmd := exec.Command(binary, append([]string{"workingset"}, strings.Fields(lines[0])...)...)
-	cmd.Dir = root
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("latscope workingset %s: %v", lines[0], err)
-	}
-	for _, l := range lines[1:] {
-		if l != "..." && !strings.Contains(string(out), l) {
-			t.Errorf("docs/workingset.md shows %q, the command prints no such line:\n%s", l, out)
-		}
-	}
-}
+func TestWorkingSetDocExample(t *testing.T) { checkDocExamples(t, "workingset.md", 1) }
