@@ -1,0 +1,268 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/latscope/latscope/analysis/profile"
+	"github.com/latscope/latscope/internal/testkit/testenv"
+	"github.com/latscope/latscope/source"
+)
+
+// ScipyDirEnv names a directory SciPy was installed into with
+// `pip install --target` (.ci/run does it); without it the tests look for
+// SciPy in python3's own path, then install it from PyPI into a temporary
+// directory.
+const ScipyDirEnv = "LATSCOPE_SCIPY_DIR"
+
+var scipyOnce struct {
+	sync.Once
+	pythonPath string
+	err        error
+}
+
+// scipy returns the PYTHONPATH under which python3 imports SciPy.
+func scipy(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		testenv.SkipOrFail(t, "no python3 to run SciPy: %v", err)
+	}
+	scipyOnce.Do(func() {
+		imports := func(path string) bool {
+			cmd := exec.Command("python3", "-c", "import scipy.cluster.hierarchy")
+			cmd.Env = append(os.Environ(), "PYTHONPATH="+path)
+			return cmd.Run() == nil
+		}
+		if dir := os.Getenv(ScipyDirEnv); dir != "" && imports(dir) {
+			scipyOnce.pythonPath = dir
+			return
+		}
+		if imports("") {
+			return
+		}
+		dir, err := os.MkdirTemp("", "latscope-scipy-")
+		if err != nil {
+			scipyOnce.err = err
+			return
+		}
+		out, err := exec.Command("python3", "-m", "pip", "install", "--quiet", "--target", dir, "scipy").CombinedOutput()
+		if err != nil || !imports(dir) {
+			scipyOnce.err = fmt.Errorf("pip install scipy: %v: %s", err, out)
+			return
+		}
+		scipyOnce.pythonPath = dir
+	})
+	if scipyOnce.err != nil {
+		testenv.SkipOrFail(t, "SciPy unavailable (set %s to a pip --target directory holding it): %v", ScipyDirEnv, scipyOnce.err)
+	}
+	return scipyOnce.pythonPath
+}
+
+// scipyScript clusters the points by each linkage as linkage + fcluster
+// (maxclust) do and prints the merge heights, the labels per k, and the
+// share of variance of the covariance's two largest eigenvalues.
+const scipyScript = `
+import json, sys
+import numpy as np
+from scipy.cluster.hierarchy import linkage, fcluster
+job = json.load(sys.stdin)
+x = np.array(job["points"], dtype=float)
+out = {"methods": {}}
+for method in ["single", "average", "ward"]:
+    z = linkage(x, method=method, metric="euclidean")
+    out["methods"][method] = {"heights": z[:, 2].tolist(),
+        "labels": {str(k): fcluster(z, k, criterion="maxclust").tolist() for k in job["ks"]}}
+w = np.linalg.eigvalsh(np.atleast_2d(np.cov(x.T, bias=True)))
+out["explained"] = sorted((w / w.sum()).tolist(), reverse=True)[:2] if w.sum() > 0 else []
+json.dump(out, sys.stdout)
+`
+
+type scipyLinkage struct {
+	Heights []float64        `json:"heights"`
+	Labels  map[string][]int `json:"labels"`
+}
+
+type scipyResult struct {
+	Methods   map[Linkage]scipyLinkage `json:"methods"`
+	Explained []float64                `json:"explained"`
+}
+
+func runScipy(t *testing.T, pythonPath string, points [][]float64, ks []int) scipyResult {
+	t.Helper()
+	job, err := json.Marshal(map[string]any{"points": points, "ks": ks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("python3", "-c", scipyScript)
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+pythonPath)
+	cmd.Stdin = bytes.NewReader(job)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("scipy: %v: %s", err, stderr.String())
+	}
+	var r scipyResult
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// firstSeen renumbers labels in order of first appearance, so that two
+// partitions are equal up to the clusters' names iff the results are.
+func firstSeen(labels []int) []int {
+	ids := map[int]int{}
+	out := make([]int, len(labels))
+	for i, l := range labels {
+		id, ok := ids[l]
+		if !ok {
+			id = len(ids)
+			ids[l] = id
+		}
+		out[i] = id
+	}
+	return out
+}
+
+// compareWithScipy checks, for each linkage, the merge heights and the
+// partitions in 2..maxK clusters against SciPy's on the same vectors, and
+// the principal components' shares of variance against numpy's.
+func compareWithScipy(t *testing.T, pythonPath string, points [][]float64, maxK int) {
+	t.Helper()
+	n := len(points)
+	ks := []int{}
+	for k := 2; k <= min(maxK, n-1); k++ {
+		ks = append(ks, k)
+	}
+	want := runScipy(t, pythonPath, points, ks)
+	for _, method := range []Linkage{Single, Average, Ward} {
+		merges, err := Link(points, method)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sw := want.Methods[method]
+		for i, m := range merges {
+			if w := sw.Heights[i]; math.Abs(m.Height-w) > 1e-9*max(1, math.Abs(w)) {
+				t.Errorf("%s: merge %d at height %.12g, SciPy %.12g", method, i, m.Height, w)
+				break
+			}
+		}
+		for _, k := range ks {
+			got, scipyLabels := Cut(merges, k), firstSeen(sw.Labels[fmt.Sprint(k)])
+			if !slices.Equal(got, scipyLabels) {
+				t.Errorf("%s, k=%d: clusters\n%v\nSciPy's\n%v", method, k, got, scipyLabels)
+			}
+		}
+	}
+	p := Project(points)
+	for c, w := range want.Explained {
+		if math.Abs(p.Explained[c]-w) > 1e-9 {
+			t.Errorf("PC%d explains %.12f of the variance, numpy's eigvalsh %.12f", c+1, p.Explained[c], w)
+		}
+	}
+}
+
+// mixture draws groups of points around well-apart centres: continuous
+// values, so no two distances (and no two merge heights) tie.
+func mixture(seed uint64, centres [][]float64, perGroup int, spread float64) (points [][]float64, groups []int) {
+	rng := rand.New(rand.NewPCG(seed, 19))
+	for g, c := range centres {
+		for range perGroup {
+			p := make([]float64, len(c))
+			for j := range c {
+				p[j] = c[j] + spread*rng.NormFloat64()
+			}
+			points = append(points, p)
+			groups = append(groups, g)
+		}
+	}
+	// Interleave the groups so that labels in order of first point do not
+	// follow the groups by construction.
+	perm := rng.Perm(len(points))
+	ps, gs := make([][]float64, len(points)), make([]int, len(points))
+	for i, j := range perm {
+		ps[i], gs[i] = points[j], groups[j]
+	}
+	return ps, gs
+}
+
+func TestSyntheticMixtureEqualsScipy(t *testing.T) {
+	py := scipy(t)
+	centres := [][]float64{{0, 0, 0, 0, 0}, {10, 0, 0, 5, 0}, {0, 12, 0, 0, 3}, {6, 6, 9, 0, 0}}
+	points, groups := mixture(1, centres, 25, 1)
+	compareWithScipy(t, py, points, 8)
+	// Every linkage finds the four groups, and suggests four.
+	for _, method := range []Linkage{Single, Average, Ward} {
+		merges, _ := Link(points, method)
+		if got := Cut(merges, 4); !slices.Equal(got, firstSeen(groups)) {
+			t.Errorf("%s: 4 clusters %v, groups %v", method, got, firstSeen(groups))
+		}
+		if k, _ := SuggestK(merges, 10); k != 4 {
+			t.Errorf("%s suggests %d clusters, want 4", method, k)
+		}
+	}
+}
+
+// TestOverlappingMixtureEqualsScipy: groups that touch, where the linkages
+// disagree with each other, still agree with SciPy's.
+func TestOverlappingMixtureEqualsScipy(t *testing.T) {
+	py := scipy(t)
+	points, _ := mixture(7, [][]float64{{0, 0, 0}, {2, 1, 0}, {1, 3, 1}}, 60, 1)
+	compareWithScipy(t, py, points, 10)
+}
+
+// TestRealTracesEqualScipy: the statements' demand vectors of every real
+// 10046 trace, z-scored as latscope cluster does, cluster as SciPy
+// clusters them.
+func TestRealTracesEqualScipy(t *testing.T) {
+	py := scipy(t)
+	traces := testenv.DataFiles(t, "trc10046/*/*.trc")
+	compared := 0
+	for _, rel := range traces {
+		t.Run(filepath.Base(rel), func(t *testing.T) {
+			ds := traceDataset(t, testenv.DataFile(t, rel))
+			if len(ds.Vectors) < 3 {
+				t.Skipf("%d executed statements", len(ds.Vectors))
+			}
+			compared++
+			scaled := NewScaler(ds.Vectors, ScaleZ).Apply(ds.Vectors)
+			compareWithScipy(t, py, scaled, 10)
+		})
+	}
+	if compared < 5 {
+		t.Errorf("compared %d traces, want the 5 or more with 3 statements or more", compared)
+	}
+}
+
+func traceDataset(t *testing.T, path string) *Dataset {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := profile.Build(context.Background(), []profile.Input{{Name: path, Reader: f}}, source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := FromProfile(path, p)
+	return NewDataset(ws)
+}
+
+func TestScipyScriptIsPython(t *testing.T) {
+	if strings.Contains(scipyScript, "\t") {
+		t.Error("the script is indented with tabs")
+	}
+}
