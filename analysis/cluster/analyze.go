@@ -31,10 +31,12 @@ const DefaultMaxSuggested = 10
 
 // Result is a clustering of the workloads.
 type Result struct {
-	Features []string `json:"features"`
-	Linkage  Linkage  `json:"linkage"`
-	Scaling  Scaling  `json:"scale"`
-	Scaler   Scaler   `json:"scaler"`
+	// Inputs are what each source gave; the caller fills them in.
+	Inputs   []ReadStats `json:"inputs"`
+	Features []string    `json:"features"`
+	Linkage  Linkage     `json:"linkage"`
+	Scaling  Scaling     `json:"scale"`
+	Scaler   Scaler      `json:"scaler"`
 	// K is the number of clusters asked for (or suggested); Clusters may
 	// be fewer when merges tie at the cut.
 	K          int   `json:"k"`

@@ -66,8 +66,10 @@ var perfSchemaDigests = csvLayout{
 
 // ReadStats counts what a reader kept and skipped.
 type ReadStats struct {
-	Kind string `json:"kind"`
-	Rows int    `json:"rows"`
+	Source string `json:"source"`
+	Kind   string `json:"kind"`
+	// Rows are the rows (statements, for 10046 traces) kept.
+	Rows int `json:"rows"`
 	// Malformed rows (missing or non-numeric cells) are reported at their
 	// line and skipped; Unexecuted rows (no calls) are skipped.
 	Malformed  int `json:"malformed"`
@@ -140,7 +142,7 @@ func ReadCSV(name string, r io.Reader, diag *input.Diagnostics) ([]*Workload, Re
 	}
 	rd, err := newRowReader(name, layout, header)
 	if err != nil {
-		return nil, ReadStats{Kind: layout.kind}, err
+		return nil, ReadStats{Source: name, Kind: layout.kind}, err
 	}
 	cr := csv.NewReader(br)
 	cr.FieldsPerRecord = -1
@@ -183,7 +185,7 @@ type rowReader struct {
 }
 
 func newRowReader(name string, l *csvLayout, header []string) (*rowReader, error) {
-	rd := &rowReader{name: name, layout: l, byKey: map[string]*Workload{}, stats: ReadStats{Kind: l.kind},
+	rd := &rowReader{name: name, layout: l, byKey: map[string]*Workload{}, stats: ReadStats{Source: name, Kind: l.kind},
 		key: firstOf(header, l.key), text: firstOf(header, l.text), schema: firstOf(header, l.schema), executions: indexOf(header, l.executions)}
 	var missing []string
 	for _, c := range l.columns {

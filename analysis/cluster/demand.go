@@ -69,10 +69,12 @@ func (w *Workload) PerExecution(feature string) float64 {
 // (c=), logical reads (cr + cu), physical reads (p) and the waits on the
 // statement's cursor by wait class, idle waits left out. Statements never
 // executed are skipped and counted.
-func FromProfile(source string, p *profile.Profile) (ws []*Workload, unexecuted int) {
+func FromProfile(source string, p *profile.Profile) ([]*Workload, ReadStats) {
+	stats := ReadStats{Source: source, Kind: Kind10046}
+	var ws []*Workload
 	for _, s := range p.Statements {
 		if s.Executions == 0 {
-			unexecuted++
+			stats.Unexecuted++
 			continue
 		}
 		w := &Workload{Key: s.Key, Text: s.Text, Source: source, Kind: Kind10046, Executions: s.Executions, Totals: map[string]float64{
@@ -89,7 +91,8 @@ func FromProfile(source string, p *profile.Profile) (ws []*Workload, unexecuted 
 		}
 		ws = append(ws, w)
 	}
-	return ws, unexecuted
+	stats.Rows = len(ws)
+	return ws, stats
 }
 
 // Dataset is the workloads' per-execution demand vectors on the features

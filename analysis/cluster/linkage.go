@@ -199,7 +199,8 @@ func nearestNeighbourChain(points [][]float64, method Linkage) []edge {
 func lanceWilliams(method Linkage, dix, diy, dxy float64, nx, ny, ni int) float64 {
 	if method == Ward {
 		t := 1 / float64(nx+ny+ni)
-		return math.Sqrt(float64(ni+nx)*t*dix*dix + float64(ni+ny)*t*diy*diy - float64(ni)*t*dxy*dxy)
+		// Rounding can leave a tiny negative for coincident clusters.
+		return math.Sqrt(max(0, float64(ni+nx)*t*dix*dix+float64(ni+ny)*t*diy*diy-float64(ni)*t*dxy*dxy))
 	}
 	return (float64(nx)*dix + float64(ny)*diy) / float64(nx+ny)
 }
