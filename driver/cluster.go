@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"path/filepath"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/latscope/latscope/analysis/cluster"
 	"github.com/latscope/latscope/analysis/profile"
@@ -44,6 +47,14 @@ func Cluster(ctx context.Context, cc ClusterConfig) error {
 	)
 	opener := ProfileConfig{Stdin: cc.Stdin}
 	for _, name := range cc.Sources {
+		if isPostgresURI(name) {
+			ws, stats, err := postgresStatements(ctx, name, diag)
+			if err != nil {
+				return err
+			}
+			workloads, inputs = append(workloads, ws...), append(inputs, stats)
+			continue
+		}
 		in, closeIn, err := opener.openTrace(name, diag)
 		if err != nil {
 			return err
@@ -94,6 +105,52 @@ func Cluster(ctx context.Context, cc ClusterConfig) error {
 		return writeFile(cc.Output, func(w *bufio.Writer) error { return cluster.Write(w, r, format) })
 	}
 	return cluster.Write(cc.Stdout, r, cc.Format)
+}
+
+func isPostgresURI(name string) bool {
+	return strings.HasPrefix(name, "postgres://") || strings.HasPrefix(name, "postgresql://")
+}
+
+// postgresStatements reads pg_stat_statements from a live server (PG*
+// variables and the URI's parameters apply, as for psql): the rows a CSV
+// export of it holds, through the same reader.
+func postgresStatements(ctx context.Context, uri string, diag *input.Diagnostics) ([]*cluster.Workload, cluster.ReadStats, error) {
+	name := uri
+	if u, err := url.Parse(uri); err == nil {
+		name = u.Redacted()
+	}
+	conn, err := pgx.Connect(ctx, uri)
+	if err != nil {
+		return nil, cluster.ReadStats{}, fmt.Errorf("%s: %w", name, err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, "select * from pg_stat_statements", pgx.QueryExecModeSimpleProtocol)
+	if err != nil {
+		return nil, cluster.ReadStats{}, fmt.Errorf("%s: reading pg_stat_statements (is the extension created, and preloaded?): %w", name, err)
+	}
+	defer rows.Close()
+	var header []string
+	for _, f := range rows.FieldDescriptions() {
+		header = append(header, f.Name)
+	}
+	rd, err := cluster.NewRowReader(name, header)
+	if err != nil {
+		return nil, cluster.ReadStats{}, err
+	}
+	cells := make([]string, len(header))
+	for n := 1; rows.Next(); n++ {
+		// The simple protocol returns every value as text, as a CSV export
+		// holds it.
+		for i, raw := range rows.RawValues() {
+			cells[i] = string(raw)
+		}
+		rd.Row(cells, n, diag)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, cluster.ReadStats{}, fmt.Errorf("%s: reading pg_stat_statements: %w", name, err)
+	}
+	ws, stats := rd.Workloads()
+	return ws, stats, nil
 }
 
 // isStatementCSV peeks at the first line for a statement-statistics

@@ -135,14 +135,9 @@ func ReadCSV(name string, r io.Reader, diag *input.Diagnostics) ([]*Workload, Re
 	if err != nil && headerLine == "" {
 		return nil, ReadStats{}, fmt.Errorf("%s: empty: no header", name)
 	}
-	header := splitHeader(headerLine)
-	layout, err := layoutOf(header)
+	rd, err := NewRowReader(name, splitHeader(headerLine))
 	if err != nil {
-		return nil, ReadStats{}, fmt.Errorf("%s:1: %w", name, err)
-	}
-	rd, err := newRowReader(name, layout, header)
-	if err != nil {
-		return nil, ReadStats{Source: name, Kind: layout.kind}, err
+		return nil, ReadStats{Source: name}, err
 	}
 	cr := csv.NewReader(br)
 	cr.FieldsPerRecord = -1
@@ -166,13 +161,17 @@ func ReadCSV(name string, r io.Reader, diag *input.Diagnostics) ([]*Workload, Re
 			return nil, rd.stats, fmt.Errorf("%s: %w", name, err)
 		}
 		line, _ := cr.FieldPos(0)
-		rd.row(rec, line+1, diag)
+		rd.Row(rec, line+1, diag)
 	}
-	return rd.order, rd.stats, nil
+	ws, stats := rd.Workloads()
+	return ws, stats, nil
 }
 
-// rowReader turns rows into workloads by the header's column indexes.
-type rowReader struct {
+// RowReader turns rows of pg_stat_statements or
+// events_statements_summary_by_digest, as text cells, into workloads, by
+// the header's column indexes: for CSV files, and for rows queried from a
+// live server.
+type RowReader struct {
 	name              string
 	layout            *csvLayout
 	key, text, schema int
@@ -184,8 +183,17 @@ type rowReader struct {
 	stats             ReadStats
 }
 
-func newRowReader(name string, l *csvLayout, header []string) (*rowReader, error) {
-	rd := &rowReader{name: name, layout: l, byKey: map[string]*Workload{}, stats: ReadStats{Source: name, Kind: l.kind},
+// NewRowReader checks a header (column names, any case) for the kind of
+// rows it heads and their required columns.
+func NewRowReader(name string, header []string) (*RowReader, error) {
+	for i, h := range header {
+		header[i] = strings.ToLower(h)
+	}
+	l, err := layoutOf(header)
+	if err != nil {
+		return nil, fmt.Errorf("%s:1: %w", name, err)
+	}
+	rd := &RowReader{name: name, layout: l, byKey: map[string]*Workload{}, stats: ReadStats{Source: name, Kind: l.kind},
 		key: firstOf(header, l.key), text: firstOf(header, l.text), schema: firstOf(header, l.schema), executions: indexOf(header, l.executions)}
 	var missing []string
 	for _, c := range l.columns {
@@ -203,7 +211,13 @@ func newRowReader(name string, l *csvLayout, header []string) (*rowReader, error
 	return rd, nil
 }
 
-func (rd *rowReader) row(rec []string, line int, diag *input.Diagnostics) {
+// Workloads returns the statements read, in order of first row, and the
+// counts of rows kept and skipped.
+func (rd *RowReader) Workloads() ([]*Workload, ReadStats) { return rd.order, rd.stats }
+
+// Row adds a row (line: its line, or row number, for messages). A bad row
+// is reported to diag and skipped.
+func (rd *RowReader) Row(rec []string, line int, diag *input.Diagnostics) {
 	if len(rec) < rd.width {
 		rd.stats.Malformed++
 		diag.Malformed(rd.name, line, fmt.Sprintf("%d fields, want at least %d", len(rec), rd.width))
@@ -247,7 +261,7 @@ func (rd *rowReader) row(rec []string, line int, diag *input.Diagnostics) {
 	}
 }
 
-func (rd *rowReader) workload(rec []string) *Workload {
+func (rd *RowReader) workload(rec []string) *Workload {
 	key := strings.TrimSpace(rec[rd.key])
 	if rd.schema >= 0 && rd.schema < len(rec) {
 		if s := strings.TrimSpace(rec[rd.schema]); s != "" && s != "NULL" {

@@ -27,12 +27,14 @@ execution, in the original units), its totals over all executions and its member
 SOURCEs are Oracle 10046 traces (profiled together, statements merged by sqlid, as
 latscope profile does), and CSV (or tab-separated) exports of pg_stat_statements and of
 MySQL's performance_schema.events_statements_summary_by_digest, detected by their header
-(docs/cluster.md lists the columns read). -o FILE writes .html (tables, dendrogram and
+(docs/cluster.md lists the columns read), and postgres:// URIs, whose pg_stat_statements is
+read live. -o FILE writes .html (tables, dendrogram and
 principal-component projection on one self-contained page), .csv, .json or a table.`,
 		Example: `  latscope cluster DBM11106_ora_6334.trc
   latscope cluster a.trc b.trc --linkage ward --k 4 -o clusters.html
   psql -c "\copy (select * from pg_stat_statements) to 'pgss.csv' csv header"
-  latscope cluster pgss.csv --format csv`,
+  latscope cluster pgss.csv --format csv
+  latscope cluster postgres://postgres@db1/postgres --linkage average -o pg.html`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("%s needs at least one SOURCE: a 10046 trace, a pg_stat_statements or performance_schema digest CSV (or - for stdin); see --help", cmd.CommandPath())
