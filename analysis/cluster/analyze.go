@@ -13,6 +13,8 @@ package cluster
 import (
 	"cmp"
 	"errors"
+	"fmt"
+	"math"
 	"slices"
 )
 
@@ -25,6 +27,10 @@ type Options struct {
 	// MaxSuggested bounds the suggested number of clusters.
 	MaxSuggested int
 }
+
+// maxDemand bounds a demand: squares of distances between larger ones
+// overflow.
+const maxDemand = 1e150
 
 // DefaultMaxSuggested is the largest number of clusters suggested.
 const DefaultMaxSuggested = 10
@@ -78,6 +84,13 @@ func Analyze(ds *Dataset, opts Options) (*Result, error) {
 	}
 	if opts.MaxSuggested <= 0 {
 		opts.MaxSuggested = DefaultMaxSuggested
+	}
+	for i, v := range ds.Vectors {
+		for j, x := range v {
+			if math.IsNaN(x) || math.IsInf(x, 0) || math.Abs(x) > maxDemand {
+				return nil, fmt.Errorf("statement %s: %s per execution is %g: too large to cluster", ds.Workloads[i].Key, ds.Features[j], x)
+			}
+		}
 	}
 	r := &Result{Features: ds.Features, Linkage: opts.Linkage, Scaling: opts.Scaling}
 	r.Scaler = NewScaler(ds.Vectors, opts.Scaling)

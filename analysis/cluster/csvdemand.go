@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -14,11 +15,11 @@ import (
 
 // csvColumn is a column of a statement-statistics export: its name (or the
 // names it has had across versions), whether a row needs it, and the
-// features its value (times scale) adds to.
+// features its value (over divisor, to make milliseconds of timers) adds to.
 type csvColumn struct {
 	names    []string
 	required bool
-	scale    float64
+	divisor  float64
 	features []string
 }
 
@@ -39,13 +40,13 @@ var pgStatStatements = csvLayout{
 	kind: KindPgStat, key: []string{"queryid"}, text: []string{"query"}, executions: "calls",
 	detectA: "queryid", detectB: "calls",
 	columns: []csvColumn{
-		{names: []string{"total_exec_time", "total_time"}, required: true, scale: 1, features: []string{FeatureExec}},
-		{names: []string{"shared_blks_hit"}, required: true, scale: 1, features: []string{FeatureLogicalReads}},
-		{names: []string{"shared_blks_read"}, required: true, scale: 1, features: []string{FeatureLogicalReads, FeaturePhysicalReads}},
-		{names: []string{"blk_read_time", "shared_blk_read_time"}, scale: 1, features: []string{FeatureUserIO}},
-		{names: []string{"blk_write_time", "shared_blk_write_time"}, scale: 1, features: []string{FeatureUserIO}},
-		{names: []string{"temp_blks_read"}, scale: 1, features: []string{FeatureTempBlocks}},
-		{names: []string{"temp_blks_written"}, scale: 1, features: []string{FeatureTempBlocks}},
+		{names: []string{"total_exec_time", "total_time"}, required: true, divisor: 1, features: []string{FeatureExec}},
+		{names: []string{"shared_blks_hit"}, required: true, divisor: 1, features: []string{FeatureLogicalReads}},
+		{names: []string{"shared_blks_read"}, required: true, divisor: 1, features: []string{FeatureLogicalReads, FeaturePhysicalReads}},
+		{names: []string{"blk_read_time", "shared_blk_read_time"}, divisor: 1, features: []string{FeatureUserIO}},
+		{names: []string{"blk_write_time", "shared_blk_write_time"}, divisor: 1, features: []string{FeatureUserIO}},
+		{names: []string{"temp_blks_read"}, divisor: 1, features: []string{FeatureTempBlocks}},
+		{names: []string{"temp_blks_written"}, divisor: 1, features: []string{FeatureTempBlocks}},
 	},
 }
 
@@ -55,12 +56,12 @@ var perfSchemaDigests = csvLayout{
 	kind: KindPerfSchema, key: []string{"digest"}, text: []string{"digest_text"}, schema: []string{"schema_name"}, executions: "count_star",
 	detectA: "digest", detectB: "count_star",
 	columns: []csvColumn{
-		{names: []string{"sum_timer_wait"}, required: true, scale: msPerPicosecond, features: []string{FeatureExec}},
-		{names: []string{"sum_cpu_time"}, scale: msPerPicosecond, features: []string{FeatureCPU}},
-		{names: []string{"sum_lock_time"}, scale: msPerPicosecond, features: []string{FeatureLock}},
-		{names: []string{"sum_rows_examined"}, scale: 1, features: []string{FeatureRowsExamined}},
-		{names: []string{"sum_created_tmp_disk_tables"}, scale: 1, features: []string{FeatureTmpDiskTables}},
-		{names: []string{"sum_sort_rows"}, scale: 1, features: []string{FeatureSortRows}},
+		{names: []string{"sum_timer_wait"}, required: true, divisor: psPerMs, features: []string{FeatureExec}},
+		{names: []string{"sum_cpu_time"}, divisor: psPerMs, features: []string{FeatureCPU}},
+		{names: []string{"sum_lock_time"}, divisor: psPerMs, features: []string{FeatureLock}},
+		{names: []string{"sum_rows_examined"}, divisor: 1, features: []string{FeatureRowsExamined}},
+		{names: []string{"sum_created_tmp_disk_tables"}, divisor: 1, features: []string{FeatureTmpDiskTables}},
+		{names: []string{"sum_sort_rows"}, divisor: 1, features: []string{FeatureSortRows}},
 	},
 }
 
@@ -240,12 +241,12 @@ func (rd *RowReader) Row(rec []string, line int, diag *input.Diagnostics) {
 			continue
 		}
 		v, err := strconv.ParseFloat(cell, 64)
-		if err != nil || v < 0 || v != v {
+		if err != nil || !(v >= 0) || math.IsInf(v, 1) {
 			rd.stats.Malformed++
 			diag.Malformed(rd.name, line, fmt.Sprintf("%s %q: not a non-negative number", c.names[0], cell))
 			return
 		}
-		values[i] = v * c.scale
+		values[i] = v / c.divisor
 	}
 	if execs == 0 {
 		rd.stats.Unexecuted++

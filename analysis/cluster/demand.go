@@ -39,11 +39,11 @@ var featureOrder = []string{
 
 // Source kinds.
 const (
-	Kind10046        = "10046"
-	KindPgStat       = "pg_stat_statements"
-	KindPerfSchema   = "performance_schema"
-	msPerMicrosecond = 1e-3
-	msPerPicosecond  = 1e-9
+	Kind10046      = "10046"
+	KindPgStat     = "pg_stat_statements"
+	KindPerfSchema = "performance_schema"
+	usPerMs        = 1e3
+	psPerMs        = 1e9
 )
 
 // Workload is one statement's demands: totals over its executions, by
@@ -78,7 +78,7 @@ func FromProfile(source string, p *profile.Profile) ([]*Workload, ReadStats) {
 			continue
 		}
 		w := &Workload{Key: s.Key, Text: s.Text, Source: source, Kind: Kind10046, Executions: s.Executions, Totals: map[string]float64{
-			FeatureCPU:           float64(s.Total.CPUUS) * msPerMicrosecond,
+			FeatureCPU:           float64(s.Total.CPUUS) / usPerMs,
 			FeatureLogicalReads:  float64(s.Total.Query + s.Total.Current),
 			FeaturePhysicalReads: float64(s.Total.Disk),
 		}}
@@ -87,7 +87,7 @@ func FromProfile(source string, p *profile.Profile) ([]*Workload, ReadStats) {
 			if class == idleClass {
 				continue
 			}
-			w.Totals[waitFeature(class)] += float64(e.US) * msPerMicrosecond
+			w.Totals[waitFeature(class)] += float64(e.US) / usPerMs
 		}
 		ws = append(ws, w)
 	}

@@ -45,6 +45,13 @@ type Merge struct {
 // them: O(n²) time, and O(n²) memory for average and Ward.
 func Link(points [][]float64, method Linkage) ([]Merge, error) {
 	n := len(points)
+	for i, p := range points {
+		for j, x := range p {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil, fmt.Errorf("point %d: coordinate %d is %g", i, j, x)
+			}
+		}
+	}
 	if n < 2 {
 		return nil, nil
 	}
