@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,6 +37,7 @@ type clusterJSON struct {
 	} `json:"clusters"`
 	Members []struct {
 		Key        string    `json:"key"`
+		Text       string    `json:"text"`
 		Executions int64     `json:"executions"`
 		Demands    []float64 `json:"demands"`
 		Cluster    int       `json:"cluster"`
@@ -195,6 +197,56 @@ func TestClusterPgStatStatements(t *testing.T) {
 		}
 	}
 	t.Logf("%d statements exported, %d live; %s; %s", len(fromCSV.Members), len(live.Members), fromCSV.Method, fromCSV.KReason)
+}
+
+// TestClusterPerformanceSchemaDigests clusters a real MariaDB's statement
+// digests, exported by the mariadb client in batch mode (tab-separated, as
+// mysql -B writes them).
+func TestClusterPerformanceSchemaDigests(t *testing.T) {
+	m := dbtest.StartMariaDB(t, dbtest.MariaDBOptions{})
+	client := func(sql string) string {
+		cmd := exec.Command("mariadb", "--no-defaults", "--socket="+m.Socket, "--user=root", "-B", "-e", sql)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("mariadb -e %q: %v: %s", sql, err, stderr.String())
+		}
+		return string(out)
+	}
+	client("create database shop; use shop; create table t (id int primary key, v int, pad char(200)); " +
+		"insert into t select seq, seq % 97, repeat('x', 200) from seq_1_to_20000")
+	for i := range 30 {
+		client(fmt.Sprintf("select v from shop.t where id = %d; select count(*) from shop.t where v = %d; "+
+			"select * from shop.t order by pad, v desc limit %d; update shop.t set v = v + 1 where id = %d", i+1, i, i+1, i+1))
+	}
+	export := filepath.Join(t.TempDir(), "digests.tsv")
+	if err := os.WriteFile(export, []byte(client("select * from performance_schema.events_statements_summary_by_digest")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := runClusterJSON(t, export, "--linkage", "average")
+	if len(c.Members) < 6 || c.Inputs[0].Kind != "performance_schema" || c.Inputs[0].Malformed != 0 || len(c.Clusters) < 2 {
+		t.Fatalf("digests: %d statements, %d clusters, inputs %+v", len(c.Members), len(c.Clusters), c.Inputs)
+	}
+	for _, f := range []string{"exec_ms", "lock_ms", "rows_examined", "sort_rows"} {
+		if indexOfString(c.Features, f) < 0 {
+			t.Errorf("features %v lack %s", c.Features, f)
+		}
+	}
+	// The point lookups and the scans differ by 20 000 rows examined.
+	clusterOf := func(prefix string) int {
+		for _, mem := range c.Members {
+			if strings.HasPrefix(mem.Text, prefix) {
+				return mem.Cluster
+			}
+		}
+		t.Fatalf("no digest %q in %+v", prefix, c.Members)
+		return 0
+	}
+	if lookup, scan := clusterOf("SELECT `v` FROM `shop`"), clusterOf("SELECT COUNT"); lookup == scan {
+		t.Errorf("point lookups and counting scans in one cluster (%d)", lookup)
+	}
+	t.Logf("%d digests; %s; %s", len(c.Members), c.Method, c.KReason)
 }
 
 func indexOfString(list []string, s string) int {
