@@ -94,6 +94,10 @@ func TestScaler(t *testing.T) {
 	z := NewScaler(v, ScaleZ).Apply(v)
 	r := NewScaler(v, ScaleRange).Apply(v)
 	n := NewScaler(v, ScaleNone).Apply(v)
+	l := NewScaler([][]float64{{0}, {math.E - 1}}, ScaleLog).Apply([][]float64{{0}, {math.E - 1}})
+	if math.Abs(l[0][0]+1) > 1e-12 || math.Abs(l[1][0]-1) > 1e-12 {
+		t.Errorf("log: %v", l)
+	}
 	if !slices.Equal(z[0], []float64{-1, -1, 0}) || !slices.Equal(r[1], []float64{1, 1, 0}) || !slices.Equal(n[1], v[1]) {
 		t.Errorf("z %v, range %v, none %v", z, r, n)
 	}

@@ -11,26 +11,30 @@ import (
 type Scaling string
 
 // The scalings: none (the seed's raw demands), z (z-score: minus the mean,
-// over the population standard deviation) and range (minus the minimum,
-// over the range).
+// over the population standard deviation), range (minus the minimum, over
+// the range) and log (the z-score of ln(1 + demand): the seed's Neperian
+// logs, which keep a few heavy statements from setting every distance).
 const (
 	ScaleNone  Scaling = "none"
 	ScaleZ     Scaling = "z"
 	ScaleRange Scaling = "range"
+	ScaleLog   Scaling = "log"
 )
 
 // ParseScaling checks a scaling's name.
 func ParseScaling(s string) (Scaling, error) {
 	switch sc := Scaling(s); sc {
-	case ScaleNone, ScaleZ, ScaleRange:
+	case ScaleNone, ScaleZ, ScaleRange, ScaleLog:
 		return sc, nil
 	}
-	return "", fmt.Errorf("scale %q: want none, z or range", s)
+	return "", fmt.Errorf("scale %q: want z, log, range or none", s)
 }
 
-// Scaler maps feature j as (v − Offset[j]) / Divisor[j]. A constant feature
-// has divisor 1: it maps to 0 and counts for nothing.
+// Scaler maps feature j as (v − Offset[j]) / Divisor[j], v being the
+// demand or, when Log, ln(1 + demand). A constant feature has divisor 1:
+// it maps to 0 and counts for nothing.
 type Scaler struct {
+	Log     bool      `json:"log,omitempty"`
 	Offset  []float64 `json:"offset"`
 	Divisor []float64 `json:"divisor"`
 }
@@ -41,7 +45,11 @@ func NewScaler(vectors [][]float64, s Scaling) Scaler {
 	if len(vectors) > 0 {
 		d = len(vectors[0])
 	}
-	sc := Scaler{Offset: make([]float64, d), Divisor: make([]float64, d)}
+	sc := Scaler{Log: s == ScaleLog, Offset: make([]float64, d), Divisor: make([]float64, d)}
+	if sc.Log {
+		vectors = Scaler{Log: true, Offset: sc.Offset, Divisor: ones(d)}.Apply(vectors)
+		s = ScaleZ
+	}
 	for j := range d {
 		sc.Divisor[j] = 1
 		if s == ScaleNone || len(vectors) == 0 {
@@ -76,8 +84,19 @@ func (sc Scaler) Apply(vectors [][]float64) [][]float64 {
 	for i, v := range vectors {
 		out[i] = make([]float64, len(v))
 		for j, x := range v {
+			if sc.Log {
+				x = math.Log1p(x)
+			}
 			out[i][j] = (x - sc.Offset[j]) / sc.Divisor[j]
 		}
 	}
 	return out
+}
+
+func ones(n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = 1
+	}
+	return v
 }

@@ -224,8 +224,8 @@ func TestOverlappingMixtureEqualsScipy(t *testing.T) {
 }
 
 // TestRealTracesEqualScipy: the statements' demand vectors of every real
-// 10046 trace, z-scored as latscope cluster does, cluster as SciPy
-// clusters them.
+// 10046 trace, scaled as latscope cluster does (z-score, and z-score of
+// logs), cluster as SciPy clusters them.
 func TestRealTracesEqualScipy(t *testing.T) {
 	py := scipy(t)
 	traces := testenv.DataFiles(t, "trc10046/*/*.trc")
@@ -237,27 +237,53 @@ func TestRealTracesEqualScipy(t *testing.T) {
 				t.Skipf("%d executed statements", len(ds.Vectors))
 			}
 			compared++
-			scaled := NewScaler(ds.Vectors, ScaleZ).Apply(ds.Vectors)
-			compareWithScipy(t, py, scaled, 10)
+			for _, s := range []Scaling{ScaleZ, ScaleLog} {
+				compareWithScipy(t, py, NewScaler(ds.Vectors, s).Apply(ds.Vectors), 10)
+			}
 		})
 	}
 	if compared < 5 {
 		t.Errorf("compared %d traces, want the 5 or more with 3 statements or more", compared)
 	}
+	// All traces profiled together, as latscope cluster does with several.
+	var paths []string
+	for _, rel := range traces {
+		paths = append(paths, testenv.DataFile(t, rel))
+	}
+	ds := traceDataset(t, paths...)
+	for _, s := range []Scaling{ScaleZ, ScaleLog} {
+		scaled := NewScaler(ds.Vectors, s).Apply(ds.Vectors)
+		compareWithScipy(t, py, scaled, 12)
+		merges, _ := Link(scaled, Single)
+		t.Logf("all %d traces, %s-scaled: %d statements, %d distinct demand vectors, %d merges at height 0",
+			len(traces), s, len(ds.Vectors), distinct(scaled), slices.IndexFunc(merges, func(m Merge) bool { return m.Height > 0 }))
+	}
 }
 
-func traceDataset(t *testing.T, path string) *Dataset {
+func distinct(vectors [][]float64) int {
+	seen := map[string]bool{}
+	for _, v := range vectors {
+		seen[fmt.Sprint(v)] = true
+	}
+	return len(seen)
+}
+
+func traceDataset(t *testing.T, paths ...string) *Dataset {
 	t.Helper()
-	f, err := os.Open(path)
+	var inputs []profile.Input
+	for _, path := range paths {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		inputs = append(inputs, profile.Input{Name: path, Reader: f})
+	}
+	p, err := profile.Build(context.Background(), inputs, source.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	p, err := profile.Build(context.Background(), []profile.Input{{Name: path, Reader: f}}, source.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws, _ := FromProfile(path, p)
+	ws, _ := FromProfile(strings.Join(paths, ", "), p)
 	return NewDataset(ws)
 }
 

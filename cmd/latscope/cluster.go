@@ -67,7 +67,7 @@ principal-component projection on one self-contained page), .csv, .json or a tab
 	fl.StringVar(&format, "format", "table", "stdout format: table, csv or json")
 	fl.StringVarP(&output, "output", "o", "", "write to FILE (.html, .csv, .json, else a table) instead of stdout")
 	fl.StringVar(&linkage, "linkage", "single", "cluster distance: single (minimum spanning tree), average or ward")
-	fl.StringVar(&scale, "scale", "z", "feature scaling: z (z-score), range (min-max) or none (raw demands)")
+	fl.StringVar(&scale, "scale", "z", "feature scaling: z (z-score), log (z-score of ln(1+demand)), range (min-max) or none (raw demands)")
 	fl.IntVar(&k, "k", 0, "number of clusters (default: the suggested one)")
 	fl.IntVar(&maxK, "max-k", cluster.DefaultMaxSuggested, "largest number of clusters to suggest")
 	return cmd

@@ -111,7 +111,7 @@ func TestClusterCommandErrors(t *testing.T) {
 		t.Errorf("cluster --help: exit %d, no examples", h.code)
 	}
 	for _, args := range [][]string{{"cluster"}, {"cluster", "-", "--format", "html"}, {"cluster", "-", "--linkage", "complete"},
-		{"cluster", "-", "--scale", "log"}, {"cluster", "-", "--k", "-1"}, {"cluster", "-", "--max-k", "1"}} {
+		{"cluster", "-", "--scale", "sqrt"}, {"cluster", "-", "--k", "-1"}, {"cluster", "-", "--max-k", "1"}} {
 		if r := run(t, "", args...); r.code != 2 {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, r.code, r.stderr)
 		}
