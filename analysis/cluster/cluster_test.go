@@ -290,3 +290,25 @@ func TestAnalyzeMixture(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkLink clusters 2000 statements' 8 demands: the size of a
+// pg_stat_statements at its default pg_stat_statements.max of 5000, halved.
+func BenchmarkLink(b *testing.B) {
+	centres := make([][]float64, 10)
+	for i := range centres {
+		centres[i] = make([]float64, 8)
+		for j := range centres[i] {
+			centres[i][j] = float64((i*7+j*3)%11) * 3
+		}
+	}
+	points, _ := mixture(5, centres, 200, 1)
+	for _, method := range []Linkage{Single, Average, Ward} {
+		b.Run(string(method), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Link(points, method); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

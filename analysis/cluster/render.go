@@ -61,7 +61,9 @@ func (r *Result) Describe() string {
 	if r.Linkage == Single {
 		how += " (minimum spanning tree)"
 	}
-	return fmt.Sprintf("%s on Euclidean distance of %s-scaled demands per execution", how, r.Scaling)
+	scaled := map[Scaling]string{ScaleZ: "z-scored demands per execution", ScaleLog: "z-scored ln(1 + demand per execution)",
+		ScaleRange: "range-scaled demands per execution", ScaleNone: "raw demands per execution"}[r.Scaling]
+	return fmt.Sprintf("%s on the Euclidean distance of %s", how, scaled)
 }
 
 // KReason says where the number of clusters came from.

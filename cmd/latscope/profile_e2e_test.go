@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -105,46 +104,5 @@ func TestProfileCommandErrors(t *testing.T) {
 // TestProfileDocExample: every line docs/profile.md shows of its examples
 // is in the output of the command it shows.
 func TestProfileDocExample(t *testing.T) {
-	root := testenv.RepoRoot(t)
-	doc, err := os.ReadFile(filepath.Join(root, "docs", "profile.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	examples := strings.Split(string(doc), "\n$ latscope ")[1:]
-	if len(examples) != 2 {
-		t.Fatalf("docs/profile.md has %d examples, want 2", len(examples))
-	}
-	for _, block := range examples {
-		block, _, _ = strings.Cut(block, "\n```")
-		lines := strings.Split(block, "\n")
-		args := splitQuoted(lines[0])
-		cmd := exec.Command(binary, args...)
-		cmd.Dir = root
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("latscope %v: %v", args, err)
-		}
-		for _, l := range lines[1:] {
-			if l == "..." {
-				continue
-			}
-			l = strings.TrimSuffix(l, "…")
-			if !strings.Contains(string(out), l) {
-				t.Errorf("docs/profile.md shows %q, latscope %v prints no such line", l, args)
-			}
-		}
-	}
-}
-
-// splitQuoted splits a shell command line on spaces, keeping '...' whole.
-func splitQuoted(line string) []string {
-	var args []string
-	for i, part := range strings.Split(line, "'") {
-		if i%2 == 1 {
-			args = append(args, part)
-		} else {
-			args = append(args, strings.Fields(part)...)
-		}
-	}
-	return args
+	checkDocExamples(t, "profile.md", 2)
 }
