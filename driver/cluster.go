@@ -33,6 +33,26 @@ type ClusterConfig struct {
 	Stderr io.Writer
 }
 
+// ClusterDefaultMaxK is the largest number of clusters suggested by default.
+const ClusterDefaultMaxK = cluster.DefaultMaxSuggested
+
+// ClusterOptions checks the clustering's flags: a linkage, a scaling, the
+// number of clusters (0: suggested) and the largest suggested.
+func ClusterOptions(linkage, scale string, k, maxK int) (cluster.Options, error) {
+	l, err := cluster.ParseLinkage(linkage)
+	if err != nil {
+		return cluster.Options{}, fmt.Errorf("--%w", err)
+	}
+	s, err := cluster.ParseScaling(scale)
+	if err != nil {
+		return cluster.Options{}, fmt.Errorf("--%w", err)
+	}
+	if k < 0 || maxK < 2 {
+		return cluster.Options{}, errors.New("--k must not be negative and --max-k must be at least 2")
+	}
+	return cluster.Options{Linkage: l, Scaling: s, K: k, MaxSuggested: maxK}, nil
+}
+
 // Cluster reads statements' demands from 10046 traces (profiled together,
 // statements merged by sqlid, as `latscope profile` does) and
 // pg_stat_statements or performance_schema digest exports (detected by

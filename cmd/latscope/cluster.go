@@ -3,7 +3,6 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/latscope/latscope/analysis/cluster"
 	"github.com/latscope/latscope/driver"
 )
 
@@ -43,24 +42,16 @@ principal-component projection on one self-contained page), .csv, .json or a tab
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch format {
-			case cluster.FormatTable, cluster.FormatCSV, cluster.FormatJSON:
+			case "table", "csv", "json":
 			default:
 				return usagef("--format %q: want table, csv or json (-o FILE.html for a page)", format)
 			}
-			l, err := cluster.ParseLinkage(linkage)
+			opts, err := driver.ClusterOptions(linkage, scale, k, maxK)
 			if err != nil {
-				return usagef("--%v", err)
+				return usagef("%v", err)
 			}
-			s, err := cluster.ParseScaling(scale)
-			if err != nil {
-				return usagef("--%v", err)
-			}
-			if k < 0 || maxK < 2 {
-				return usagef("--k must not be negative and --max-k must be at least 2")
-			}
-			return driver.Cluster(cmd.Context(), driver.ClusterConfig{Sources: args, Format: format, Output: output,
-				Options: cluster.Options{Linkage: l, Scaling: s, K: k, MaxSuggested: maxK},
-				Stdin:   env.stdin, Stdout: env.stdout, Stderr: env.stderr})
+			return driver.Cluster(cmd.Context(), driver.ClusterConfig{Sources: args, Format: format, Output: output, Options: opts,
+				Stdin: env.stdin, Stdout: env.stdout, Stderr: env.stderr})
 		},
 	}
 	fl := cmd.Flags()
@@ -69,6 +60,6 @@ principal-component projection on one self-contained page), .csv, .json or a tab
 	fl.StringVar(&linkage, "linkage", "single", "cluster distance: single (minimum spanning tree), average or ward")
 	fl.StringVar(&scale, "scale", "z", "feature scaling: z (z-score), log (z-score of ln(1+demand)), range (min-max) or none (raw demands)")
 	fl.IntVar(&k, "k", 0, "number of clusters (default: the suggested one)")
-	fl.IntVar(&maxK, "max-k", cluster.DefaultMaxSuggested, "largest number of clusters to suggest")
+	fl.IntVar(&maxK, "max-k", driver.ClusterDefaultMaxK, "largest number of clusters to suggest")
 	return cmd
 }
