@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -66,15 +67,7 @@ func Link(points [][]float64, method Linkage) ([]Merge, error) {
 	}
 	// A stable sort keeps equal heights in the order they were found, as
 	// SciPy's (mergesort) does.
-	slices.SortStableFunc(edges, func(a, b edge) int {
-		switch {
-		case a.d < b.d:
-			return -1
-		case a.d > b.d:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(edges, func(a, b edge) int { return cmp.Compare(a.d, b.d) })
 	return label(edges, n), nil
 }
 

@@ -21,24 +21,24 @@ const (
 	FormatHTML  = "html"
 )
 
+// writers write the clustering in each format.
+var writers = map[string]func(*bufio.Writer, *Result) error{
+	FormatTable: writeTable,
+	"":          writeTable,
+	FormatCSV:   writeCSV,
+	FormatJSON:  func(w *bufio.Writer, r *Result) error { return writeJSON(w, r) },
+	FormatHTML:  writeHTML,
+}
+
 // Write writes the clustering in format (table, csv, json or html).
 func Write(w io.Writer, r *Result, format string) error {
-	bw := bufio.NewWriter(w)
-	switch format {
-	case FormatCSV:
-		writeCSV(bw, r)
-	case FormatJSON:
-		if err := writeJSON(bw, r); err != nil {
-			return err
-		}
-	case FormatHTML:
-		if err := writeHTML(bw, r); err != nil {
-			return err
-		}
-	case FormatTable, "":
-		writeTable(bw, r)
-	default:
+	write, ok := writers[format]
+	if !ok {
 		return fmt.Errorf("cluster: unknown format %q: want table, csv, json or html", format)
+	}
+	bw := bufio.NewWriter(w)
+	if err := write(bw, r); err != nil {
+		return err
 	}
 	return bw.Flush()
 }
@@ -92,7 +92,7 @@ func sourceNames(r *Result) string {
 	return strings.Join(names, ", ")
 }
 
-func writeTable(w *bufio.Writer, r *Result) {
+func writeTable(w *bufio.Writer, r *Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(w, "Workload clusters of %d statements from %s\n", len(r.Members), sourceNames(r))
 	fmt.Fprintf(w, "%s; %s", r.Describe(), r.KReason())
@@ -126,6 +126,7 @@ func writeTable(w *bufio.Writer, r *Result) {
 		}
 	}
 	fmt.Fprintln(w)
+	return nil
 }
 
 // displayKey shortens the key of a cursor without a PARSING line ("cursor
@@ -167,7 +168,7 @@ func firstLine(text string, n int) string {
 
 // writeCSV writes one row per statement: its cluster, identity and demands
 // per execution.
-func writeCSV(w *bufio.Writer, r *Result) {
+func writeCSV(w *bufio.Writer, r *Result) error {
 	w.WriteString("cluster,statement,source,kind,executions")
 	for _, f := range r.Features {
 		w.WriteString("," + f)
@@ -183,6 +184,7 @@ func writeCSV(w *bufio.Writer, r *Result) {
 			w.WriteString("," + csvField(m.Text) + "\n")
 		}
 	}
+	return nil
 }
 
 func csvField(s string) string {
