@@ -312,3 +312,62 @@ func BenchmarkLink(b *testing.B) {
 		})
 	}
 }
+
+// TestAnalyzeSmall: one statement, two, and statements without any
+// demand cluster and write in every format.
+func TestAnalyzeSmall(t *testing.T) {
+	w := func(key string, cpu float64) *Workload {
+		return &Workload{Key: key, Executions: 1, Totals: map[string]float64{FeatureCPU: cpu}}
+	}
+	for _, ws := range [][]*Workload{{w("a", 1)}, {w("a", 1), w("b", 2)}, {w("a", 0), w("b", 0), w("c", 0)}} {
+		for _, method := range []Linkage{Single, Average, Ward} {
+			r, err := Analyze(NewDataset(ws), Options{Linkage: method, Scaling: ScaleZ})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Members) != len(ws) || len(r.Clusters) == 0 || len(r.Clusters) > len(ws) {
+				t.Errorf("%d statements, %s: %d clusters", len(ws), method, len(r.Clusters))
+			}
+			for _, format := range []string{FormatTable, FormatCSV, FormatJSON, FormatHTML} {
+				if err := Write(&bytes.Buffer{}, r, format); err != nil {
+					t.Errorf("%s: %v", format, err)
+				}
+			}
+		}
+	}
+	if _, err := Analyze(NewDataset(nil), Options{Linkage: Single}); err == nil {
+		t.Error("no statement: no error")
+	}
+	if err := Write(&bytes.Buffer{}, &Result{}, "xml"); err == nil {
+		t.Error("format xml: no error")
+	}
+}
+
+// TestDendrogramTruncated: above 60 statements the dendrogram draws the
+// last 59 merges, its leaves holding every statement once.
+func TestDendrogramTruncated(t *testing.T) {
+	points, _ := mixture(9, [][]float64{{0, 0}, {5, 5}}, 50, 1)
+	var ws []*Workload
+	for i, p := range points {
+		ws = append(ws, &Workload{Key: string(rune('A' + i%26)), Executions: 1, Totals: map[string]float64{FeatureCPU: p[0] + 10, FeatureLogicalReads: p[1] + 10}})
+	}
+	r, err := Analyze(NewDataset(ws), Options{Linkage: Ward, Scaling: ScaleZ})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDendrogram(r)
+	total := 0
+	for _, leaf := range d.leaves {
+		total += d.size(leaf)
+	}
+	if len(d.leaves) != dendrogramLeaves || total != 100 {
+		t.Errorf("%d leaves holding %d statements, want %d holding 100", len(d.leaves), total, dendrogramLeaves)
+	}
+	var b bytes.Buffer
+	if err := Write(&b, r, FormatHTML); err != nil {
+		t.Fatal(err)
+	}
+	if paths := strings.Count(b.String(), "<path d=\"M") - len(r.Clusters); paths != dendrogramLeaves-1 {
+		t.Errorf("%d merges drawn, want %d", paths, dendrogramLeaves-1)
+	}
+}

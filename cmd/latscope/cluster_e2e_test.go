@@ -145,6 +145,10 @@ func TestClusterPgStatStatements(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
+	// Before the extension is created the error says what to do.
+	if r := run(t, "", "cluster", pg.URI); r.code != 1 || !strings.Contains(r.stderr, "is the extension created") {
+		t.Errorf("without the extension: exit %d: %s", r.code, r.stderr)
+	}
 	if _, err := conn.Exec(ctx, "create extension pg_stat_statements"); err != nil {
 		t.Fatal(err)
 	}
