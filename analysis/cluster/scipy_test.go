@@ -30,6 +30,15 @@ var scipyOnce struct {
 	sync.Once
 	pythonPath string
 	err        error
+	installed  string // a temporary directory pip installed into, removed by TestMain
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if dir := scipyOnce.installed; dir != "" {
+		os.RemoveAll(dir)
+	}
+	os.Exit(code)
 }
 
 // scipy returns the PYTHONPATH under which python3 imports SciPy.
@@ -56,6 +65,7 @@ func scipy(t *testing.T) string {
 			scipyOnce.err = err
 			return
 		}
+		scipyOnce.installed = dir
 		out, err := exec.Command("python3", "-m", "pip", "install", "--quiet", "--target", dir, "scipy").CombinedOutput()
 		if err != nil || !imports(dir) {
 			scipyOnce.err = fmt.Errorf("pip install scipy: %v: %s", err, out)
