@@ -93,8 +93,19 @@ for method in ["single", "average", "ward"]:
     z = linkage(x, method=method, metric="euclidean")
     out["methods"][method] = {"heights": z[:, 2].tolist(),
         "labels": {str(k): fcluster(z, k, criterion="maxclust").tolist() for k in job["ks"]}}
-w = np.linalg.eigvalsh(np.atleast_2d(np.cov(x.T, bias=True)))
-out["explained"] = sorted((w / w.sum()).tolist(), reverse=True)[:2] if w.sum() > 0 else []
+w, v = np.linalg.eigh(np.atleast_2d(np.cov(x.T, bias=True)))
+order = np.argsort(w)[::-1][:2]
+out["explained"] = (w[order] / w.sum()).tolist() if w.sum() > 0 else []
+# The projection on the first two components, each signed so that its
+# largest coordinate is positive; only where the eigenvalues are distinct
+# (a repeated one has no unique direction).
+distinct = len(w) > 2 and all(abs(w[order[i]] - w[j]) > 1e-9 * max(1, abs(w).max()) for i in range(2) for j in range(len(w)) if j != order[i])
+if distinct:
+    dirs = v[:, order]
+    for c in range(2):
+        if dirs[np.argmax(np.abs(dirs[:, c])), c] < 0:
+            dirs[:, c] = -dirs[:, c]
+    out["points"] = ((x - x.mean(axis=0)) @ dirs).tolist()
 json.dump(out, sys.stdout)
 `
 
@@ -106,6 +117,9 @@ type scipyLinkage struct {
 type scipyResult struct {
 	Methods   map[Linkage]scipyLinkage `json:"methods"`
 	Explained []float64                `json:"explained"`
+	// Points are the projection on the first two components, when they
+	// are unique.
+	Points [][2]float64 `json:"points"`
 }
 
 func runScipy(t *testing.T, pythonPath string, points [][]float64, ks []int) scipyResult {
@@ -148,8 +162,10 @@ func firstSeen(labels []int) []int {
 
 // compareWithScipy checks, for each linkage, the merge heights and the
 // partitions in 2..maxK clusters against SciPy's on the same vectors, and
-// the principal components' shares of variance against numpy's.
-func compareWithScipy(t *testing.T, pythonPath string, points [][]float64, maxK int) {
+// the principal components' shares of variance and, where they are unique,
+// the projected points against numpy's; it returns how many points' projections
+// were compared.
+func compareWithScipy(t *testing.T, pythonPath string, points [][]float64, maxK int) int {
 	t.Helper()
 	n := len(points)
 	ks := []int{}
@@ -179,9 +195,17 @@ func compareWithScipy(t *testing.T, pythonPath string, points [][]float64, maxK 
 	p := Project(points)
 	for c, w := range want.Explained {
 		if math.Abs(p.Explained[c]-w) > 1e-9 {
-			t.Errorf("PC%d explains %.12f of the variance, numpy's eigvalsh %.12f", c+1, p.Explained[c], w)
+			t.Errorf("PC%d explains %.12f of the variance, numpy's eigh %.12f", c+1, p.Explained[c], w)
 		}
 	}
+	for i, w := range want.Points {
+		for c := range 2 {
+			if math.Abs(p.Points[i][c]-w[c]) > 1e-7*max(1, math.Abs(w[c])) {
+				t.Fatalf("point %d: PC%d %.12g, numpy's %.12g", i, c+1, p.Points[i][c], w[c])
+			}
+		}
+	}
+	return len(want.Points)
 }
 
 // mixture draws groups of points around well-apart centres: continuous
@@ -212,7 +236,9 @@ func TestSyntheticMixtureEqualsScipy(t *testing.T) {
 	py := scipy(t)
 	centres := [][]float64{{0, 0, 0, 0, 0}, {10, 0, 0, 5, 0}, {0, 12, 0, 0, 3}, {6, 6, 9, 0, 0}}
 	points, groups := mixture(1, centres, 25, 1)
-	compareWithScipy(t, py, points, 8)
+	if n := compareWithScipy(t, py, points, 8); n != 100 {
+		t.Errorf("%d projected points compared with numpy's, want 100", n)
+	}
 	// Every linkage finds the four groups, and suggests four.
 	for _, method := range []Linkage{Single, Average, Ward} {
 		merges, _ := Link(points, method)
@@ -239,7 +265,7 @@ func TestOverlappingMixtureEqualsScipy(t *testing.T) {
 func TestRealTracesEqualScipy(t *testing.T) {
 	py := scipy(t)
 	traces := testenv.DataFiles(t, "trc10046/*/*.trc")
-	compared := 0
+	compared, projected := 0, 0
 	for _, rel := range traces {
 		t.Run(filepath.Base(rel), func(t *testing.T) {
 			ds := traceDataset(t, testenv.DataFile(t, rel))
@@ -248,7 +274,7 @@ func TestRealTracesEqualScipy(t *testing.T) {
 			}
 			compared++
 			for _, s := range []Scaling{ScaleZ, ScaleLog} {
-				compareWithScipy(t, py, NewScaler(ds.Vectors, s).Apply(ds.Vectors), 10)
+				projected += compareWithScipy(t, py, NewScaler(ds.Vectors, s).Apply(ds.Vectors), 10)
 			}
 		})
 	}
@@ -263,10 +289,14 @@ func TestRealTracesEqualScipy(t *testing.T) {
 	ds := traceDataset(t, paths...)
 	for _, s := range []Scaling{ScaleZ, ScaleLog} {
 		scaled := NewScaler(ds.Vectors, s).Apply(ds.Vectors)
-		compareWithScipy(t, py, scaled, 12)
+		projected += compareWithScipy(t, py, scaled, 12)
 		merges, _ := Link(scaled, Single)
 		t.Logf("all %d traces, %s-scaled: %d statements, %d distinct demand vectors, %d merges at height 0",
 			len(traces), s, len(ds.Vectors), distinct(scaled), slices.IndexFunc(merges, func(m Merge) bool { return m.Height > 0 }))
+	}
+	t.Logf("%d statements' projections on the first two components compared with numpy's", projected)
+	if projected == 0 {
+		t.Error("no real trace had distinct first eigenvalues: no projection compared")
 	}
 }
 
