@@ -37,8 +37,9 @@ type ClusterConfig struct {
 const ClusterDefaultMaxK = cluster.DefaultMaxSuggested
 
 // ClusterOptions checks the clustering's flags: a linkage, a scaling, the
-// number of clusters (0: suggested) and the largest suggested.
-func ClusterOptions(linkage, scale string, k, maxK int) (cluster.Options, error) {
+// number of clusters (0: suggested), the largest suggested and the
+// criterion of the suggestion.
+func ClusterOptions(linkage, scale string, k, maxK int, suggest string) (cluster.Options, error) {
 	l, err := cluster.ParseLinkage(linkage)
 	if err != nil {
 		return cluster.Options{}, fmt.Errorf("--%w", err)
@@ -50,7 +51,10 @@ func ClusterOptions(linkage, scale string, k, maxK int) (cluster.Options, error)
 	if k < 0 || maxK < 2 {
 		return cluster.Options{}, errors.New("--k must not be negative and --max-k must be at least 2")
 	}
-	return cluster.Options{Linkage: l, Scaling: s, K: k, MaxSuggested: maxK}, nil
+	if suggest != cluster.SuggestGap && suggest != cluster.SuggestSilhouette {
+		return cluster.Options{}, fmt.Errorf("--suggest %q: want gap or silhouette", suggest)
+	}
+	return cluster.Options{Linkage: l, Scaling: s, K: k, MaxSuggested: maxK, Suggest: suggest}, nil
 }
 
 // Cluster reads statements' demands from 10046 traces (profiled together,

@@ -26,6 +26,9 @@ type Options struct {
 	K int
 	// MaxSuggested bounds the suggested number of clusters.
 	MaxSuggested int
+	// Suggest is the criterion of the suggestion: SuggestGap (default) or
+	// SuggestSilhouette.
+	Suggest string
 }
 
 // maxDemand bounds a demand: squares of distances between larger ones
@@ -45,10 +48,11 @@ type Result struct {
 	Scaler   Scaler      `json:"scaler"`
 	// K is the number of clusters asked for (or suggested); Clusters may
 	// be fewer when merges tie at the cut.
-	K          int   `json:"k"`
-	KSuggested bool  `json:"k_suggested"`
-	Suggested  int   `json:"suggested_k"`
-	Gaps       []Gap `json:"gaps"`
+	K           int         `json:"k"`
+	KSuggested  bool        `json:"k_suggested"`
+	Suggested   int         `json:"suggested_k"`
+	SuggestedBy string      `json:"suggested_by"`
+	Candidates  []Candidate `json:"candidates"`
 	// CutHeight is the height of the last merge kept.
 	CutHeight float64    `json:"cut_height"`
 	Merges    []Merge    `json:"merges"`
@@ -100,7 +104,8 @@ func Analyze(ds *Dataset, opts Options) (*Result, error) {
 		return nil, err
 	}
 	r.Merges = merges
-	r.Suggested, r.Gaps = SuggestK(merges, opts.MaxSuggested)
+	r.SuggestedBy = cmp.Or(opts.Suggest, SuggestGap)
+	r.Suggested, r.Candidates = SuggestK(scaled, merges, opts.MaxSuggested, r.SuggestedBy)
 	r.K, r.KSuggested = opts.K, opts.K == 0
 	if r.KSuggested {
 		r.K = r.Suggested

@@ -84,8 +84,20 @@ func TestCut(t *testing.T) {
 	if got := Cut(tied, 3); !slices.Equal(got, []int{0, 0, 0, 0}) {
 		t.Errorf("tied: %v, want one cluster", got)
 	}
-	if k, _ := SuggestK(merges, 10); k != 2 {
+	if k, _ := SuggestK(line(0, 1, 3, 7, 15), merges, 10, SuggestGap); k != 2 {
 		t.Errorf("suggested %d clusters, want 2 (gap 8 − 4)", k)
+	}
+	// Silhouettes of {0, 1, 3, 7} {15}: a = 11/3, 3, 3, 17/3 to the
+	// others, b = 15, 14, 12, 8 to 15; the lone 15 counts 0.
+	want := ((15-11.0/3)/15 + (14-3.0)/14 + (12-3.0)/12 + (8-17.0/3)/8) / 5
+	if s, ok := Silhouette(line(0, 1, 3, 7, 15), Cut(merges, 2)); !ok || math.Abs(s-want) > 1e-12 {
+		t.Errorf("silhouette %g, want %g", s, want)
+	}
+	if _, ok := Silhouette(line(0, 1, 3), []int{0, 0, 0}); ok {
+		t.Error("silhouette of one cluster")
+	}
+	if k, c := SuggestK(line(0, 1, 3, 7, 15), merges, 10, SuggestSilhouette); k != 2 || len(c) != 3 || c[0].Silhouette == nil {
+		t.Errorf("suggested by silhouette %d, candidates %+v", k, c)
 	}
 }
 

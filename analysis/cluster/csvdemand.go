@@ -186,8 +186,9 @@ type RowReader struct {
 
 // NewRowReader checks a header (column names, any case) for the kind of
 // rows it heads and their required columns.
-func NewRowReader(name string, header []string) (*RowReader, error) {
-	for i, h := range header {
+func NewRowReader(name string, names []string) (*RowReader, error) {
+	header := make([]string, len(names))
+	for i, h := range names {
 		header[i] = strings.ToLower(h)
 	}
 	l, err := layoutOf(header)

@@ -58,32 +58,98 @@ func Cut(merges []Merge, k int) []int {
 	return labels
 }
 
-// Gap is the height between the merge that leaves K clusters and the next:
-// how far the K clusters are from one another against how close their
-// members are.
-type Gap struct {
-	K   int     `json:"k"`
+// Candidate is a number of clusters the suggestion weighed.
+type Candidate struct {
+	K int `json:"k"`
+	// Gap is the height between the merge that leaves K clusters and the
+	// next: how far the K clusters are from one another against how close
+	// their members are.
 	Gap float64 `json:"gap"`
+	// Silhouette is the mean silhouette of the cut into K, when the
+	// suggestion is by silhouette (absent when the cut leaves fewer than 2
+	// clusters or one per point).
+	Silhouette *float64 `json:"silhouette,omitempty"`
 }
 
-// SuggestK returns the number of clusters (2 to maxK) whose cut has the
-// largest gap in merge heights above it — the most distinct grouping —
-// and the gaps it chose from. Fewer than 3 points give n.
-func SuggestK(merges []Merge, maxK int) (int, []Gap) {
+// How the number of clusters is suggested.
+const (
+	SuggestGap        = "gap"
+	SuggestSilhouette = "silhouette"
+)
+
+// SuggestK returns the number of clusters, 2 to maxK, that the criterion
+// prefers — by gap, the cut below the largest gap in merge heights, the
+// most distinct grouping; by silhouette, the cut whose points are on
+// average the most clearly in their own cluster rather than the nearest
+// other — and the candidates it chose from (the smaller k on equal
+// scores). Fewer than 3 points give n.
+func SuggestK(points [][]float64, merges []Merge, maxK int, by string) (int, []Candidate) {
 	n := len(merges) + 1
 	if n < 3 {
 		return n, nil
 	}
 	sorted := maxHeights(merges)
 	slices.Sort(sorted)
-	best, bestGap := 2, math.Inf(-1)
-	var gaps []Gap
+	best, bestScore := 2, math.Inf(-1)
+	var candidates []Candidate
 	for k := 2; k <= min(maxK, n-1); k++ {
-		g := sorted[n-k] - sorted[n-k-1]
-		gaps = append(gaps, Gap{K: k, Gap: g})
-		if g > bestGap {
-			best, bestGap = k, g
+		c := Candidate{K: k, Gap: sorted[n-k] - sorted[n-k-1]}
+		score := c.Gap
+		if by == SuggestSilhouette {
+			score = math.Inf(-1)
+			if s, ok := Silhouette(points, Cut(merges, k)); ok {
+				c.Silhouette, score = &s, s
+			}
+		}
+		candidates = append(candidates, c)
+		if score > bestScore {
+			best, bestScore = k, score
 		}
 	}
-	return best, gaps
+	return best, candidates
+}
+
+// Silhouette returns the mean silhouette of a partition (Rousseeuw 1987,
+// as scikit-learn's silhouette_score): for each point, (b − a) / max(a, b),
+// a its mean distance to the other members of its cluster, b its mean
+// distance to the members of the nearest other cluster; 0 for a point
+// alone in its cluster. It is defined for 2 to n−1 clusters: ok is false
+// otherwise. O(n²) distances.
+func Silhouette(points [][]float64, labels []int) (mean float64, ok bool) {
+	k := 0
+	for _, l := range labels {
+		k = max(k, l+1)
+	}
+	n := len(points)
+	if k < 2 || k >= n {
+		return 0, false
+	}
+	size := make([]int, k)
+	for _, l := range labels {
+		size[l]++
+	}
+	sums := make([]float64, k)
+	var total float64
+	for i, p := range points {
+		clear(sums)
+		for j, q := range points {
+			if j != i {
+				sums[labels[j]] += distance(p, q)
+			}
+		}
+		own := labels[i]
+		if size[own] == 1 {
+			continue
+		}
+		a, b := sums[own]/float64(size[own]-1), math.Inf(1)
+		for c, sum := range sums {
+			if c != own {
+				b = min(b, sum/float64(size[c]))
+			}
+		}
+		if m := max(a, b); m > 0 {
+			total += (b - a) / m
+		}
+	}
+	return total / float64(n), true
 }

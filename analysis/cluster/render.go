@@ -68,15 +68,17 @@ func (r *Result) Describe() string {
 
 // KReason says where the number of clusters came from.
 func (r *Result) KReason() string {
-	gap := ""
-	for _, g := range r.Gaps {
-		if g.K == r.Suggested {
-			gap = fmt.Sprintf(" (%s)", short(g.Gap))
+	suggestion := "too few statements to suggest"
+	for _, c := range r.Candidates {
+		switch {
+		case c.K != r.Suggested:
+		case r.SuggestedBy == SuggestSilhouette && c.Silhouette != nil:
+			suggestion = fmt.Sprintf("suggested %d: the largest mean silhouette (%.3f)", r.Suggested, *c.Silhouette)
+		case r.SuggestedBy == SuggestSilhouette:
+			suggestion = fmt.Sprintf("suggested %d: no cut has a silhouette", r.Suggested)
+		default:
+			suggestion = fmt.Sprintf("suggested %d: the largest gap between merge heights (%s)", r.Suggested, short(c.Gap))
 		}
-	}
-	suggestion := fmt.Sprintf("suggested %d: the largest gap between merge heights%s", r.Suggested, gap)
-	if len(r.Gaps) == 0 {
-		suggestion = "too few statements to suggest"
 	}
 	if r.KSuggested {
 		return fmt.Sprintf("k=%d, %s; --k chooses", r.K, suggestion)

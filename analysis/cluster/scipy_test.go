@@ -86,13 +86,26 @@ const scipyScript = `
 import json, sys
 import numpy as np
 from scipy.cluster.hierarchy import linkage, fcluster
+from scipy.spatial.distance import pdist, squareform
 job = json.load(sys.stdin)
 x = np.array(job["points"], dtype=float)
+d = squareform(pdist(x))
+def silhouette(labels):
+    s = np.zeros(len(x))
+    for i in range(len(x)):
+        own = labels == labels[i]
+        if own.sum() == 1:
+            continue
+        a = d[i, own].sum() / (own.sum() - 1)
+        b = min(d[i, labels == c].mean() for c in set(labels) if c != labels[i])
+        s[i] = (b - a) / max(a, b) if max(a, b) > 0 else 0
+    return s.mean()
 out = {"methods": {}}
 for method in ["single", "average", "ward"]:
     z = linkage(x, method=method, metric="euclidean")
-    out["methods"][method] = {"heights": z[:, 2].tolist(),
-        "labels": {str(k): fcluster(z, k, criterion="maxclust").tolist() for k in job["ks"]}}
+    labels = {str(k): fcluster(z, k, criterion="maxclust") for k in job["ks"]}
+    out["methods"][method] = {"heights": z[:, 2].tolist(), "labels": {k: l.tolist() for k, l in labels.items()},
+        "silhouettes": {k: silhouette(l) for k, l in labels.items() if 2 <= len(set(l)) < len(x)}}
 w, v = np.linalg.eigh(np.atleast_2d(np.cov(x.T, bias=True)))
 order = np.argsort(w)[::-1][:2]
 out["explained"] = (w[order] / w.sum()).tolist() if w.sum() > 0 else []
@@ -110,8 +123,9 @@ json.dump(out, sys.stdout)
 `
 
 type scipyLinkage struct {
-	Heights []float64        `json:"heights"`
-	Labels  map[string][]int `json:"labels"`
+	Heights     []float64          `json:"heights"`
+	Labels      map[string][]int   `json:"labels"`
+	Silhouettes map[string]float64 `json:"silhouettes"`
 }
 
 type scipyResult struct {
@@ -190,6 +204,10 @@ func compareWithScipy(t *testing.T, pythonPath string, points [][]float64, maxK 
 			if !slices.Equal(got, scipyLabels) {
 				t.Errorf("%s, k=%d: clusters\n%v\nSciPy's\n%v", method, k, got, scipyLabels)
 			}
+			want, defined := sw.Silhouettes[fmt.Sprint(k)]
+			if s, ok := Silhouette(points, got); ok != defined || math.Abs(s-want) > 1e-9 {
+				t.Errorf("%s, k=%d: silhouette %.12g (defined %v), numpy's %.12g (%v)", method, k, s, ok, want, defined)
+			}
 		}
 	}
 	p := Project(points)
@@ -245,8 +263,10 @@ func TestSyntheticMixtureEqualsScipy(t *testing.T) {
 		if got := Cut(merges, 4); !slices.Equal(got, firstSeen(groups)) {
 			t.Errorf("%s: 4 clusters %v, groups %v", method, got, firstSeen(groups))
 		}
-		if k, _ := SuggestK(merges, 10); k != 4 {
-			t.Errorf("%s suggests %d clusters, want 4", method, k)
+		for _, by := range []string{SuggestGap, SuggestSilhouette} {
+			if k, _ := SuggestK(points, merges, 10, by); k != 4 {
+				t.Errorf("%s suggests %d clusters by %s, want 4", method, k, by)
+			}
 		}
 	}
 }

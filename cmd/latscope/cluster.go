@@ -8,8 +8,8 @@ import (
 
 func newClusterCommand(env environment) *cobra.Command {
 	var (
-		format, output, linkage, scale string
-		k, maxK                        int
+		format, output, linkage, scale, suggest string
+		k, maxK                                 int
 	)
 	cmd := &cobra.Command{
 		Use:   "cluster SOURCE...",
@@ -20,8 +20,9 @@ physical reads and waits by wait class (User I/O, Commit, Concurrency, Network, 
 left out), the vectors are scaled (--scale: z-score by default), and hierarchical clustering
 merges the two closest clusters until one is left (--linkage single: the minimum spanning tree;
 average; ward). The tree is cut into --k clusters, or into the suggested number: the cut below
-the largest gap between merge heights. Prints each cluster's centroid (mean demand per
-execution, in the original units), its totals over all executions and its members.
+the largest gap between merge heights, or (--suggest silhouette) the cut with the largest mean
+silhouette. Prints each cluster's centroid (mean demand per execution, in the original units),
+its totals over all executions and its members.
 
 SOURCEs are Oracle 10046 traces (profiled together, statements merged by sqlid, as
 latscope profile does), and CSV (or tab-separated) exports of pg_stat_statements and of
@@ -46,7 +47,7 @@ principal-component projection on one self-contained page), .csv, .json or a tab
 			default:
 				return usagef("--format %q: want table, csv or json (-o FILE.html for a page)", format)
 			}
-			opts, err := driver.ClusterOptions(linkage, scale, k, maxK)
+			opts, err := driver.ClusterOptions(linkage, scale, k, maxK, suggest)
 			if err != nil {
 				return usagef("%v", err)
 			}
@@ -61,5 +62,6 @@ principal-component projection on one self-contained page), .csv, .json or a tab
 	fl.StringVar(&scale, "scale", "z", "feature scaling: z (z-score), log (z-score of ln(1+demand)), range (min-max) or none (raw demands)")
 	fl.IntVar(&k, "k", 0, "number of clusters (default: the suggested one)")
 	fl.IntVar(&maxK, "max-k", driver.ClusterDefaultMaxK, "largest number of clusters to suggest")
+	fl.StringVar(&suggest, "suggest", "gap", "suggest the number of clusters by the largest gap between merge heights (gap) or the largest mean silhouette (silhouette)")
 	return cmd
 }

@@ -60,6 +60,9 @@ func runClusterJSON(t *testing.T, args ...string) clusterJSON {
 
 func TestClusterCommand(t *testing.T) {
 	trace := testenv.DataFile(t, "trc10046/carymillsap-tracing-oracle_23.2/FREE_ora_39079.trc")
+	if s := runClusterJSON(t, trace, "--suggest", "silhouette"); !strings.Contains(s.KReason, "the largest mean silhouette") || s.K < 2 {
+		t.Errorf("--suggest silhouette: k=%d, %s", s.K, s.KReason)
+	}
 	c := runClusterJSON(t, trace, "--k", "3", "--linkage", "average")
 	if len(c.Members) != 20 || c.K != 3 || len(c.Clusters) != 3 || len(c.Points) != 20 || c.Inputs[0].Unexecuted != 3 {
 		t.Fatalf("clusters: %+v", c)
@@ -111,7 +114,7 @@ func TestClusterCommandErrors(t *testing.T) {
 		t.Errorf("cluster --help: exit %d, no examples", h.code)
 	}
 	for _, args := range [][]string{{"cluster"}, {"cluster", "-", "--format", "html"}, {"cluster", "-", "--linkage", "complete"},
-		{"cluster", "-", "--scale", "sqrt"}, {"cluster", "-", "--k", "-1"}, {"cluster", "-", "--max-k", "1"}} {
+		{"cluster", "-", "--scale", "sqrt"}, {"cluster", "-", "--k", "-1"}, {"cluster", "-", "--max-k", "1"}, {"cluster", "-", "--suggest", "elbow"}} {
 		if r := run(t, "", args...); r.code != 2 {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, r.code, r.stderr)
 		}
