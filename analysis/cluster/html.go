@@ -48,6 +48,7 @@ func writeHTML(w *bufio.Writer, r *Result) error {
 		fmt.Fprintf(w, "<tr><td class=l><span class=sw style=\"background:%s\"></span>%d</td>%s</tr>\n", colour(c.ID), c.ID, htmlCells(c.Totals))
 	}
 	w.WriteString("</table>\n")
+	writeCandidates(w, r)
 	if len(r.Merges) > 0 {
 		w.WriteString("<h2>Dendrogram</h2>\n")
 		writeDendrogram(w, r)
@@ -72,6 +73,38 @@ func writeHTML(w *bufio.Writer, r *Result) error {
 	}
 	htmlpage.WriteTail(w, "cluster-data", data, "")
 	return nil
+}
+
+// writeCandidates lists the numbers of clusters the suggestion weighed,
+// the suggested and the chosen one marked.
+func writeCandidates(w *bufio.Writer, r *Result) {
+	if len(r.Candidates) == 0 {
+		return
+	}
+	w.WriteString("<h2>Number of clusters</h2>\n<table><tr><th>k</th><th>gap below the next merge</th>")
+	if r.SuggestedBy == SuggestSilhouette {
+		w.WriteString("<th>mean silhouette</th>")
+	}
+	w.WriteString("<th class=l></th></tr>\n")
+	for _, c := range r.Candidates {
+		fmt.Fprintf(w, "<tr><td>%d</td><td>%s</td>", c.K, short(c.Gap))
+		if r.SuggestedBy == SuggestSilhouette {
+			s := "-"
+			if c.Silhouette != nil {
+				s = fmt.Sprintf("%.3f", *c.Silhouette)
+			}
+			w.WriteString("<td>" + s + "</td>")
+		}
+		var marks []string
+		if c.K == r.Suggested {
+			marks = append(marks, "suggested")
+		}
+		if c.K == r.K {
+			marks = append(marks, "shown")
+		}
+		w.WriteString("<td class=l>" + strings.Join(marks, ", ") + "</td></tr>\n")
+	}
+	w.WriteString("</table>\n")
 }
 
 func writeHeaderCells(w *bufio.Writer, features []string) {

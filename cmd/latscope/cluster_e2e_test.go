@@ -99,7 +99,7 @@ func TestClusterCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Content-Security-Policy", `aria-label="dendrogram"`, `aria-label="principal components"`, `id="cluster-data"`, "Centroids"} {
+	for _, want := range []string{"Content-Security-Policy", `aria-label="dendrogram"`, `aria-label="principal components"`, `id="cluster-data"`, "Centroids", "Number of clusters"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("page lacks %q", want)
 		}
