@@ -166,11 +166,14 @@ func (e *Event) set(f Field) {
 	}
 }
 
-// maxArgs bounds the argument vector a damaged argc= could ask for.
-const maxArgs = 1 << 16
+// maxArgGap bounds how far past the arguments read so far an argument's
+// index may jump: the kernel writes a0, a1, ... in order, so a bigger jump
+// is damage, and must not make a huge vector.
+const maxArgGap = 64
 
 // command reassembles the EXECVE records' argc= and a0..aN, long
 // arguments being written in pieces aN[0], aN[1], ... (after aN_len=).
+// It holds the arguments present; a count short of argc= is warned about.
 func command(records []Record, warn func(line int, format string, args ...any)) []string {
 	var args []string
 	argc, line, seen := -1, 0, false
@@ -183,13 +186,17 @@ func command(records []Record, warn func(line int, format string, args ...any)) 
 		}
 		for _, f := range r.Fields {
 			if f.Key == "argc" {
-				if n, err := strconv.Atoi(f.Value); err == nil && n >= 0 && n <= maxArgs {
+				if n, err := strconv.Atoi(f.Value); err == nil {
 					argc = n
 				}
 				continue
 			}
 			i, piece, ok := argIndex(f.Key)
-			if !ok || i >= maxArgs {
+			if !ok {
+				continue
+			}
+			if i >= len(args)+maxArgGap {
+				warn(r.Line, "EXECVE argument %s after %d arguments: skipped", f.Key, len(args))
 				continue
 			}
 			for len(args) <= i {
@@ -206,11 +213,7 @@ func command(records []Record, warn func(line int, format string, args ...any)) 
 		return nil
 	}
 	if argc >= 0 && len(args) != argc {
-		warn(line, "EXECVE has %d of its argc=%d arguments", min(len(args), argc), argc)
-		for len(args) < argc {
-			args = append(args, "")
-		}
-		args = args[:argc]
+		warn(line, "EXECVE has %d arguments, argc=%d", len(args), argc)
 	}
 	return args
 }
@@ -231,7 +234,7 @@ func argIndex(key string) (i int, piece, ok bool) {
 		return 0, false, false
 	}
 	n, err := strconv.Atoi(digits)
-	return n, piece, err == nil
+	return n, piece, err == nil && n < 1<<20
 }
 
 func allDigits(s string) bool {

@@ -146,11 +146,15 @@ func (a *assembler) line(n int, line []byte, tooLong bool) error {
 		a.diag.Malformed(a.name, n, err.Error())
 		return nil
 	}
-	if err := a.expire(h.sec); err != nil {
-		return err
-	}
 	key := eventKey{node: a.node(h.node), sec: h.sec, nsec: h.nsec, serial: h.serial}
 	ev := a.open[key]
+	if ev == nil {
+		// As auparse: only a record that begins an event completes the
+		// older ones (a late record of an open event does not).
+		if err := a.expire(h.sec); err != nil {
+			return err
+		}
+	}
 	if ev != nil && len(ev.text)+len(line) > a.lim.MaxEventBytes {
 		a.warn("event-size", "%s:%d: event %d is longer than %d bytes: handed on in parts", a.name, n, h.serial, a.lim.MaxEventBytes)
 		if err := a.complete(ev); err != nil {
@@ -250,7 +254,8 @@ func offsetOf(b, sub []byte) int {
 	return cap(b) - cap(sub)
 }
 
-// expire hands on the events a record at sec completes.
+// expire hands on the events that a new event at sec completes: those
+// Window whole seconds older.
 func (a *assembler) expire(sec int64) error {
 	if a.first == nil || sec < a.minSec+Window {
 		return nil
