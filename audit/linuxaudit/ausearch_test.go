@@ -303,7 +303,7 @@ func ourDecodedValue(r Record) (string, bool) {
 		v = strings.ReplaceAll(strings.TrimRight(v, "\x00"), "\x00", " ")
 	case "EXECVE":
 		var args []string
-		for _, f := range r.Fields {
+		for _, f := range r.Fields() {
 			if _, _, ok := argIndex(f.Key); ok {
 				args = append(args, f.Value)
 			}

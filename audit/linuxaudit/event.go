@@ -82,11 +82,17 @@ func id(v string) string {
 	return v
 }
 
-// fill sets the correlation fields from the records: a SYSCALL record's
+// warner takes warnings about a line of the input.
+type warner interface {
+	warnAt(line int, format string, args ...any)
+}
+
+// fill sets the correlation fields from the records (spans[i] are the
+// fields of record i, offsets into the records' text): a SYSCALL record's
 // values first, then the others' in order, the first value of each kept.
-func (e *Event) fill(warn func(line int, format string, args ...any)) {
+func (e *Event) fill(text string, spans [][]fieldSpan, w warner) {
 	for pass := range 2 {
-		for _, r := range e.Records {
+		for i, r := range e.Records {
 			if (r.Type == "SYSCALL") != (pass == 0) {
 				continue
 			}
@@ -94,76 +100,103 @@ func (e *Event) fill(warn func(line int, format string, args ...any)) {
 			case "EXECVE":
 				continue // reassembled below
 			case "PATH":
-				if v, ok := r.Get("name"); ok && !absent(v) {
-					e.Paths = append(e.Paths, v)
+				for _, f := range spans[i] {
+					if text[f.k0:f.k1] == "name" {
+						if v := value(text, f, true); v != "" {
+							e.Paths = append(e.Paths, v)
+						}
+						break
+					}
 				}
 				continue
 			}
-			for _, f := range r.Fields {
-				e.set(f)
+			for _, f := range spans[i] {
+				if dst, decode := e.slot(text[f.k0:f.k1]); dst != nil && *dst == "" {
+					*dst = value(text, f, decode)
+				}
 			}
 		}
 	}
-	e.Command = command(e.Records, warn)
+	e.Command = command(e.Records, text, spans, w)
 }
 
-func (e *Event) set(f Field) {
-	if absent(f.Value) {
-		return
+// slot returns the Event field a record field named key fills (nil: none)
+// and whether its value may be hex-encoded. Reading only these, and
+// decoding only them, is what keeps events cheap.
+func (e *Event) slot(key string) (dst *string, decode bool) {
+	switch key {
+	case "auid":
+		return &e.AUID, false
+	case "uid":
+		return &e.UID, false
+	case "euid":
+		return &e.EUID, false
+	case "ses":
+		return &e.Session, false
+	case "pid":
+		return &e.PID, false
+	case "ppid":
+		return &e.PPID, false
+	case "exe":
+		return &e.Exe, true
+	case "comm":
+		return &e.Comm, true
+	case "key":
+		return &e.Key, true
+	case "terminal":
+		return &e.Terminal, false
+	case "tty":
+		return &e.TTY, false
+	case "addr":
+		return &e.Addr, false
+	case "hostname":
+		return &e.Hostname, false
+	case "acct":
+		return &e.Acct, true
+	case "op":
+		return &e.Op, false
+	case "res":
+		return &e.Result, false
+	case "success":
+		return &e.Success, false
+	case "exit":
+		return &e.Exit, false
+	case "syscall":
+		return &e.Syscall, false
+	case "cwd":
+		return &e.Cwd, true
+	case "cmd":
+		return &e.Cmd, true
+	case "unit":
+		return &e.Unit, false
+	case "proctitle":
+		return &e.Proctitle, true
 	}
-	first := func(dst *string, v string) {
-		if *dst == "" {
-			*dst = v
+	return nil, false
+}
+
+// value is a field's value as an Event holds it: "" for auditd's "no
+// value" marks, ids' -1 as "unset", hex decoded, a process title's NULs
+// and a key list's 0x01 separators made readable.
+func value(text string, f fieldSpan, decode bool) string {
+	key, v := text[f.k0:f.k1], text[f.v0:f.v1]
+	if absent(v) {
+		return ""
+	}
+	if decode && f.v0 == f.k1+1 {
+		if d, ok := decodeHex(v); ok {
+			v = d
 		}
 	}
-	switch f.Key {
-	case "auid":
-		first(&e.AUID, id(f.Value))
-	case "uid":
-		first(&e.UID, id(f.Value))
-	case "euid":
-		first(&e.EUID, id(f.Value))
-	case "ses":
-		first(&e.Session, id(f.Value))
-	case "pid":
-		first(&e.PID, f.Value)
-	case "ppid":
-		first(&e.PPID, f.Value)
-	case "exe":
-		first(&e.Exe, f.Value)
-	case "comm":
-		first(&e.Comm, f.Value)
+	switch key {
+	case "auid", "uid", "euid", "ses":
+		return id(v)
 	case "key":
-		first(&e.Key, strings.ReplaceAll(f.Value, "\x01", ","))
-	case "terminal":
-		first(&e.Terminal, f.Value)
-	case "tty":
-		first(&e.TTY, f.Value)
-	case "addr":
-		first(&e.Addr, f.Value)
-	case "hostname":
-		first(&e.Hostname, f.Value)
-	case "acct":
-		first(&e.Acct, f.Value)
-	case "op":
-		first(&e.Op, f.Value)
-	case "res":
-		first(&e.Result, f.Value)
-	case "success":
-		first(&e.Success, f.Value)
-	case "exit":
-		first(&e.Exit, f.Value)
-	case "syscall":
-		first(&e.Syscall, f.Value)
-	case "cwd":
-		first(&e.Cwd, f.Value)
-	case "cmd":
-		first(&e.Cmd, f.Value)
-	case "unit":
-		first(&e.Unit, f.Value)
+		return strings.ReplaceAll(v, "\x01", ",")
 	case "proctitle":
-		first(&e.Proctitle, strings.ReplaceAll(strings.TrimRight(f.Value, "\x00"), "\x00", " "))
+		return strings.ReplaceAll(strings.TrimRight(v, "\x00"), "\x00", " ")
 	}
+	return v
 }
 
 // maxArgGap bounds how far past the arguments read so far an argument's
@@ -174,17 +207,18 @@ const maxArgGap = 64
 // command reassembles the EXECVE records' argc= and a0..aN, long
 // arguments being written in pieces aN[0], aN[1], ... (after aN_len=).
 // It holds the arguments present; a count short of argc= is warned about.
-func command(records []Record, warn func(line int, format string, args ...any)) []string {
+func command(records []Record, text string, spans [][]fieldSpan, w warner) []string {
 	var args []string
 	argc, line, seen := -1, 0, false
-	for _, r := range records {
+	for k, r := range records {
 		if r.Type != "EXECVE" {
 			continue
 		}
 		if !seen {
 			line, seen = r.Line, true
 		}
-		for _, f := range r.Fields {
+		for _, span := range spans[k] {
+			f := fieldAt(text, r.Type, span)
 			if f.Key == "argc" {
 				if n, err := strconv.Atoi(f.Value); err == nil {
 					argc = n
@@ -196,7 +230,7 @@ func command(records []Record, warn func(line int, format string, args ...any)) 
 				continue
 			}
 			if i >= len(args)+maxArgGap {
-				warn(r.Line, "EXECVE argument %s after %d arguments: skipped", f.Key, len(args))
+				w.warnAt(r.Line, "EXECVE argument %s after %d arguments: skipped", f.Key, len(args))
 				continue
 			}
 			for len(args) <= i {
@@ -213,7 +247,7 @@ func command(records []Record, warn func(line int, format string, args ...any)) 
 		return nil
 	}
 	if argc >= 0 && len(args) != argc {
-		warn(line, "EXECVE has %d arguments, argc=%d", len(args), argc)
+		w.warnAt(line, "EXECVE has %d arguments, argc=%d", len(args), argc)
 	}
 	return args
 }
@@ -249,22 +283,20 @@ func allDigits(s string) bool {
 	return true
 }
 
-// encodedKeys are the fields the kernel and PAM write hex-encoded when the
-// value holds a space, a quote, a control byte or a non-ASCII byte.
-var encodedKeys = map[string]bool{
-	"proctitle": true, "name": true, "cwd": true, "comm": true, "exe": true, "cmd": true,
-	"acct": true, "path": true, "data": true, "key": true, "ocomm": true, "watch": true,
-}
-
 // encoded reports whether a field of a record of type typ may be
-// hex-encoded: EXECVE's arguments, and encodedKeys everywhere.
+// hex-encoded (the kernel and PAM encode a value holding a space, a quote,
+// a control or a non-ASCII byte): EXECVE's arguments, and these fields
+// everywhere.
 func encoded(typ, key string) bool {
-	if typ == "EXECVE" {
-		if _, _, ok := argIndex(key); ok {
-			return true
-		}
+	switch key {
+	case "proctitle", "name", "cwd", "comm", "exe", "cmd", "acct", "path", "data", "key", "ocomm", "watch":
+		return true
 	}
-	return encodedKeys[key]
+	if typ == "EXECVE" {
+		_, _, ok := argIndex(key)
+		return ok
+	}
+	return false
 }
 
 // decodeHex decodes an unquoted value of an even number of hex digits.

@@ -82,6 +82,10 @@ func (rd Reader) limits() Reader {
 	return rd
 }
 
+// maxFree is how many closed events keep their buffers for new ones: a
+// second's worth on a busy host, at most 16 KiB each.
+const maxFree = 1024
+
 // eventKey is what joins records into an event: auparse's node, time and
 // serial (serials restart at boot; the time tells the boots apart).
 type eventKey struct {
@@ -105,6 +109,8 @@ type openEvent struct {
 // recordSpan is a record of an open event.
 type recordSpan struct {
 	line                   int
+	start, end             int32 // the line in the event's text
+	body                   int32 // where its fields start in the line
 	typ0, typ1             int32
 	fields, enriched, fend int32 // fields[fields:enriched] outer, [enriched:fend] ENRICHED
 }
@@ -124,6 +130,7 @@ type assembler struct {
 	minSec int64
 	nodes  map[string]string // interned node names
 	free   []*openEvent
+	spans  [][]fieldSpan // per record of the event being handed on
 	warned map[string]bool
 }
 
@@ -236,7 +243,7 @@ func (ev *openEvent) add(n int, h header, line []byte) {
 	base := len(ev.text)
 	ev.text = append(ev.text, line...)
 	off := int32(base) + int32(offsetOf(line, h.typ))
-	r := recordSpan{line: n, typ0: off, typ1: off + int32(len(h.typ)), fields: int32(len(ev.tok.fields))}
+	r := recordSpan{line: n, start: int32(base), end: int32(len(ev.text)), body: int32(h.body), typ0: off, typ1: off + int32(len(h.typ)), fields: int32(len(ev.tok.fields))}
 	ev.tok.body(ev.text, base+h.body)
 	r.enriched = int32(len(ev.tok.fields))
 	for i := int(r.fields); i < len(ev.tok.fields); i++ {
@@ -302,45 +309,35 @@ func (a *assembler) complete(ev *openEvent) error {
 	e := a.event(ev)
 	ev.text, ev.records, ev.tok.fields = ev.text[:0], ev.records[:0], ev.tok.fields[:0]
 	ev.prev, ev.next = nil, nil
-	if len(a.free) < 64 && cap(ev.text) <= 64<<10 {
+	if len(a.free) < maxFree && cap(ev.text) <= 16<<10 {
 		a.free = append(a.free, ev)
 	}
 	return a.fn(e)
 }
 
 // event builds the Event of an open one: its text copied once into a
-// string, every key, type and unencoded value a substring of it.
+// string, types and values substrings of it.
 func (a *assembler) event(ev *openEvent) Event {
 	s := string(ev.text)
 	k := ev.key
 	t := time.Unix(k.sec, k.nsec).UTC()
-	fields := make([]Field, len(ev.tok.fields))
 	records := make([]Record, len(ev.records))
 	types := make([]string, len(ev.records))
+	spans := a.spans[:0]
 	for i, r := range ev.records {
 		typ := s[r.typ0:r.typ1]
-		for j := r.fields; j < r.fend; j++ {
-			fields[j] = field(s, typ, ev.tok.fields[j])
-		}
 		types[i] = typ
 		records[i] = Record{Source: a.name, Line: r.line, Node: k.node, Type: typ, Time: t, Serial: k.serial,
-			Fields: fields[r.fields:r.enriched:r.enriched], Enriched: fields[r.enriched:r.fend:r.fend]}
+			text: s, start: r.start, end: r.end, body: r.body}
+		spans = append(spans, ev.tok.fields[r.fields:r.enriched])
 	}
+	a.spans = spans
 	e := Event{Source: a.name, Line: ev.line, Node: k.node, Serial: k.serial, Time: t, Types: types, Records: records}
-	e.fill(func(line int, format string, args ...any) {
-		a.diag.Warn("", "%s:%d: %s", a.name, line, fmt.Sprintf(format, args...))
-	})
+	e.fill(s, spans, a)
 	return e
 }
 
-// field makes a Field of a span, decoding a hex-encoded value.
-func field(s, typ string, f fieldSpan) Field {
-	out := Field{Key: s[f.k0:f.k1], Value: s[f.v0:f.v1], Inner: f.kind == innerField}
-	unquoted := f.v0 == f.k1+1
-	if unquoted && f.kind != enrichedField && encoded(typ, out.Key) {
-		if v, ok := decodeHex(out.Value); ok {
-			out.Value, out.Encoded = v, true
-		}
-	}
-	return out
+// warnAt warns about line n of the input.
+func (a *assembler) warnAt(n int, format string, args ...any) {
+	a.diag.Warn("", "%s:%d: %s", a.name, n, fmt.Sprintf(format, args...))
 }

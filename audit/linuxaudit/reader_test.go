@@ -186,18 +186,18 @@ func TestEnrichedFormatAndEOE(t *testing.T) {
 		t.Fatalf("%d events, want SERVICE_START and its syscall", len(events))
 	}
 	service := events[0]
-	if service.Unit != "apt-daily" || service.AUID != Unset || len(service.Records[0].Enriched) != 2 ||
-		service.Records[0].Enriched[0] != (Field{Key: "UID", Value: "root"}) {
+	if service.Unit != "apt-daily" || service.AUID != Unset || len(service.Records[0].Enriched()) != 2 ||
+		service.Records[0].Enriched()[0] != (Field{Key: "UID", Value: "root"}) {
 		t.Errorf("SERVICE_START: %+v", service)
 	}
 	syscall := events[1]
 	if !slices.Equal(syscall.Types, []string{"SYSCALL", "SOCKADDR", "UNKNOWN[1420]", "EOE"}) {
 		t.Errorf("types %q", syscall.Types)
 	}
-	if got := syscall.Records[1].Enriched; len(got) != 1 || got[0].Value != "{ fam=netlink nlnk-fam=16 nlnk-pid=0 }" {
+	if got := syscall.Records[1].Enriched(); len(got) != 1 || got[0].Value != "{ fam=netlink nlnk-fam=16 nlnk-pid=0 }" {
 		t.Errorf("SOCKADDR enriched %+v", got)
 	}
-	if e := syscall.Records[0].Enriched; len(e) != 11 || e[1] != (Field{Key: "SYSCALL", Value: "sendto"}) {
+	if e := syscall.Records[0].Enriched(); len(e) != 11 || e[1] != (Field{Key: "SYSCALL", Value: "sendto"}) {
 		t.Errorf("SYSCALL enriched %+v", e)
 	}
 

@@ -20,14 +20,14 @@ type Record struct {
 	Type   string
 	Time   time.Time // UTC
 	Serial uint64
-	// Fields are the record's key=value pairs in order. A single-quoted
-	// msg='...' (user-space records) is a field of its own, followed by the
-	// key=value pairs inside it (Inner). Values are unquoted; hex-encoded
-	// ones are decoded (Encoded). "(null)", "?" and "(none)" stay as written.
-	Fields []Field
-	// Enriched are the fields auditd's ENRICHED log format appends after a
-	// 0x1D byte (UID="root" AUID="unset" SYSCALL=sendto ...), unquoted.
-	Enriched []Field
+
+	// The record's line is a substring of its event's text; its fields
+	// are tokenized again when asked for: Event already holds the ones
+	// the correlation reads, and keeping every pair's offsets would cost
+	// more memory than the text.
+	text       string
+	start, end int32 // the line in text
+	body       int32 // where the fields start in the line
 }
 
 // Field is one key=value pair of a record.
@@ -40,14 +40,53 @@ type Field struct {
 	Inner bool
 }
 
-// Get returns the value of the first field named key.
+// Text returns the record's line as written.
+func (r Record) Text() string { return r.text[r.start:r.end] }
+
+// Fields returns the record's key=value pairs in order. A single-quoted
+// msg='...' (user-space records) is a field of its own, followed by the
+// pairs inside it (Inner). Values are unquoted; hex-encoded ones are
+// decoded (Encoded). "(null)", "?" and "(none)" stay as written.
+func (r Record) Fields() []Field { return r.fields(outerField, innerField) }
+
+// Enriched returns the fields auditd's ENRICHED log format appends after a
+// 0x1D byte (UID="root" AUID="unset" SYSCALL=sendto ...), unquoted.
+func (r Record) Enriched() []Field { return r.fields(enrichedField, enrichedField) }
+
+// Get returns the value of the first of Fields named key.
 func (r Record) Get(key string) (string, bool) {
-	for _, f := range r.Fields {
+	for _, f := range r.Fields() {
 		if f.Key == key {
 			return f.Value, true
 		}
 	}
 	return "", false
+}
+
+// fields tokenizes the record's line and returns the fields of two kinds.
+func (r Record) fields(kind1, kind2 fieldKind) []Field {
+	line := r.Text()
+	var t tokenizer
+	t.body([]byte(line), int(r.body))
+	var out []Field
+	for _, f := range t.fields {
+		if f.kind == kind1 || f.kind == kind2 {
+			out = append(out, fieldAt(line, r.Type, f))
+		}
+	}
+	return out
+}
+
+// fieldAt makes a Field of a span of text, decoding a hex-encoded value.
+func fieldAt(text, typ string, f fieldSpan) Field {
+	out := Field{Key: text[f.k0:f.k1], Value: text[f.v0:f.v1], Inner: f.kind == innerField}
+	unquoted := f.v0 == f.k1+1
+	if unquoted && f.kind != enrichedField && encoded(typ, out.Key) {
+		if v, ok := decodeHex(out.Value); ok {
+			out.Value, out.Encoded = v, true
+		}
+	}
+	return out
 }
 
 // header is what a record line says before its fields.
