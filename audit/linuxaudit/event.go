@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/latscope/latscope/input"
 )
 
 // Unset is how an id the kernel writes as 4294967295 or -1 (no login
@@ -259,28 +261,16 @@ func argIndex(key string) (i int, piece, ok bool) {
 	}
 	digits := key[1:]
 	if b := strings.IndexByte(digits, '['); b >= 0 {
-		if !strings.HasSuffix(digits, "]") || !allDigits(digits[b+1:len(digits)-1]) {
+		if !strings.HasSuffix(digits, "]") {
+			return 0, false, false
+		}
+		if _, ok := input.ParseUint([]byte(digits[b+1 : len(digits)-1])); !ok {
 			return 0, false, false
 		}
 		digits, piece = digits[:b], true
 	}
-	if !allDigits(digits) {
-		return 0, false, false
-	}
-	n, err := strconv.Atoi(digits)
-	return n, piece, err == nil && n < 1<<20
-}
-
-func allDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
+	n, ok := input.ParseUint([]byte(digits))
+	return int(n), piece, ok && n < 1<<20
 }
 
 // encoded reports whether a field of a record of type typ may be
