@@ -214,9 +214,15 @@ func (a *assembler) node(b []byte) string {
 		return s
 	}
 	s := string(b)
-	a.nodes[s] = s
+	if len(a.nodes) < maxNodes {
+		a.nodes[s] = s
+	}
 	return s
 }
+
+// maxNodes bounds the interned node names (a log has a few; damaged input
+// could make every line another).
+const maxNodes = 1024
 
 // begin opens a new event.
 func (a *assembler) begin(key eventKey, line int) *openEvent {

@@ -251,8 +251,10 @@ func (t *tokenizer) pairs(text []byte, i, end int, kind fieldKind) {
 			i = v1
 		default:
 			v0 = i
-			for i < end && text[i] != ' ' {
-				i++
+			if j := bytes.IndexByte(text[i:end], ' '); j >= 0 {
+				i += j
+			} else {
+				i = end
 			}
 			v1 = i
 		}
