@@ -248,8 +248,9 @@ func (a *assembler) begin(key eventKey, line int) *openEvent {
 func (ev *openEvent) add(n int, h header, line []byte) {
 	base := len(ev.text)
 	ev.text = append(ev.text, line...)
-	off := int32(base) + int32(offsetOf(line, h.typ))
-	r := recordSpan{line: n, start: int32(base), end: int32(len(ev.text)), body: int32(h.body), typ0: off, typ1: off + int32(len(h.typ)), fields: int32(len(ev.tok.fields))}
+	typ0 := int32(base + h.typStart)
+	r := recordSpan{line: n, start: int32(base), end: int32(len(ev.text)), body: int32(h.body),
+		typ0: typ0, typ1: typ0 + int32(len(h.typ)), fields: int32(len(ev.tok.fields))}
 	ev.tok.body(ev.text, base+h.body)
 	r.enriched = int32(len(ev.tok.fields))
 	for i := int(r.fields); i < len(ev.tok.fields); i++ {
@@ -260,11 +261,6 @@ func (ev *openEvent) add(n int, h header, line []byte) {
 	}
 	r.fend = int32(len(ev.tok.fields))
 	ev.records = append(ev.records, r)
-}
-
-// offsetOf returns where sub (a slice of b) starts in b.
-func offsetOf(b, sub []byte) int {
-	return cap(b) - cap(sub)
 }
 
 // expire hands on the events that a new event at sec completes: those

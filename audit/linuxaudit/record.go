@@ -92,6 +92,7 @@ func fieldAt(text, typ string, f fieldSpan) Field {
 // header is what a record line says before its fields.
 type header struct {
 	node, typ []byte
+	typStart  int // offset of typ in the line
 	sec, nsec int64
 	serial    uint64
 	body      int // offset of the fields in the line
@@ -119,11 +120,11 @@ func parseHeader(line []byte) (header, error) {
 		return h, errNotRecord
 	}
 	i += len("type=")
-	start := i
+	h.typStart = i
 	for i < len(line) && line[i] != ' ' {
 		i++
 	}
-	h.typ = line[start:i]
+	h.typ = line[h.typStart:i]
 	i = skipSpaces(line, i)
 	const stamp = "msg=audit("
 	if !bytes.HasPrefix(line[i:], []byte(stamp)) {
