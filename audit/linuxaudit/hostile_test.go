@@ -256,3 +256,17 @@ func TestDetect(t *testing.T) {
 		}
 	}
 }
+
+func TestSeveralKeysAndUnsetIds(t *testing.T) {
+	// Several rule keys are written hex-encoded, 0x01 between them; older
+	// kernels write an unset id as -1.
+	rec := strings.Replace(syscallRec, `key="oracrs"`, "key=6F7261637273016F7261636D64", 1)
+	rec = strings.Replace(rec, "auid=1000", "auid=-1", 1)
+	events, _ := readBytes(t, "keys.log", lines(rec))
+	if len(events) != 1 || events[0].Key != "oracrs,oracmd" || events[0].AUID != Unset || events[0].UID != "0" {
+		t.Errorf("events %+v", events)
+	}
+	if f := events[0].Records[0].Fields(); f[len(f)-1] != (Field{Key: "key", Value: "oracrs\x01oracmd", Encoded: true}) {
+		t.Errorf("key field %+v", f[len(f)-1])
+	}
+}
