@@ -31,6 +31,13 @@ func (lr *LineReader) Number() int { return lr.number }
 // Next returns the next line. tooLong says it exceeded the maximum length
 // and only its start is returned. err is io.EOF after the last line.
 func (lr *LineReader) Next() (line string, tooLong bool, err error) {
+	b, tooLong, err := lr.NextBytes()
+	return string(b), tooLong, err
+}
+
+// NextBytes is Next without the string copy, for parsers that read every
+// line of large inputs: the line is valid only until the next call.
+func (lr *LineReader) NextBytes() (line []byte, tooLong bool, err error) {
 	lr.buf = lr.buf[:0]
 	for {
 		chunk, err := lr.r.ReadSlice('\n')
@@ -48,13 +55,13 @@ func (lr *LineReader) Next() (line string, tooLong bool, err error) {
 		case err == io.EOF && len(lr.buf) > 0:
 			return lr.line(), tooLong, nil // last line without a newline
 		default:
-			return "", false, err
+			return nil, false, err
 		}
 	}
 }
 
 // line counts the line and returns it without "\n" or "\r\n".
-func (lr *LineReader) line() string {
+func (lr *LineReader) line() []byte {
 	lr.number++
 	b := lr.buf
 	if n := len(b); n > 0 && b[n-1] == '\n' {
@@ -63,7 +70,7 @@ func (lr *LineReader) line() string {
 	if n := len(b); n > 0 && b[n-1] == '\r' {
 		b = b[:n-1]
 	}
-	return string(b)
+	return b
 }
 
 // EachLine calls line for every line of r until it ends (then it returns
