@@ -17,6 +17,9 @@ import (
 // without it, also when integration components are required.
 var sharedOnly = map[string]string{
 	"trc10046/apress-top1e_10.2.0.3_11.1.0.6/": "Antognini's freeware licence does not allow redistribution",
+	"audit/oracle-aud/elastic-beats/":          "Elastic License (x-pack) fixtures: not redistributable under Apache-2.0",
+	"audit/oracle-aud/elastic-integrations/":   "Elastic License 2.0: not redistributable under Apache-2.0",
+	"audit/oracle-aud/ddkk-page_11.2.0.4/":     "copied from a tutorial page that states no licence",
 }
 
 // DataDir returns the repository's real test data directory (testdata/ at
