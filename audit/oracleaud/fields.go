@@ -39,7 +39,7 @@ func (p *fieldParser) next() (field, bool) {
 		}
 		h, ok := parseHead(p.text, p.pos)
 		if !ok {
-			p.complain(p.pos, fmt.Sprintf("not a NAME:[n] 'value' field: %q", clip(lineFrom(p.text, p.pos))))
+			p.complain(p.pos, fmt.Sprintf("not a NAME:[n] 'value' field: %q (line skipped, the record kept)", clip(lineFrom(p.text, p.pos))))
 			p.pos = endOfLine(p.text, p.pos)
 			continue
 		}
@@ -66,7 +66,14 @@ func (p *fieldParser) value(h head) string {
 			return s[start:i]
 		}
 	}
-	p.complain(start, fmt.Sprintf("value of %s has no closing quote: read to the end of its line", h.name))
+	if len(s)-start < h.length {
+		// The record ends before the value's length: it was cut while
+		// being written or copied, and all that is left is the value.
+		p.complain(start, fmt.Sprintf("value of %s cut short (%d of %d bytes): record kept with what is there", h.name, len(s)-start, h.length))
+		p.pos = len(s)
+		return s[start:]
+	}
+	p.complain(start, fmt.Sprintf("value of %s has no closing quote: read to the end of its line, the record kept", h.name))
 	p.pos = endOfLine(s, start)
 	return s[start:p.pos]
 }

@@ -121,32 +121,32 @@ const (
 // Classify says what an action did. text is the action's text (ACTION,
 // ACTION_NAME, or the SQL text), number its action code (0: none).
 func Classify(text string, number int) ActionKind {
-	words := strings.Fields(strings.ToUpper(text))
+	text = strings.TrimSpace(text)
 	switch {
-	case len(words) == 1 && words[0] == "STARTUP":
+	case strings.EqualFold(text, "STARTUP"):
 		return KindStartup
-	case len(words) == 1 && words[0] == "SHUTDOWN":
+	case strings.EqualFold(text, "SHUTDOWN"):
 		return KindShutdown
-	case len(words) == 1 && (words[0] == "CONNECT" || words[0] == "LOGON"):
+	case strings.EqualFold(text, "CONNECT"), strings.EqualFold(text, "LOGON"), text == "" && number == actionLogon:
 		return KindConnect
-	case number == actionLogon && len(words) == 0:
-		return KindConnect
-	case len(words) >= 3 && words[0] == "ALTER" && words[1] == "DATABASE":
+	case len(text) > len("ALTER") && strings.EqualFold(text[:len("ALTER")], "ALTER"):
 		if number != 0 && number != actionAlterDatabase {
 			return KindOther
 		}
-		return alterDatabaseKind(words[2:])
+		return alterDatabaseKind(text)
 	}
 	return KindOther
 }
 
 // alterDatabaseKind looks for MOUNT or OPEN as the clause of an ALTER
 // DATABASE, after an optional database name ("ALTER DATABASE orcl OPEN").
-func alterDatabaseKind(clause []string) ActionKind {
-	for i, w := range clause {
-		if i > 1 {
-			break
-		}
+// Only the statement's first words are looked at.
+func alterDatabaseKind(text string) ActionKind {
+	words := strings.Fields(strings.ToUpper(text[:min(len(text), 80)]))
+	if len(words) < 3 || words[0] != "ALTER" || words[1] != "DATABASE" {
+		return KindOther
+	}
+	for _, w := range words[2:min(len(words), 4)] {
 		switch strings.TrimSuffix(w, ";") {
 		case "MOUNT":
 			return KindAlterMount

@@ -19,20 +19,27 @@ const (
 	maxRecordBytes = 4 << 20
 )
 
-// DetectText recognises a text `.aud` file: its header's "Audit file"
-// line, or (for records cut out of a file) a timestamp line followed by
-// LENGTH.
+// DetectText recognises a text `.aud` file by its first line: the
+// header's "Audit file", or (records cut out of a file) a timestamp line
+// followed by LENGTH.
 func DetectText(prefix []byte) input.Verdict {
-	scan := input.LineScan{SkipBOM: true, GiveUp: 8 << 10}
+	scan := input.LineScan{SkipBOM: true}
 	stamp := false
 	for l := range scan.Lines(prefix) {
-		if bytes.HasPrefix(l.Text, []byte("Audit file ")) {
+		switch {
+		case stamp:
+			if bytes.HasPrefix(l.Text, []byte("LENGTH")) {
+				return input.Yes
+			}
+			return input.No
+		case l.Blank():
+		case bytes.HasPrefix(l.Text, []byte("Audit file ")):
 			return input.Yes
+		default:
+			if _, _, stamp = parseStamp(string(l.Text)); !stamp {
+				return input.No
+			}
 		}
-		if stamp && bytes.HasPrefix(l.Text, []byte("LENGTH")) {
-			return input.Yes
-		}
-		_, _, stamp = parseStamp(string(l.Text))
 	}
 	return scan.Undecided(prefix)
 }
@@ -78,6 +85,11 @@ type textReader struct {
 	// whether it starts a record (LENGTH follows) or is text.
 	stamp *stampLine
 	rec   *textRecord
+	// the storage stamp and rec point to, reused from record to record
+	stampBuf stampLine
+	recBuf   textRecord
+	// the last timestamp parsed: records of one second share it
+	lastStamp stampLine
 }
 
 type stampLine struct {
@@ -113,14 +125,14 @@ func (tr *textReader) line(n int, text string, tooLong bool) error {
 		}
 		return nil
 	}
-	if t, zoned, ok := parseStamp(text); ok {
-		tr.stamp = &stampLine{n: n, text: text, t: t, zoned: zoned}
+	if tr.isStamp(n, text) {
 		return nil
 	}
 	if path, ok := strings.CutPrefix(text, "Audit file "); ok {
 		if err := tr.flush(); err != nil {
 			return err
 		}
+		path, _ = validText(path)
 		tr.proc = Process{AuditFile: strings.TrimSpace(path)}
 		if p, ok := processFromFileName(tr.proc.AuditFile); ok {
 			tr.proc.Instance, tr.proc.Name, tr.proc.PID = p.Instance, p.Name, p.PID
@@ -132,6 +144,22 @@ func (tr *textReader) line(n int, text string, tooLong bool) error {
 	}
 	tr.content(n, text)
 	return nil
+}
+
+// isStamp holds a timestamp line back (tr.stamp) and says whether text
+// was one.
+func (tr *textReader) isStamp(n int, text string) bool {
+	if text != tr.lastStamp.text || text == "" {
+		t, zoned, ok := parseStamp(text)
+		if !ok {
+			return false
+		}
+		tr.lastStamp = stampLine{text: text, t: t, zoned: zoned}
+	}
+	tr.stampBuf = tr.lastStamp
+	tr.stampBuf.n = n
+	tr.stamp = &tr.stampBuf
+	return true
 }
 
 // skipReason says what a bad line costs: its record, or nothing more.
@@ -161,7 +189,7 @@ func (r *textRecord) add(tr *textReader, n int, text string) {
 	if len(r.body)+len(text)+1 > maxRecordBytes {
 		tr.diag.Malformed(tr.name, r.line, fmt.Sprintf("record longer than %d bytes: skipped", maxRecordBytes))
 		r.skipped = true
-		r.body = nil
+		r.body = r.body[:0]
 		return
 	}
 	if r.bodyAt == 0 {
@@ -184,7 +212,8 @@ func (tr *textReader) startRecord(s *stampLine, n int, lengthLine string) error 
 	if !ok {
 		tr.diag.Malformed(tr.name, n, fmt.Sprintf("LENGTH line without a number: %q (record kept)", clip(lengthLine)))
 	}
-	tr.rec = &textRecord{line: s.n, t: s.t, length: length}
+	tr.recBuf = textRecord{line: s.n, t: s.t, length: length, body: tr.recBuf.body[:0]}
+	tr.rec = &tr.recBuf
 	return nil
 }
 
@@ -222,7 +251,7 @@ func (tr *textReader) flush() error {
 		tr.setField(&rec, f)
 	}
 	for _, p := range fp.problems {
-		tr.diag.Malformed(tr.name, p.line, p.reason+" (rest of the record kept)")
+		tr.diag.Malformed(tr.name, p.line, p.reason)
 	}
 	if fp.lengthMismatches > 0 {
 		tr.warn.Warn("length", "field lengths [n] that do not match their values (first in the record of line %d): read to the closing quote", r.line)
@@ -275,6 +304,7 @@ func (tr *textReader) setField(rec *Record, f field) {
 
 // headerLine reads the lines between "Audit file" and the first record.
 func (tr *textReader) headerLine(text string) {
+	text, _ = validText(text)
 	key, value, ok := strings.Cut(text, ":")
 	if !ok {
 		key, value, ok = strings.Cut(text, " = ")

@@ -30,6 +30,7 @@ func DetectUnifiedCSV(prefix []byte) input.Verdict {
 
 // unifiedColumns reads a header line; ok when it is UNIFIED_AUDIT_TRAIL's.
 func unifiedColumns(line string) ([]string, bool) {
+	line, _ = validText(line)
 	cols, ok := splitCSV(strings.TrimPrefix(line, "\xef\xbb\xbf"))
 	if !ok {
 		return nil, false
