@@ -254,16 +254,10 @@ func processFromFileName(name string) (Process, bool) {
 	return Process{Instance: inst, Name: proc, PID: pid}, true
 }
 
+// allDigits says s is a non-empty run of decimal digits (of any length:
+// a file name's stamp has 26).
 func allDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return s != "" && strings.TrimLeft(s, "0123456789") == ""
 }
 
 // validText returns s with invalid UTF-8 replaced, and whether it had any:

@@ -54,22 +54,10 @@ func DetectText(prefix []byte) input.Verdict {
 func ReadText(ctx context.Context, name string, r io.Reader, diag *input.Diagnostics, fn func(Record) error) error {
 	tr := &textReader{name: name, diag: diag, warn: input.NewOnceWarnings(diag, name), fn: fn}
 	tr.proc, _ = processFromFileName(name)
-	lr := input.NewLineReader(r, maxLineBytes)
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		text, tooLong, err := lr.Next()
-		if err == io.EOF {
-			return tr.end()
-		}
-		if err != nil {
-			return fmt.Errorf("%s:%d: %w", name, lr.Number()+1, err)
-		}
-		if err := tr.line(lr.Number(), text, tooLong); err != nil {
-			return err
-		}
+	if err := input.EachLine(ctx, name, r, maxLineBytes, tr.line); err != nil {
+		return err
 	}
+	return tr.end()
 }
 
 // textReader is the state of one text file being read.

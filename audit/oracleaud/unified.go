@@ -49,25 +49,13 @@ func unifiedColumns(line string) ([]string, bool) {
 // blank lines, repeated headers and "N rows selected." are skipped.
 func ReadUnifiedCSV(ctx context.Context, name string, r io.Reader, diag *input.Diagnostics, fn func(Record) error) error {
 	ur := &unifiedReader{name: name, diag: diag, warn: input.NewOnceWarnings(diag, name), fn: fn}
-	lr := input.NewLineReader(r, maxLineBytes)
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		text, tooLong, err := lr.Next()
-		if err == io.EOF {
-			if ur.row.Len() > 0 {
-				diag.Malformed(name, ur.rowLine, "truncated row: a quoted value never closed before the end of the input")
-			}
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s:%d: %w", name, lr.Number()+1, err)
-		}
-		if err := ur.line(lr.Number(), text, tooLong); err != nil {
-			return err
-		}
+	if err := input.EachLine(ctx, name, r, maxLineBytes, ur.line); err != nil {
+		return err
 	}
+	if ur.row.Len() > 0 {
+		diag.Malformed(name, ur.rowLine, "truncated row: a quoted value never closed before the end of the input")
+	}
+	return nil
 }
 
 type unifiedReader struct {
