@@ -5,6 +5,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/iotest"
+
+	"github.com/latscope/latscope/input"
 )
 
 const (
@@ -140,8 +143,8 @@ func TestXMLUnterminated(t *testing.T) {
 }
 
 // TestXMLHostile: bytes that are not UTF-8 are replaced and the records
-// kept; a syntax error and an element text over the bound are reported
-// with their line, the records before them kept.
+// kept; after a syntax error or an element text over the bound, reported
+// with their line, reading goes on at the next record.
 func TestXMLHostile(t *testing.T) {
 	recs, diag := readAll(t, "latin1.xml", xmlHead+xmlRecord("3", "select '\xe9t\xe9'")+xmlRecord("138", "STARTUP")+"</Audit>\n")
 	if len(recs) != 2 || recs[0].SQLText != "select '?t?'" || len(problems(diag)) > 0 {
@@ -150,16 +153,19 @@ func TestXMLHostile(t *testing.T) {
 	if w := diag.Warnings(); len(w) != 1 || !strings.Contains(w[0], "2 byte(s) that are not UTF-8") {
 		t.Errorf("warnings %q", w)
 	}
-	recs, diag = readAll(t, "bad.xml", xmlHead+xmlRecord("138", "STARTUP")+"<AuditRecord><DB_User>/</Oops>\n"+xmlRecord("3", "x"))
-	if len(recs) != 1 {
-		t.Errorf("%d records", len(recs))
+	recs, diag = readAll(t, "bad.xml", xmlHead+xmlRecord("138", "STARTUP")+"<AuditRecord><DB_User>/</Oops>\n"+xmlRecord("3", "x")+"</Audit>\n")
+	if len(recs) != 2 || recs[1].Line != 8 || recs[1].SQLText != "x" {
+		t.Errorf("records %+v", recs)
 	}
-	wantProblems(t, problems(diag), "bad.xml:7: XML audit file unreadable from here")
-	recs, diag = readAll(t, "huge.xml", xmlHead+xmlRecord("138", "STARTUP")+xmlRecord("3", strings.Repeat("y", maxLineBytes+1)))
-	if len(recs) != 1 {
-		t.Errorf("%d records", len(recs))
+	wantProblems(t, problems(diag), "bad.xml:7: bad XML (element <DB_User> closed by </Oops>), the <AuditRecord> of line 7 skipped: reading goes on at the next <AuditRecord>")
+	if w := diag.Warnings(); len(w) > 0 {
+		t.Errorf("warnings %q", w)
 	}
-	wantProblems(t, problems(diag), "huge.xml:8: XML audit file unreadable from here (an element or its text longer than the reader's bound): 1 record(s) read before")
+	recs, diag = readAll(t, "huge.xml", xmlHead+xmlRecord("138", "STARTUP")+xmlRecord("3", strings.Repeat("y", maxLineBytes+1))+xmlRecord("3", "z"))
+	if len(recs) != 2 || recs[1].SQLText != "z" || recs[1].Line != 10 {
+		t.Errorf("records %+v", recs)
+	}
+	wantProblems(t, problems(diag), "huge.xml:8: bad XML (an element or its text longer than the reader's bound), the <AuditRecord> of line 7 skipped")
 }
 
 // TestUnifiedHostile: a row of the wrong width, an unclosed quote at the
@@ -199,5 +205,19 @@ func TestCallbackErrorStops(t *testing.T) {
 	}
 	if err := Read(context.Background(), "x.txt", strings.NewReader("hello\nworld\n"), nil, nil); !errors.Is(err, ErrUnknownFormat) {
 		t.Errorf("unknown input: %v", err)
+	}
+}
+
+// TestXMLSplitUTF8: a UTF-8 character split across reads is kept whole.
+func TestXMLSplitUTF8(t *testing.T) {
+	in := xmlHead + xmlRecord("3", "select 'été ✓' from dual") + "</Audit>\n"
+	var recs []Record
+	diag := input.NewDiagnostics(nil, 10)
+	err := ReadXML(context.Background(), "split.xml", iotest.OneByteReader(strings.NewReader(in)), diag, func(r Record) error {
+		recs = append(recs, r)
+		return nil
+	})
+	if err != nil || len(recs) != 1 || recs[0].SQLText != "select 'été ✓' from dual" || len(diag.Warnings()) > 0 {
+		t.Errorf("err %v records %+v warnings %q", err, recs, diag.Warnings())
 	}
 }

@@ -36,41 +36,48 @@ func DetectXML(prefix []byte) input.Verdict {
 // ReadXML reads an XML audit file (AUDIT_TRAIL=XML or XML,EXTENDED) with
 // encoding/xml's streaming decoder, one <AuditRecord> at a time. A file
 // still being written has no closing </Audit>: what is there is read and
-// the truncation reported once. The decoder cannot find its way back into
-// a document after a syntax error, so one ends the file, reported with its
-// line; the records before it are kept.
+// the truncation reported once. After a syntax error (reported with its
+// line) reading goes on at the next <AuditRecord>, with a new decoder.
 func ReadXML(ctx context.Context, name string, r io.Reader, diag *input.Diagnostics, fn func(Record) error) error {
-	warn := input.NewOnceWarnings(diag, name)
-	guard := &xmlGuard{r: r, maxRun: maxLineBytes}
-	dec := xml.NewDecoder(guard)
-	dec.CharsetReader = func(label string, in io.Reader) (io.Reader, error) {
-		warn.Warn("charset", "declared encoding %q read as UTF-8", label)
-		return in, nil
-	}
-	xr := xmlReader{name: name, diag: diag, fn: fn}
+	xr := xmlReader{name: name, diag: diag, warn: input.NewOnceWarnings(diag, name), fn: fn}
 	xr.proc, _ = processFromFileName(name)
+	guard := newXMLGuard(r, maxLineBytes)
+	defer func() {
+		if guard.replaced > 0 {
+			xr.warn.Warn("utf8", "%d byte(s) that are not UTF-8 replaced by '?'", guard.replaced)
+		}
+	}()
+	xr.newDecoder(guard)
 	for {
-		if err := ctx.Err(); err != nil {
+		err := xr.decode(ctx)
+		if err == nil || ctx.Err() != nil || !xr.resumable(err) {
 			return err
 		}
-		tok, err := dec.Token()
-		if err != nil {
-			if guard.replaced > 0 {
-				warn.Warn("utf8", "%d byte(s) that are not UTF-8 replaced by '?'", guard.replaced)
-			}
-			return xr.end(dec, err, warn)
+		xr.inRecord, xr.element = false, ""
+		if !guard.skipTo(auditRecordTag) {
+			return nil
 		}
-		if err := xr.token(dec, tok); err != nil {
-			return err
-		}
+		// The decoder starts again inside a document of its own; the
+		// <Audit> given before the record matches the file's </Audit>.
+		xr.lineOffset = guard.lines
+		guard.pending = []byte("<Audit>" + auditRecordTag)
+		xr.newDecoder(guard)
 	}
 }
+
+const auditRecordTag = "<AuditRecord>"
 
 type xmlReader struct {
 	name string
 	diag *input.Diagnostics
+	warn *input.OnceWarnings
 	fn   func(Record) error
 	proc Process
+
+	dec *xml.Decoder
+	// lineOffset is the file line before the decoder's first: a decoder
+	// started again after an error counts from 1.
+	lineOffset int
 
 	inAudit, closed bool
 	records         int
@@ -82,13 +89,57 @@ type xmlReader struct {
 	text     strings.Builder
 }
 
-func (xr *xmlReader) token(dec *xml.Decoder, tok xml.Token) error {
+func (xr *xmlReader) newDecoder(guard *xmlGuard) {
+	xr.dec = xml.NewDecoder(guard)
+	xr.dec.CharsetReader = func(label string, in io.Reader) (io.Reader, error) {
+		xr.warn.Warn("charset", "declared encoding %q read as UTF-8", label)
+		return in, nil
+	}
+}
+
+// line returns the file line the decoder is at.
+func (xr *xmlReader) line() int {
+	n, _ := xr.dec.InputPos()
+	return xr.lineOffset + n
+}
+
+// decode reads tokens until the decoder fails; it returns nil at the end
+// of the input, the caller's or the context's error, or the decoder's.
+func (xr *xmlReader) decode(ctx context.Context) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		tok, err := xr.dec.Token()
+		if err != nil {
+			return xr.decoderError(err)
+		}
+		if err := xr.token(tok); err != nil {
+			return &callerError{err}
+		}
+	}
+}
+
+// callerError carries the caller's error past decoder errors.
+type callerError struct{ err error }
+
+func (e *callerError) Error() string { return e.err.Error() }
+func (e *callerError) Unwrap() error { return e.err }
+
+// resumable says whether reading can go on after err: not after the
+// caller's error.
+func (xr *xmlReader) resumable(err error) bool {
+	var ce *callerError
+	return !errors.As(err, &ce)
+}
+
+func (xr *xmlReader) token(tok xml.Token) error {
 	switch t := tok.(type) {
 	case xml.StartElement:
 		switch {
 		case t.Name.Local == "AuditRecord":
 			xr.inRecord, xr.fields = true, map[string]string{}
-			xr.recLine, _ = dec.InputPos()
+			xr.recLine = xr.line()
 		case t.Name.Local == "Audit" && !xr.inRecord:
 			xr.inAudit = true
 		default:
@@ -119,22 +170,36 @@ func (xr *xmlReader) token(dec *xml.Decoder, tok xml.Token) error {
 	return nil
 }
 
-// end handles the decoder's last error: the end of the document, a file
-// cut short, or a syntax error.
-func (xr *xmlReader) end(dec *xml.Decoder, err error, warn *input.OnceWarnings) error {
-	line, _ := dec.InputPos()
+// decoderError handles the decoder's error: the end of the document or a
+// file cut short end the reading (nil); a syntax error is reported and
+// returned, to be read past.
+func (xr *xmlReader) decoderError(err error) error {
 	var syntax *xml.SyntaxError
 	cut := errors.Is(err, io.EOF) || errors.As(err, &syntax) && syntax.Msg == "unexpected EOF"
 	switch {
 	case !cut:
-		xr.diag.Malformed(xr.name, line, fmt.Sprintf("XML audit file unreadable from here (%v): %d record(s) read before", err, xr.records))
+		lost := ""
+		if xr.inRecord {
+			lost = fmt.Sprintf(", the <AuditRecord> of line %d skipped", xr.recLine)
+		}
+		xr.diag.Malformed(xr.name, xr.line(), fmt.Sprintf("bad XML (%s)%s: reading goes on at the next <AuditRecord>", xmlReason(err), lost))
+		return err
 	case xr.inRecord:
 		xr.diag.Malformed(xr.name, xr.recLine, "truncated <AuditRecord> at the end of the input: skipped")
 		fallthrough
 	case xr.inAudit && !xr.closed:
-		warn.Warn("unterminated", "no closing </Audit> (the file is still being written or was cut): %d record(s) read", xr.records)
+		xr.warn.Warn("unterminated", "no closing </Audit> (the file is still being written or was cut): %d record(s) read", xr.records)
 	}
 	return nil
+}
+
+// xmlReason is a decoder error without its own (decoder-relative) line.
+func xmlReason(err error) string {
+	var syntax *xml.SyntaxError
+	if errors.As(err, &syntax) {
+		return syntax.Msg
+	}
+	return err.Error()
 }
 
 // record maps an <AuditRecord>'s elements onto a Record.
@@ -198,79 +263,127 @@ func hostOfAddress(s string) string {
 	return strings.TrimSpace(host)
 }
 
-// xmlGuard stands between the file and the XML decoder: it replaces bytes
-// that are not UTF-8 by '?' (the decoder would stop at the first one; one
-// byte for one keeps line numbers) and fails on a run of more than maxRun
-// bytes without a '<' (a text or tag the decoder would hold whole).
+// xmlGuard stands between the file and the XML decoder, which reads it
+// byte by byte (an io.ByteReader is not buffered again, so after an error
+// the guard is exactly where the decoder stopped). It replaces bytes that
+// are not UTF-8 by '?' (the decoder would stop at the first one; one byte
+// for one keeps line numbers), fails on a run of more than maxRun bytes
+// without a '<' (a text or tag the decoder would hold whole), and counts
+// lines.
 type xmlGuard struct {
-	r        io.Reader
-	maxRun   int
-	run      int
-	carry    []byte // an incomplete UTF-8 sequence held for the next read
+	r      io.Reader
+	buf    []byte
+	pos    int
+	err    error
+	maxRun int
+	run    int
+	// tail is an incomplete UTF-8 sequence held for the next chunk.
+	tail []byte
+	// pending is read before the file's bytes (a restart's opening tags).
+	pending  []byte
+	lines    int
 	replaced int
-	eof      bool
+}
+
+func newXMLGuard(r io.Reader, maxRun int) *xmlGuard {
+	return &xmlGuard{r: r, buf: make([]byte, 0, 32<<10), maxRun: maxRun}
 }
 
 // errHugeToken is the guard's error for an element text or tag too long.
 var errHugeToken = errors.New("an element or its text longer than the reader's bound")
 
-func (g *xmlGuard) Read(p []byte) (int, error) {
-	if len(p) <= utf8.UTFMax {
-		return 0, io.ErrShortBuffer
+func (g *xmlGuard) ReadByte() (byte, error) {
+	if len(g.pending) > 0 {
+		c := g.pending[0]
+		g.pending = g.pending[1:]
+		return c, nil
 	}
-	for {
-		n, err := g.fill(p)
-		if n > 0 || err != nil {
-			return n, err
-		}
-		if g.eof && len(g.carry) == 0 {
-			return 0, io.EOF
-		}
+	c, err := g.next()
+	if err != nil {
+		return 0, err
 	}
-}
-
-// fill reads once into p, after the bytes carried from the last read, and
-// returns the checked bytes ready for the decoder.
-func (g *xmlGuard) fill(p []byte) (int, error) {
-	n := copy(p, g.carry)
-	g.carry = g.carry[:0]
-	var err error
-	if !g.eof {
-		var m int
-		m, err = g.r.Read(p[n:])
-		n += m
-		if err == io.EOF {
-			g.eof, err = true, nil
-		}
-	}
-	data := p[:n]
-	keep := 0
-	if !g.eof {
-		keep = incompleteTail(data)
-	}
-	g.carry = append(g.carry, data[len(data)-keep:]...)
-	data = data[:len(data)-keep]
-	g.replaced += sanitizeUTF8(data)
-	if g.tooLong(data) {
+	if c == '<' {
+		g.run = 0
+	} else if g.run++; g.run > g.maxRun {
+		g.run = 0
 		return 0, errHugeToken
 	}
-	return len(data), err
+	return c, nil
 }
 
-// tooLong follows the run of bytes since the last '<'.
-func (g *xmlGuard) tooLong(data []byte) bool {
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '<')
-		if i < 0 {
-			g.run += len(data)
-			break
+// next returns the file's next byte, counting lines.
+func (g *xmlGuard) next() (byte, error) {
+	if g.pos == len(g.buf) {
+		if err := g.refill(); err != nil {
+			return 0, err
 		}
-		if g.run+i > g.maxRun {
-			return true
-		}
-		g.run, data = 0, data[i+1:]
 	}
-	return g.run > g.maxRun
+	c := g.buf[g.pos]
+	g.pos++
+	if c == '\n' {
+		g.lines++
+	}
+	return c, nil
+}
+
+func (g *xmlGuard) Read(p []byte) (int, error) {
+	for i := range p {
+		c, err := g.ReadByte()
+		if err != nil {
+			return i, err
+		}
+		p[i] = c
+	}
+	return len(p), nil
+}
+
+// refill reads the next chunk, holding an incomplete UTF-8 sequence at
+// its end back for the read after, and replaces what is not UTF-8.
+func (g *xmlGuard) refill() error {
+	g.buf, g.pos = g.buf[:copy(g.buf[:cap(g.buf)], g.tail)], 0
+	g.tail = g.tail[:0]
+	for {
+		if g.err != nil {
+			if len(g.buf) == 0 {
+				return g.err
+			}
+			g.replaced += sanitizeUTF8(g.buf)
+			return nil
+		}
+		n, err := g.r.Read(g.buf[len(g.buf):cap(g.buf)])
+		g.buf, g.err = g.buf[:len(g.buf)+n], err
+		keep := 0
+		if err == nil {
+			keep = incompleteTail(g.buf)
+		}
+		if ready := len(g.buf) - keep; ready > 0 {
+			g.tail = append(g.tail, g.buf[ready:]...)
+			g.buf = g.buf[:ready]
+			g.replaced += sanitizeUTF8(g.buf)
+			return nil
+		}
+	}
+}
+
+// skipTo reads past the file's bytes up to and including marker, and says
+// whether it was found.
+func (g *xmlGuard) skipTo(marker string) bool {
+	g.pending, g.run = nil, 0
+	for matched := 0; matched < len(marker); {
+		c, err := g.next()
+		if err != nil {
+			return false
+		}
+		switch {
+		case c == marker[matched]:
+			matched++
+		case c == marker[0]:
+			matched = 1
+		default:
+			matched = 0
+		}
+	}
+	return true
 }
 
 // incompleteTail returns how many bytes at the end of data begin a UTF-8
