@@ -31,7 +31,7 @@ func DetectUnifiedCSV(prefix []byte) input.Verdict {
 // unifiedColumns reads a header line; ok when it is UNIFIED_AUDIT_TRAIL's.
 func unifiedColumns(line string) ([]string, bool) {
 	line, _ = validText(line)
-	cols, ok := splitCSV(strings.TrimPrefix(line, "\xef\xbb\xbf"))
+	cols, ok := splitCSV(strings.TrimPrefix(line, "\xef\xbb\xbf"), nil)
 	if !ok {
 		return nil, false
 	}
@@ -66,6 +66,8 @@ type unifiedReader struct {
 
 	columns []string
 	header  string
+	layout  int      // index in unifiedTimeLayouts of the last one that read
+	values  []string // the last row's, reused
 	// row collects the lines of a row whose quoted value spans lines.
 	row     strings.Builder
 	rowLine int
@@ -119,7 +121,8 @@ func (ur *unifiedReader) take(row string) error {
 	case row == ur.header:
 		return nil
 	}
-	values, ok := splitCSV(row)
+	values, ok := splitCSV(row, ur.values[:0])
+	ur.values = values
 	if !ok || len(values) != len(ur.columns) {
 		ur.diag.Malformed(ur.name, ur.rowLine, fmt.Sprintf("row of %d fields, the header has %d", len(values), len(ur.columns)))
 		return nil
@@ -208,8 +211,14 @@ func (ur *unifiedReader) time(v string, zone *time.Location) time.Time {
 	if v == "" {
 		return time.Time{}
 	}
-	for _, layout := range unifiedTimeLayouts {
+	// An export writes every timestamp alike: the layout that read the
+	// last one is tried first.
+	if t, err := time.ParseInLocation(unifiedTimeLayouts[ur.layout], v, zone); err == nil {
+		return t
+	}
+	for i, layout := range unifiedTimeLayouts {
 		if t, err := time.ParseInLocation(layout, v, zone); err == nil {
+			ur.layout = i
 			return t
 		}
 	}
@@ -228,12 +237,22 @@ func leadingNumber(s string) int {
 }
 
 // splitCSV splits one CSV row (RFC 4180: fields quoted with "", "" inside
-// for a quote, quoted fields may hold commas and newlines). ok is false
-// when a quote is never closed.
-func splitCSV(row string) (fields []string, ok bool) {
+// for a quote, quoted fields may hold commas and newlines), appending the
+// fields to into. ok is false when a quote is never closed.
+func splitCSV(row string, into []string) (fields []string, ok bool) {
+	fields = into
 	var b strings.Builder
 	for i := 0; ; {
 		if i < len(row) && row[i] == '"' {
+			// Most quoted values hold no quote: they are a slice of the row.
+			if j := strings.IndexByte(row[i+1:], '"'); j >= 0 && (i+j+2 == len(row) || row[i+j+2] == ',') {
+				fields = append(fields, row[i+1:i+1+j])
+				if i+j+2 == len(row) {
+					return fields, true
+				}
+				i += j + 3
+				continue
+			}
 			b.Reset()
 			closed := false
 			for i++; i < len(row); i++ {

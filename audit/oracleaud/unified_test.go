@@ -73,7 +73,7 @@ func TestSplitCSV(t *testing.T) {
 		{`"open`, nil, false},
 		{``, []string{""}, true},
 	} {
-		got, ok := splitCSV(c.row)
+		got, ok := splitCSV(c.row, nil)
 		if ok != c.ok || ok && strings.Join(got, "|") != strings.Join(c.want, "|") {
 			t.Errorf("splitCSV(%q) = %q %v", c.row, got, ok)
 		}

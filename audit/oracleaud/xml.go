@@ -255,9 +255,11 @@ func (xr *xmlReader) record() Record {
 // such as "…(ADDRESS=(PROTOCOL=tcp)(HOST=10.1.2.3)(PORT=5040))…", as the
 // logon records' Comment_Text and AUTHENTICATION_TYPE write it.
 func hostOfAddress(s string) string {
-	i := strings.Index(strings.ToUpper(s), "(HOST=")
+	i := strings.Index(s, "(HOST=")
 	if i < 0 {
-		return ""
+		if i = strings.Index(s, "(host="); i < 0 {
+			return ""
+		}
 	}
 	host, _, _ := strings.Cut(s[i+len("(HOST="):], ")")
 	return strings.TrimSpace(host)
