@@ -1,7 +1,9 @@
 package oracleaud
 
 import (
+	"os/exec"
 	"path"
+	"strconv"
 	"reflect"
 	"strings"
 	"testing"
@@ -31,6 +33,9 @@ func TestEveryRecordRead(t *testing.T) {
 			}
 			if len(recs) != want || want == 0 {
 				t.Errorf("%d records, %d record starts", len(recs), want)
+			}
+			if n, ok := grepCount(t, testenv.DataFile(t, rel), format); ok && n != want {
+				t.Errorf("grep counts %d record starts, the test's expression %d", n, want)
 			}
 			if p := problems(diag); len(p) > 0 {
 				t.Errorf("problems: %q", p)
@@ -211,4 +216,28 @@ func TestXMLRecords(t *testing.T) {
 	if recs[1].Line != 9 || recs[1].Extra["Scn"] != "12204723579410" {
 		t.Errorf("second record %+v", recs[1])
 	}
+}
+
+// grepCount counts record starts with grep itself, as the brief does:
+// `grep -cE` of the timestamp expression, `grep -c '<AuditRecord>'`
+// (which counts lines: the real XML file has one record a line). false
+// when there is no grep.
+func grepCount(t *testing.T, file string, f Format) (int, bool) {
+	grep, err := exec.LookPath("grep")
+	if err != nil {
+		return 0, false
+	}
+	args := []string{"-cE", `^[A-Z][a-z]{2} [A-Z][a-z]{2} [ 0-9][0-9] [0-9:]{8} [0-9]{4}`, file}
+	if f == FormatXML {
+		args = []string{"-c", "<AuditRecord>", file}
+	}
+	out, err := exec.Command(grep, args...).Output()
+	if err != nil {
+		t.Fatalf("grep %q: %v", args, err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, true
 }
