@@ -3,8 +3,8 @@ package oracleaud
 import (
 	"os/exec"
 	"path"
-	"strconv"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
