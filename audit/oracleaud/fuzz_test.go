@@ -84,3 +84,9 @@ func FuzzReadUnifiedCSV(f *testing.F) {
 	f.Add("EVENT_TIMESTAMP_UTC,ACTION_NAME,SQL_TEXT\n2026-11-26 13:10:09,ALTER DATABASE,\"alter database\nopen\"\n")
 	f.Fuzz(func(t *testing.T, data string) { fuzzRead(t, ReadUnifiedCSV, "u.csv", data) })
 }
+
+func FuzzReadSyslog(f *testing.F) {
+	f.Add(syslogRecord("Nov 26 14:10:09 db1", 4242, "SHUTDOWN", "pts/1"))
+	f.Add(syslogRecord("2026-11-26T14:11:30.250000+01:00 db1", 4311, "STARTUP", "pts/1") + "Nov 26 14:10:02 db1 sudo[4180]: x\n")
+	f.Fuzz(func(t *testing.T, data string) { fuzzRead(t, ReadSyslog, "messages", data) })
+}

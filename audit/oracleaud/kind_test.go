@@ -20,7 +20,10 @@ func TestKind(t *testing.T) {
 		{"EVENT_TIMESTAMP_UTC,DBUSERNAME\n", "x.csv", ""},
 		{"hello\nworld\n", "x.aud", ""},
 		{"", "DB1_ora_1_2.aud", FormatText},
-		{"Audit fi", "DB1_ora_1_2.xml", FormatXML},
+		{"Audit fi", "DB1_ora_1_2.aud", FormatText},
+		{"Audit fi", "DB1_ora_1_2.xml", ""},
+		{"", "DB1_ora_1_2.xml", FormatXML},
+		{"Nov 26 14:10:09 db1 sshd[1]: x\n", "messages.csv", ""},
 		{"<?xml version=\"1.0\"?>\n<Audit", "x.bin", ""},
 		{"<html><body>", "x", ""},
 	} {

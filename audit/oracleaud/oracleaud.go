@@ -1,7 +1,8 @@
 // Package oracleaud reads Oracle database audit trails as a DBA finds them
 // on a host or copied off it: the traditional text `.aud` files
-// (AUDIT_TRAIL=OS and the mandatory SYS audit), the XML audit files
-// (AUDIT_TRAIL=XML) and a CSV export of UNIFIED_AUDIT_TRAIL. Every format
+// (AUDIT_TRAIL=OS and the mandatory SYS audit), the same records sent to
+// syslog (AUDIT_SYSLOG_LEVEL), the XML audit files (AUDIT_TRAIL=XML) and a
+// CSV export of UNIFIED_AUDIT_TRAIL. Every format
 // streams into the same Record, whose Kind says whether it started, stopped,
 // mounted or opened the database or connected to it.
 //
@@ -33,6 +34,7 @@ const (
 	FormatText       Format = "oracle-aud"
 	FormatXML        Format = "oracle-aud-xml"
 	FormatUnifiedCSV Format = "oracle-unified-csv"
+	FormatSyslog     Format = "oracle-audit-syslog"
 )
 
 // Process is the database process that wrote a record: from the header of
@@ -161,18 +163,24 @@ func alterDatabaseKind(text string) ActionKind {
 // input.DetectLimit) and, when those cannot tell, its name's extension;
 // "" when it is none of them.
 func Kind(first []byte, name string) Format {
-	undecided := false
+	verdicts := map[Format]input.Verdict{}
 	for _, d := range detectors {
-		switch d.detect(first) {
-		case input.Yes:
+		v := d.detect(first)
+		if v == input.Yes {
 			return d.format
-		case input.NeedMore:
-			undecided = true
 		}
+		verdicts[d.format] = v
 	}
-	if !undecided && len(first) > 0 {
-		return ""
+	// The name decides only for a format its detector could not rule out
+	// (a prefix too short to tell).
+	if f := formatByName(name); f != "" && verdicts[f] == input.NeedMore {
+		return f
 	}
+	return ""
+}
+
+// formatByName is the format a file name suggests.
+func formatByName(name string) Format {
 	base := strings.ToLower(path.Base(name))
 	switch {
 	case strings.Contains(base, ".aud"):
@@ -192,6 +200,7 @@ var detectors = []struct {
 	{FormatText, DetectText},
 	{FormatXML, DetectXML},
 	{FormatUnifiedCSV, DetectUnifiedCSV},
+	{FormatSyslog, DetectSyslog},
 }
 
 // Reader reads one format of audit trail, calling fn for each record.
@@ -206,12 +215,14 @@ func ReaderFor(f Format) Reader {
 		return ReadXML
 	case FormatUnifiedCSV:
 		return ReadUnifiedCSV
+	case FormatSyslog:
+		return ReadSyslog
 	}
 	return nil
 }
 
 // ErrUnknownFormat is Read's error for an input in none of the formats.
-var ErrUnknownFormat = errors.New("not an Oracle audit trail (text .aud, XML audit or UNIFIED_AUDIT_TRAIL CSV)")
+var ErrUnknownFormat = errors.New("not an Oracle audit trail (text .aud, XML audit, UNIFIED_AUDIT_TRAIL CSV or syslog)")
 
 // Read detects the input's format (gzip unwrapped) and reads it.
 func Read(ctx context.Context, name string, r io.Reader, diag *input.Diagnostics, fn func(Record) error) error {

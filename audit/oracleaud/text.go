@@ -230,29 +230,36 @@ func (tr *textReader) flush() error {
 		tr.diag.Malformed(tr.name, r.line, "truncated record: no fields after LENGTH")
 		return nil
 	}
-	fp := fieldParser{text: body, firstLine: r.bodyAt}
+	setFields(&rec, body, r.bodyAt, tr.name, tr.diag, tr.warn)
+	return tr.fn(rec)
+}
+
+// setFields reads a record's `NAME :[n] 'value'` fields from body, whose
+// first line is line firstLine of the input, reports what it cannot read
+// and classifies the record.
+func setFields(rec *Record, body string, firstLine int, name string, diag *input.Diagnostics, warn *input.OnceWarnings) {
+	fp := fieldParser{text: body, firstLine: firstLine}
 	for {
 		f, ok := fp.next()
 		if !ok {
 			break
 		}
-		tr.setField(&rec, f)
+		setField(rec, f, warn)
 	}
 	for _, p := range fp.problems {
-		tr.diag.Malformed(tr.name, p.line, p.reason)
+		diag.Malformed(name, p.line, p.reason)
 	}
 	if fp.lengthMismatches > 0 {
-		tr.warn.Warn("length", "field lengths [n] that do not match their values (first in the record of line %d): read to the closing quote", r.line)
+		warn.Warn("length", "field lengths [n] that do not match their values (first in the record of line %d): read to the closing quote", rec.Line)
 	}
 	rec.Kind = Classify(rec.Action, rec.ActionNumber)
-	return tr.fn(rec)
 }
 
 // setField stores a field where the Record keeps it.
-func (tr *textReader) setField(rec *Record, f field) {
+func setField(rec *Record, f field, warn *input.OnceWarnings) {
 	v, replaced := validText(f.value)
 	if replaced {
-		tr.warn.Warn("utf8", "bytes that are not UTF-8 (first in the record of line %d): replaced by U+FFFD", rec.Line)
+		warn.Warn("utf8", "bytes that are not UTF-8 (first in the record of line %d): replaced by U+FFFD", rec.Line)
 	}
 	switch f.name {
 	case "ACTION":
