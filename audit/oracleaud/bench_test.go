@@ -64,3 +64,16 @@ func BenchmarkReadUnifiedCSV(b *testing.B) {
 	}, "")
 	benchRead(b, ReadUnifiedCSV, "u.csv", data, n)
 }
+
+// BenchmarkReadSyslog: 8 MB of syslog lines, one in four Oracle's.
+func BenchmarkReadSyslog(b *testing.B) {
+	n := 0
+	data := benchInput(8<<20, "", func(i int) string {
+		if i%4 != 0 {
+			return "Nov 26 14:10:02 db1 sudo[4180]:    alice : TTY=pts/1 ; PWD=/home/alice ; USER=oracle ; COMMAND=/bin/bash -l\n"
+		}
+		n++
+		return syslogRecord("Nov 26 14:10:09 db1", 4242, "CONNECT", "pts/1")
+	}, "")
+	benchRead(b, ReadSyslog, "messages", data, n)
+}
