@@ -88,5 +88,6 @@ func FuzzReadUnifiedCSV(f *testing.F) {
 func FuzzReadSyslog(f *testing.F) {
 	f.Add(syslogRecord("Nov 26 14:10:09 db1", 4242, "SHUTDOWN", "pts/1"))
 	f.Add(syslogRecord("2026-11-26T14:11:30.250000+01:00 db1", 4311, "STARTUP", "pts/1") + "Nov 26 14:10:02 db1 sudo[4180]: x\n")
+	f.Add(`Nov 26 14:10:01 db1 Oracle Unified Audit[41020]: LENGTH: '215' TYPE:"4" DBID:"2824230686" SESID:"1" DBUSER:"SYS" ACTION:"100" RETCODE:"0" OBJNAME:"EMP "X""` + "\n")
 	f.Fuzz(func(t *testing.T, data string) { fuzzRead(t, ReadSyslog, "messages", data) })
 }

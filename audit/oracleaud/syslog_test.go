@@ -57,3 +57,30 @@ func TestSyslog(t *testing.T) {
 		t.Errorf("warnings %q", w)
 	}
 }
+
+// TestUnifiedSyslog: SYNTHETIC lines of unified auditing's syslog form
+// (UNIFIED_AUDIT_SYSTEMLOG), pairs without lengths; a logon classified by
+// its action number, a value holding a quote, a broken pair reported.
+func TestUnifiedSyslog(t *testing.T) {
+	in := `Nov 26 14:10:01 db1 Oracle Unified Audit[41020]: LENGTH: '215' TYPE:"4" DBID:"2824230686" SESID:"2349012785" CLIENTID:"" ENTRYID:"1" STMTID:"1" DBUSER:"SYS" CURUSER:"SYS" ACTION:"100" RETCODE:"0" SCHEMA:"" OBJNAME:"" PDB_GUID:"6ACC4A4D0D9A0CD9E0536014000A0A9A"` + "\n" +
+		`2026-11-26T14:14:05.5+01:00 db1 Oracle Unified Audit[41380]: LENGTH: '120' TYPE:"1" DBID:"2824230686" SESS:"3011298838" USER:"SCOTT" ACTION:"6" RETCODE:"0" OBJNAME:"EMP "X"" SCHEMA:"SCOTT"` + "\n" +
+		`Nov 26 14:15:00 db1 Oracle Unified Audit[41381]: LENGTH: '40' TYPE:"4" DBID:"1` + "\n" +
+		`Nov 26 14:15:01 db1 Oracle Unified Audit[41382]: LENGTH: '40' TYPE:"4" garbage` + "\n"
+	if Kind([]byte(in), "messages") != FormatSyslog {
+		t.Fatal("not detected")
+	}
+	recs, diag := readAll(t, "messages", in)
+	if len(recs) != 4 || recs[2].DBID != "1" || recs[3].Extra["TYPE"] != "4" {
+		t.Fatalf("records %+v", recs)
+	}
+	logon := recs[0]
+	if logon.Kind != KindConnect || logon.Process.PID != 41020 || logon.SessionID != "2349012785" || logon.DBUser != "SYS" ||
+		logon.Status != "0" || logon.DBID != "2824230686" || logon.Length != 215 || logon.Extra["PDB_GUID"] != "6ACC4A4D0D9A0CD9E0536014000A0A9A" ||
+		logon.Extra["CLIENTID"] != "" || len(logon.Extra) != 8 {
+		t.Errorf("logon %+v", logon)
+	}
+	if u := recs[1]; u.SessionID != "3011298838" || u.DBUser != "SCOTT" || u.ActionNumber != 6 || u.Extra["OBJNAME"] != `EMP "X"` || u.Extra["SCHEMA"] != "SCOTT" || u.Kind != KindOther {
+		t.Errorf("update %+v", u)
+	}
+	wantProblems(t, problems(diag), "messages:3: value of DBID has no closing quote", `messages:4: not a NAME:"value" pair: "garbage"`)
+}
