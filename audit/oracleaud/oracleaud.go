@@ -280,6 +280,24 @@ func validText(s string) (string, bool) {
 	return strings.ToValidUTF8(s, "\uFFFD"), true
 }
 
+// setExtra keeps a field the Record has no place for.
+func (r *Record) setExtra(name, value string) {
+	if r.Extra == nil {
+		r.Extra = map[string]string{}
+	}
+	r.Extra[name] = value
+}
+
+// recordText returns a value as valid UTF-8, warning once about a record
+// that was not.
+func recordText(v string, line int, warn *input.OnceWarnings) string {
+	v, replaced := validText(v)
+	if replaced {
+		warn.Warn("utf8", "bytes that are not UTF-8 (first in the record of line %d): replaced by U+FFFD", line)
+	}
+	return v
+}
+
 // atoi reads a decimal field; 0 when it is empty or not a number.
 func atoi(s string) int {
 	n, err := strconv.Atoi(strings.TrimSpace(s))

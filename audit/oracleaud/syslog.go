@@ -150,10 +150,7 @@ func isPairName(s string) bool {
 // names are those of Oracle's documentation (SESID, DBUSER) and the
 // shorter ones some write (SESS, USER).
 func setPair(rec *Record, key, value string, warn *input.OnceWarnings) {
-	v, replaced := validText(value)
-	if replaced {
-		warn.Warn("utf8", "bytes that are not UTF-8 (first in the record of line %d): replaced by U+FFFD", rec.Line)
-	}
+	v := recordText(value, rec.Line, warn)
 	switch key {
 	case "DBID":
 		rec.DBID = v
@@ -170,10 +167,7 @@ func setPair(rec *Record, key, value string, warn *input.OnceWarnings) {
 			rec.Action = v
 		}
 	default:
-		if rec.Extra == nil {
-			rec.Extra = map[string]string{}
-		}
-		rec.Extra[key] = v
+		rec.setExtra(key, v)
 	}
 }
 

@@ -257,10 +257,7 @@ func setFields(rec *Record, body string, firstLine int, name string, diag *input
 
 // setField stores a field where the Record keeps it.
 func setField(rec *Record, f field, warn *input.OnceWarnings) {
-	v, replaced := validText(f.value)
-	if replaced {
-		warn.Warn("utf8", "bytes that are not UTF-8 (first in the record of line %d): replaced by U+FFFD", rec.Line)
-	}
+	v := recordText(f.value, rec.Line, warn)
 	switch f.name {
 	case "ACTION":
 		// The OS-audit layout's ACTION is the action code.
@@ -290,10 +287,7 @@ func setField(rec *Record, f field, warn *input.OnceWarnings) {
 	case "CLIENT ADDRESS":
 		rec.ClientAddress = v
 	default:
-		if rec.Extra == nil {
-			rec.Extra = map[string]string{}
-		}
-		rec.Extra[f.name] = v
+		rec.setExtra(f.name, v)
 	}
 }
 

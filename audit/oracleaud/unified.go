@@ -140,10 +140,7 @@ func (ur *unifiedReader) record(values []string) Record {
 	rec := Record{Source: ur.name, Line: ur.rowLine, Format: FormatUnifiedCSV}
 	var local string
 	for i, col := range ur.columns {
-		v, replaced := validText(values[i])
-		if replaced {
-			ur.warn.Warn("utf8", "bytes that are not UTF-8 (first in the row of line %d): replaced by U+FFFD", ur.rowLine)
-		}
+		v := recordText(values[i], ur.rowLine, ur.warn)
 		switch col {
 		case "EVENT_TIMESTAMP_UTC":
 			rec.Time = ur.time(v, time.UTC)
@@ -176,10 +173,7 @@ func (ur *unifiedReader) record(values []string) Record {
 				rec.ClientAddress = hostOfAddress(v)
 			}
 			if v != "" {
-				if rec.Extra == nil {
-					rec.Extra = map[string]string{}
-				}
-				rec.Extra[col] = v
+				rec.setExtra(col, v)
 			}
 		}
 	}

@@ -238,10 +238,7 @@ func (xr *xmlReader) record() Record {
 		case "Sql_Text":
 			rec.Action, rec.SQLText = v, v
 		default:
-			if rec.Extra == nil {
-				rec.Extra = map[string]string{}
-			}
-			rec.Extra[k] = v
+			rec.setExtra(k, v)
 		}
 	}
 	if c, ok := rec.Extra["Comment_Text"]; ok {
