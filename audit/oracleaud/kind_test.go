@@ -1,9 +1,17 @@
 package oracleaud
 
 import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/latscope/latscope/input"
+	"github.com/latscope/latscope/internal/testkit/testenv"
 )
 
 func TestKind(t *testing.T) {
@@ -89,5 +97,48 @@ func TestProcessFromFileName(t *testing.T) {
 func TestClassifyNotAlter(t *testing.T) {
 	if got := Classify("ALTERX DATABASE OPEN", 35); got != KindOther {
 		t.Errorf("ALTERX: %s", got)
+	}
+}
+
+// TestOtherRealFilesAreNotClaimed: no real file of another format (traces,
+// PyLatencyMap records, Linux audit and login logs, recordings, ...) is
+// taken for an Oracle audit trail, by content or by name.
+func TestOtherRealFilesAreNotClaimed(t *testing.T) {
+	n := 0
+	testenv.WalkData(t, func(p string) {
+		slash := filepath.ToSlash(p)
+		if strings.Contains(slash, "/audit/oracle-aud/") || strings.Contains(slash, "/audit/oracle-unified-synthetic/") {
+			return
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if f := Kind(data[:min(len(data), input.DetectLimit)], p); f != "" {
+			t.Errorf("%s: Kind = %q", p, f)
+		}
+	})
+	if n < 10 {
+		t.Errorf("only %d files checked", n)
+	}
+	t.Logf("%d real files of other formats checked", n)
+}
+
+// TestReadGzipAndCancel: Read unwraps gzip; a cancelled context stops it.
+func TestReadGzipAndCancel(t *testing.T) {
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(synthHeader + synthRecord(stampStop, "SHUTDOWN", "138", "pts/1")))
+	zw.Close()
+	recs, _ := readAll(t, "DB1_ora_4242_1.aud.gz", gz.String())
+	if len(recs) != 1 || recs[0].Kind != KindShutdown || recs[0].Process.PID != 4242 {
+		t.Errorf("records %+v", recs)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := Read(ctx, "a.aud", strings.NewReader(synthHeader+synthRecord(stampStop, "SHUTDOWN", "138", "pts/1")), nil, func(Record) error { return nil })
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
 	}
 }
