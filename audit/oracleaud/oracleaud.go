@@ -67,10 +67,14 @@ type Record struct {
 	Source string
 	Line   int
 	Format Format
-	// Time is when the record was written, in the zone the file gives
-	// (text files: the offset after the year; XML and unified: UTC).
-	Time    time.Time
-	Process Process
+	// Time is when the record was written, in UTC, read with the zone
+	// the file gives: text files the offset after the year, XML and
+	// unified exports UTC, syslog the head's offset.
+	Time time.Time
+	// ZoneOffset is that zone's offset from UTC in seconds (0 where the
+	// file gives none), for showing the time as the host wrote it.
+	ZoneOffset int
+	Process    Process
 
 	// Action is the audited action as text: the ACTION field of a text
 	// file (a statement, or CONNECT, STARTUP, SHUTDOWN...), an XML
@@ -278,6 +282,12 @@ func validText(s string) (string, bool) {
 		return s, false
 	}
 	return strings.ToValidUTF8(s, "\uFFFD"), true
+}
+
+// inUTC moves Time to UTC, keeping its zone's offset in ZoneOffset.
+func (r *Record) inUTC() {
+	_, r.ZoneOffset = r.Time.Zone()
+	r.Time = r.Time.UTC()
 }
 
 // setExtra keeps a field the Record has no place for.

@@ -65,6 +65,7 @@ func ReadSyslog(ctx context.Context, name string, r io.Reader, diag *input.Diagn
 		} else {
 			setFields(&rec, rest, n, name, diag, warn)
 		}
+		rec.inUTC()
 		return fn(rec)
 	})
 }

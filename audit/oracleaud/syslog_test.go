@@ -49,7 +49,7 @@ func TestSyslog(t *testing.T) {
 		stop.Time != time.Date(0, 11, 26, 14, 10, 9, 0, time.UTC) || stop.Length != 160 {
 		t.Errorf("SHUTDOWN %+v", stop)
 	}
-	if got := recs[2].Time; got.UTC() != time.Date(2026, 11, 26, 13, 11, 30, 250000000, time.UTC) {
+	if got := recs[2].Time; got != time.Date(2026, 11, 26, 13, 11, 30, 250000000, time.UTC) || recs[2].ZoneOffset != 3600 {
 		t.Errorf("STARTUP at %v", got)
 	}
 	wantProblems(t, problems(diag), `messages:6: value of ACTION has no closing quote: read to the end of its line`)

@@ -231,6 +231,7 @@ func (tr *textReader) flush() error {
 		return nil
 	}
 	setFields(&rec, body, r.bodyAt, tr.name, tr.diag, tr.warn)
+	rec.inUTC()
 	return tr.fn(rec)
 }
 

@@ -180,6 +180,7 @@ func (ur *unifiedReader) record(values []string) Record {
 	if rec.Time.IsZero() && local != "" {
 		rec.Time = ur.time(local, time.UTC)
 	}
+	rec.inUTC()
 	rec.Kind = Classify(rec.Action, 0)
 	if rec.Kind == KindOther && strings.EqualFold(rec.Action, "ALTER DATABASE") {
 		rec.Kind = Classify(rec.SQLText, actionAlterDatabase)

@@ -245,6 +245,7 @@ func (xr *xmlReader) record() Record {
 		rec.ClientAddress = hostOfAddress(c)
 	}
 	rec.Kind = Classify(rec.Action, rec.ActionNumber)
+	rec.inUTC()
 	return rec
 }
 
