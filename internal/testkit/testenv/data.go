@@ -19,6 +19,9 @@ var sharedOnly = map[string]string{
 	"trc10046/apress-top1e_10.2.0.3_11.1.0.6/":       "Antognini's freeware licence does not allow redistribution",
 	"audit/linux-audit/linux-audit-audit-userspace/": "audit-userspace's test logs are GPL-2.0/LGPL-2.1, not redistributable under Apache-2.0",
 	"audit/linux-audit/threathunters-io-laurel/":     "laurel's test data is GPL-3.0, not redistributable under Apache-2.0",
+	"audit/oracle-aud/elastic-beats/":                "Elastic License (x-pack) fixtures: not redistributable under Apache-2.0",
+	"audit/oracle-aud/elastic-integrations/":         "Elastic License 2.0: not redistributable under Apache-2.0",
+	"audit/oracle-aud/ddkk-page_11.2.0.4/":           "copied from a tutorial page that states no licence",
 }
 
 // DataDir returns the repository's real test data directory (testdata/ at
