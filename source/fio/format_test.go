@@ -284,3 +284,30 @@ func TestHistLogCumulative(t *testing.T) {
 		}
 	}
 }
+
+// TestHistLogSameMillisecond: fio's log thread, late under load, wrote two
+// windows of one direction in one millisecond (seen in a real run at load
+// 7): both are kept, the second 1 ms later, with a warning.
+func TestHistLogSameMillisecond(t *testing.T) {
+	line := func(ms, c0 int) string {
+		cols := make([]string, 32)
+		cols[0], cols[1], cols[2] = strconv.Itoa(ms), "0", "4096"
+		for i := 3; i < 32; i++ {
+			cols[i] = "0"
+		}
+		cols[3] = strconv.Itoa(c0)
+		return strings.Join(cols, ", ") + "\n"
+	}
+	in := line(302, 1) + line(604, 2) + line(604, 4) + line(906, 8)
+	res := run(t, HistLogFormat(), "late.log", strings.NewReader(in), time.Time{}, source.Options{})
+	if res.Err != nil || len(res.Malformed()) != 0 || len(res.Intervals) != 4 {
+		t.Fatalf("err %v, malformed %q, %d intervals", res.Err, res.Malformed(), len(res.Intervals))
+	}
+	total := 0.0
+	for _, iv := range res.Intervals {
+		total += eventCount(iv)
+	}
+	if total != 15 {
+		t.Errorf("%g I/Os, want all 15", total)
+	}
+}

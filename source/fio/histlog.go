@@ -175,7 +175,9 @@ type histParser struct {
 	buffered   []record
 	lastMs     uint64
 	warnedTop  bool
-	out        *windowEmitter
+	// warnedSameMs: a window at the previous one's millisecond was seen.
+	warnedSameMs bool
+	out          *windowEmitter
 }
 
 // line handles line n.
@@ -197,6 +199,15 @@ func (p *histParser) line(n int, text []byte, buffer bool) error {
 		return nil
 	}
 	from := p.prevMs[l.ddir]
+	if l.ms == from && from > 0 {
+		// fio's log thread, behind under load, can write two windows of a
+		// direction in one millisecond: the second is kept, 1 ms later.
+		if !p.warnedSameMs {
+			p.warnedSameMs = true
+			p.diag.Warn(p.name, "line %d: a second %s window at %d ms (fio logged late); placed 1 ms later", n, ddirNames[l.ddir], l.ms)
+		}
+		l.ms++
+	}
 	if l.ms <= from {
 		p.diag.Malformed(p.name, n, fmt.Sprintf("time %d ms does not advance past the %s window that ended at %d ms", l.ms, ddirNames[l.ddir], from))
 		return nil
