@@ -480,7 +480,8 @@ func TestFormatsAndHelp(t *testing.T) {
 func TestIOTestProbeEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	start := time.Now()
-	rep := reportJSON(t, "--duration", "3s", "iotest:"+dir)
+	// 6 s: creating the 256 MiB scratch file alone took over 3 s at load 11.
+	rep := reportJSON(t, "--duration", "6s", "iotest:"+dir)
 	if len(rep.Series) != 1 || rep.Series[0].Count == 0 {
 		t.Fatalf("iotest report %+v", rep)
 	}

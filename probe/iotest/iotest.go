@@ -247,6 +247,9 @@ func (t *Test) Run(ctx context.Context, emit func(stream.Interval) error) error 
 	if ctx.Err() != nil {
 		if tg != nil {
 			tg.close()
+		} else {
+			t.diag.Warn(t.name, "stopped while preparing the test file: nothing was measured "+
+				"(allow more time than writing the scratch file takes, or test an existing file)")
 		}
 		return nil
 	}

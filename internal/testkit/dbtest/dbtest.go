@@ -89,9 +89,15 @@ func (o Owner) Command(name string, args ...string) *exec.Cmd {
 
 // WaitForPort waits until something accepts connections on addr.
 func WaitForPort(addr string, timeout time.Duration) error {
+	return WaitForDial("tcp", addr, timeout)
+}
+
+// WaitForDial waits until something accepts connections on network addr
+// ("tcp" or "unix").
+func WaitForDial(network, addr string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		c, err := net.DialTimeout(network, addr, 200*time.Millisecond)
 		if err == nil {
 			c.Close()
 			return nil

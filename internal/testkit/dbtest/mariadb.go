@@ -106,7 +106,14 @@ func (m *MariaDB) Start(t testing.TB) {
 		t.Fatalf("starting mariadbd: %v", err)
 	}
 	m.proc = proc
-	if err := WaitForPort(m.Addr, 60*time.Second); err != nil {
+	// The socket first: it is this server's alone, while the free port
+	// may have been taken by another process since FreePort (then this
+	// server exits, and a port check alone would find the other one).
+	err = WaitForDial("unix", m.Socket, 60*time.Second)
+	if err == nil {
+		err = WaitForPort(m.Addr, 10*time.Second)
+	}
+	if err != nil {
 		log, _ := os.ReadFile(m.log)
 		m.Stop(t)
 		t.Fatalf("mariadbd: %v\n%s", err, log)
