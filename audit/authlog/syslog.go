@@ -59,8 +59,8 @@ func parseSyslog(line string) (syslogLine, error) {
 // readStamp reads the timestamp a line starts with and returns the rest.
 func (l *syslogLine) readStamp(line string) (string, error) {
 	if len(line) > len(bsdStamp) && line[3] == ' ' {
-		t, err := time.Parse(bsdStamp, line[:len(bsdStamp)])
-		if err != nil {
+		t, ok := parseBSDStamp(line[:len(bsdStamp)])
+		if !ok {
 			return "", errNoStamp
 		}
 		l.stamp, l.noYear = t, true
@@ -143,4 +143,37 @@ func skipStructuredData(s string) string {
 		}
 	}
 	return strings.TrimPrefix(strings.TrimLeft(s, " "), "\ufeff")
+}
+
+const months = "JanFebMarAprMayJunJulAugSepOctNovDec"
+
+// parseBSDStamp reads "Mar 27 13:08:09" (a day below 10 as " 7" or "07")
+// into a time of year 0; time.Parse did the same at a third of the speed
+// of reading a whole line.
+func parseBSDStamp(s string) (time.Time, bool) {
+	i := strings.Index(months, s[:3])
+	if i < 0 || i%3 != 0 || s[6] != ' ' || s[9] != ':' || s[12] != ':' {
+		return time.Time{}, false
+	}
+	day, ok1 := twoDigits(s[4:6])
+	hour, ok2 := twoDigits(s[7:9])
+	minute, ok3 := twoDigits(s[10:12])
+	sec, ok4 := twoDigits(s[13:15])
+	month := time.Month(i/3 + 1)
+	if !ok1 || !ok2 || !ok3 || !ok4 || day < 1 || day > 31 || hour > 23 || minute > 59 || sec > 60 {
+		return time.Time{}, false
+	}
+	return time.Date(0, month, day, hour, minute, sec, 0, time.UTC), true
+}
+
+// twoDigits reads "07", " 7" or "17".
+func twoDigits(s string) (int, bool) {
+	hi, lo := s[0], s[1]
+	if hi == ' ' {
+		hi = '0'
+	}
+	if hi < '0' || hi > '9' || lo < '0' || lo > '9' {
+		return 0, false
+	}
+	return int(hi-'0')*10 + int(lo-'0'), true
 }
