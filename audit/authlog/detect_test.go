@@ -10,13 +10,15 @@ import (
 
 func TestDetectRealFiles(t *testing.T) {
 	for _, rel := range realFiles {
-		data, err := os.ReadFile(testenv.DataFile(t, rel))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f, v := DetectFormat(data[:min(len(data), input.DetectLimit)]); f != FormatSyslog || v != input.Yes {
-			t.Errorf("%s: %q %v", rel, f, v)
-		}
+		t.Run(rel, func(t *testing.T) {
+			data, err := os.ReadFile(testenv.DataFile(t, rel))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f, v := DetectFormat(data[:min(len(data), input.DetectLimit)]); f != FormatSyslog || v != input.Yes {
+				t.Errorf("%q %v", f, v)
+			}
+		})
 	}
 	for _, rel := range []string{"audit/linux-audit/elastic-go-libaudit/normal.log", "audit/oracle-aud/xml/averemee-si-oralog_UnmarshallerTest_testCase.xml.txt"} {
 		data, err := os.ReadFile(testenv.DataFile(t, rel))
