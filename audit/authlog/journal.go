@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/latscope/latscope/input"
@@ -235,16 +234,8 @@ func (x *exportReader) skip(n uint64) error {
 // arrays of byte values (data that is not UTF-8) or arrays of strings (a
 // field given more than once: the first kept).
 func (rd Reader) readJSON(ctx context.Context, name string, r io.Reader, diag *input.Diagnostics, fn func(Record) error) error {
-	maxLen := rd.maxLine()
 	warn := input.NewOnceWarnings(diag, name)
-	return input.EachLine(ctx, name, r, maxLen, func(n int, text string, tooLong bool) error {
-		switch {
-		case tooLong:
-			diag.Malformed(name, n, fmt.Sprintf("line longer than %d bytes: skipped", maxLen))
-			return nil
-		case strings.TrimSpace(text) == "":
-			return nil
-		}
+	return rd.eachLine(ctx, name, r, diag, func(n int, text string) error {
 		var fields jsonEntry
 		if err := json.Unmarshal([]byte(text), &fields); err != nil {
 			diag.Malformed(name, n, fmt.Sprintf("not a journal JSON object (%v): skipped", err))

@@ -89,15 +89,7 @@ func (rd Reader) readSyslog(ctx context.Context, name string, r io.Reader, ref t
 	}
 	years := input.SyslogYear{Reference: ref.In(loc)}
 	warn := input.NewOnceWarnings(diag, name)
-	maxLen := rd.maxLine()
-	return input.EachLine(ctx, name, r, maxLen, func(n int, text string, tooLong bool) error {
-		switch {
-		case tooLong:
-			diag.Malformed(name, n, fmt.Sprintf("line longer than %d bytes: skipped", maxLen))
-			return nil
-		case strings.TrimSpace(text) == "":
-			return nil
-		}
+	return rd.eachLine(ctx, name, r, diag, func(n int, text string) error {
 		text = validText(text, n, warn)
 		l, err := parseSyslog(text)
 		if err != nil {
@@ -112,6 +104,22 @@ func (rd Reader) readSyslog(ctx context.Context, name string, r io.Reader, ref t
 		}
 		classify(&rec)
 		return fn(rec)
+	})
+}
+
+// eachLine calls line for every non-blank line of r; a line longer than
+// the limit is reported and skipped.
+func (rd Reader) eachLine(ctx context.Context, name string, r io.Reader, diag *input.Diagnostics, line func(n int, text string) error) error {
+	maxLen := rd.maxLine()
+	return input.EachLine(ctx, name, r, maxLen, func(n int, text string, tooLong bool) error {
+		switch {
+		case tooLong:
+			diag.Malformed(name, n, fmt.Sprintf("line longer than %d bytes: skipped", maxLen))
+			return nil
+		case strings.TrimSpace(text) == "":
+			return nil
+		}
+		return line(n, text)
 	})
 }
 
