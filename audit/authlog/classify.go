@@ -12,7 +12,7 @@ func classify(rec *Record) {
 	unwrapRepeated(rec)
 	msg := rec.Message
 	if svc, rest, ok := cutPAMPrefix(msg); ok {
-		if pamSession(rec, svc, rest) {
+		if pamSession(rec, svc, rest) || authFailure(rec, svc, rest) {
 			return
 		}
 	}
@@ -35,8 +35,8 @@ func classify(rec *Record) {
 	if rec.Kind == KindOther {
 		// The old "sshd(pam_unix)[pid]: session opened for user U by
 		// (uid=0)" form has no pam_unix(...) prefix: its tag is the service.
-		if strings.HasPrefix(msg, "session opened for ") || strings.HasPrefix(msg, "session closed for ") {
-			pamSession(rec, rec.Program, msg)
+		if !pamSession(rec, rec.Program, msg) {
+			authFailure(rec, rec.Program, msg)
 		}
 	}
 }
@@ -82,6 +82,28 @@ func pamSession(rec *Record, service, msg string) bool {
 	rec.User = userName(by)
 	if rec.User == "" {
 		rec.User = rec.TargetUser
+	}
+	return true
+}
+
+// authFailure reads PAM's "authentication failure; logname= uid=0 euid=0
+// tty=ssh ruser= rhost=ADDR [user=U]".
+func authFailure(rec *Record, service, msg string) bool {
+	rest, ok := strings.CutPrefix(msg, "authentication failure;")
+	if !ok {
+		return false
+	}
+	rec.Kind, rec.Result, rec.Service = KindAuthFailure, ResultFailed, service
+	for field := range strings.FieldsSeq(rest) {
+		key, value, _ := strings.Cut(field, "=")
+		switch key {
+		case "rhost":
+			rec.Addr = value
+		case "user":
+			rec.User = value
+		case "tty":
+			rec.TTY = value
+		}
 	}
 	return true
 }

@@ -108,6 +108,7 @@ func TestRealCounts(t *testing.T) {
 				{"su", kind(KindSu, ""), `su\[\d+\]: (Successful su for|FAILED su for|\(to )`},
 				{"useradd", kind(KindUserAdded, ""), `useradd\[\d+\]: new user: name=`},
 				{"groupadd", kind(KindGroupAdded, ""), `(useradd|groupadd)\[\d+\]: new group: name=`},
+				{"auth failure", kind(KindAuthFailure, ""), `(\(\S+:auth\)|\(pam_unix\)\[\d+\]): authentication failure;`},
 				{"repeated", func(r Record) bool { return r.Repeated > 0 }, `: message repeated \d+ times: \[`},
 			} {
 				if got, want := count(c.keep), grepCount(data, c.grep); got != want {
@@ -216,5 +217,11 @@ func TestRealOldPAMForm(t *testing.T) {
 	}
 	if found != 43 {
 		t.Errorf("%d su sessions opened for cyrus, grep counts 43", found)
+	}
+	// "Jun 15 02:04:59 combo sshd(pam_unix)[20882]: authentication failure;
+	// logname= uid=0 euid=0 tty=NODEVssh ruser=
+	// rhost=220-135-151-1.hinet-ip.hinet.net  user=root"
+	if r := recs[3]; r.Kind != KindAuthFailure || r.Service != "sshd" || r.Addr != "220-135-151-1.hinet-ip.hinet.net" || r.User != "root" || r.TTY != "NODEVssh" {
+		t.Errorf("line 4: %+v", r)
 	}
 }

@@ -36,6 +36,7 @@ const (
 	KindSSHDisconnect  Kind = "ssh-disconnect"   // Disconnected from / Connection closed by / Received disconnect from
 	KindSessionOpened  Kind = "session-opened"   // pam_unix(SERVICE:session): session opened for user U
 	KindSessionClosed  Kind = "session-closed"   // pam_unix(SERVICE:session): session closed for user U
+	KindAuthFailure    Kind = "auth-failure"     // pam_unix(SERVICE:auth): authentication failure; ... rhost=ADDR user=U
 	KindSudo           Kind = "sudo"             // U : TTY=... ; PWD=... ; USER=T ; COMMAND=C (Result failed: NOT in sudoers, incorrect passwords)
 	KindSu             Kind = "su"               // (to T) U on TTY, Successful su for T by U, FAILED su for T by U
 	KindLogindNew      Kind = "logind-new"       // New session N of user U.
