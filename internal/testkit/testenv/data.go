@@ -22,6 +22,7 @@ var sharedOnly = map[string]string{
 	"audit/oracle-aud/elastic-beats/":                "Elastic License (x-pack) fixtures: not redistributable under Apache-2.0",
 	"audit/oracle-aud/elastic-integrations/":         "Elastic License 2.0: not redistributable under Apache-2.0",
 	"audit/oracle-aud/ddkk-page_11.2.0.4/":           "copied from a tutorial page that states no licence",
+	"audit/auth-log/logpai-loghub/":                  "loghub's data is licensed for research and academic use only",
 }
 
 // DataDir returns the repository's real test data directory (testdata/ at
