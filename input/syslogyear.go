@@ -1,6 +1,10 @@
 package input
 
-import "time"
+import (
+	"io"
+	"os"
+	"time"
+)
 
 // SyslogYear supplies the year a classic syslog timestamp ("Mar 27
 // 13:06:56") leaves out, for every reader of such lines (login logs,
@@ -36,4 +40,15 @@ func (y *SyslogYear) Year(month time.Month) int {
 	}
 	y.last = month
 	return y.year
+}
+
+// SyslogReference is the reference time of the year policy for an input
+// without a --year: a regular file's modification time, else now.
+func SyslogReference(r io.Reader) time.Time {
+	if f, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			return fi.ModTime()
+		}
+	}
+	return time.Now()
 }

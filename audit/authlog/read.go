@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -73,12 +72,7 @@ func (rd Reader) reference(r io.Reader) time.Time {
 	case !rd.Reference.IsZero():
 		return rd.Reference
 	}
-	if f, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-			return fi.ModTime()
-		}
-	}
-	return time.Now()
+	return input.SyslogReference(r)
 }
 
 // readSyslog reads one record a line.

@@ -40,11 +40,14 @@ func DetectSyslog(prefix []byte) input.Verdict {
 // '197' TYPE:"4" DBID:"…" SESID:"…" DBUSER:"…" ACTION:"100" RETCODE:"0"
 // …`, whose ACTION is only a number). Other programs' lines are passed
 // over. The pid is the tag's, the host the syslog line's. A traditional
-// syslog timestamp has no year nor zone: it is kept as written (year 0,
-// UTC) and warned about once; RFC 3339 timestamps (RSYSLOG_FileFormat,
-// journalctl -o short-iso) are exact.
+// syslog timestamp has no year nor zone: its year comes from the policy
+// every syslog reader shares (input.SyslogYear: from the file's
+// modification time), its zone is taken as UTC, and both are warned about
+// once; RFC 3339 timestamps (RSYSLOG_FileFormat, journalctl -o short-iso)
+// are exact.
 func ReadSyslog(ctx context.Context, name string, r io.Reader, diag *input.Diagnostics, fn func(Record) error) error {
 	warn := input.NewOnceWarnings(diag, name)
+	years := &input.SyslogYear{Reference: input.SyslogReference(r).UTC()}
 	return input.EachLine(ctx, name, r, maxLineBytes, func(n int, text string, tooLong bool) error {
 		if tooLong {
 			if strings.Contains(text, syslogTag) || strings.Contains(text, unifiedSyslogTag) {
@@ -58,7 +61,7 @@ func ReadSyslog(ctx context.Context, name string, r io.Reader, diag *input.Diagn
 		}
 		rec := Record{Source: name, Line: n, Format: FormatSyslog}
 		rec.Process.PID = pid
-		rec.Time, rec.Process.Host = syslogHead(head, n, name, diag, warn)
+		rec.Time, rec.Process.Host = syslogHead(head, n, name, diag, warn, years)
 		rec.Length, rest = cutLength(rest)
 		if unified {
 			setPairs(&rec, rest, name, diag, warn)
@@ -173,7 +176,7 @@ func setPair(rec *Record, key, value string, warn *input.OnceWarnings) {
 }
 
 // syslogHead reads the timestamp and host a syslog line starts with.
-func syslogHead(head string, n int, name string, diag *input.Diagnostics, warn *input.OnceWarnings) (time.Time, string) {
+func syslogHead(head string, n int, name string, diag *input.Diagnostics, warn *input.OnceWarnings, years *input.SyslogYear) (time.Time, string) {
 	head, _ = validText(head)
 	stamp, rest, _ := strings.Cut(head, " ")
 	if t, err := time.Parse(time.RFC3339Nano, stamp); err == nil {
@@ -185,7 +188,8 @@ func syslogHead(head string, n int, name string, diag *input.Diagnostics, warn *
 	const bsd = "Jan _2 15:04:05"
 	if len(head) > len(bsd) {
 		if t, err := time.Parse(bsd, head[:len(bsd)]); err == nil {
-			warn.Warn("year", "syslog timestamps without a year or zone (line %d): kept as written, year 0 in UTC", n)
+			warn.Warn("year", "syslog timestamps without a year or zone (line %d): the year from the file's date (docs/audit.md), times in UTC", n)
+			t = time.Date(years.Year(t.Month()), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), 0, time.UTC)
 			return t, firstWord(head[len(bsd):])
 		}
 	}
