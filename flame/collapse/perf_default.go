@@ -165,7 +165,7 @@ func perfPeriodDefault(b []byte) int64 {
 // does: pc up to the first space, module the last space-separated word
 // in parentheses, rawfunc what lies between (" " when nothing).
 func perfStackParts(line []byte) (perfFrameLine, bool) {
-	line = bytes.TrimLeftFunc(line, unicode.IsSpace)
+	line = perfTrimLeft(line)
 	i := bytes.IndexByte(line, ' ')
 	if i < 0 {
 		return perfFrameLine{}, false
@@ -209,47 +209,70 @@ func (p *perfParser) frameDefault(f perfFrameLine) {
 }
 
 // perfStripOffsetDefault removes a "+0x<hex>" symbol offset after the
-// last "+0x".
+// last "+0x". Only hex digits may follow that "+0x", and 'x' is no hex
+// digit, so it is the one just before the trailing run of hex digits:
+// one backward scan instead of a substring search.
 func perfStripOffsetDefault(b []byte) []byte {
-	i := bytes.LastIndex(b, []byte("+0x"))
-	if i < 0 {
-		return b
+	h := len(b)
+	for h > 0 && perfHexDigit(b[h-1]) {
+		h--
 	}
-	for _, c := range b[i+3:] {
-		if !perfHexDigit(c) {
-			return b
-		}
+	if h >= 3 && b[h-3] == '+' && b[h-2] == '0' && b[h-1] == 'x' {
+		return b[:h-3]
 	}
-	return b[:i]
+	return b
 }
 
 func perfHexDigit(c byte) bool { return perfDigit(c) || (c|0x20 >= 'a' && c|0x20 <= 'f') }
 
 // perfTidyDefault rewrites b[start:] as inferno's tidy_generic: ';'
-// becomes ':' and the argument list is cut at the first '(' outside
-// <>, {}, [] and () that neither follows a '.' (Go's "pkg.(*T).M") nor
-// opens "(anonymous namespace)".
+// becomes ':' and the argument list is cut (perfArgsCutDefault).
 func perfTidyDefault(b []byte, start int) []byte {
-	fn := b[start:]
-	depth, afterDot := 0, -1
+	cut, _ := perfArgsCutDefault(b[start:])
+	fn := b[start : start+cut]
 	for i, c := range fn {
+		if c == ';' {
+			fn[i] = ':'
+		}
+	}
+	return b[:start+cut]
+}
+
+// perfTidyClass marks the bytes perfArgsCutDefault looks at; the others
+// are skipped with one table load.
+var perfTidyClass = func() (t [256]bool) {
+	for _, c := range []byte(";<{[>}]()") {
+		t[c] = true
+	}
+	return t
+}()
+
+// perfArgsCutDefault returns where inferno's tidy_generic cuts fn: at the
+// first '(' outside <>, {}, [] and () that neither follows a '.' (Go's
+// "pkg.(*T).M") nor opens "(anonymous namespace)", else len(fn); and
+// whether fn[:cut] holds a ';' (which tidying turns into ':'). It reads
+// fn only, so a name needing no change is never copied.
+func perfArgsCutDefault(fn []byte) (cut int, semicolon bool) {
+	depth := 0
+	for i, c := range fn {
+		if !perfTidyClass[c] {
+			continue
+		}
 		switch c {
 		case ';':
-			fn[i] = ':'
+			semicolon = true
 		case '<', '{', '[':
 			depth++
 		case '>', '}', ']', ')':
 			depth--
 		case '(':
-			if depth == 0 && i != afterDot && !bytes.HasPrefix(fn[i:], []byte("(anonymous namespace)")) {
-				return b[:start+i]
+			if depth == 0 && (i == 0 || fn[i-1] != '.') && !bytes.HasPrefix(fn[i:], []byte("(anonymous namespace)")) {
+				return i, semicolon
 			}
 			depth++
-		case '.':
-			afterDot = i + 1
 		}
 	}
-	return b
+	return len(fn), semicolon
 }
 
 // perfKernelModuleDefault is inferno's kernel test: "[...]" modules,
@@ -278,6 +301,20 @@ func perfVmlinux(m []byte) bool {
 func perfJITModuleDefault(m []byte) bool {
 	return (bytes.HasPrefix(m, []byte("/tmp/perf-")) && bytes.HasSuffix(m, []byte(".map"))) ||
 		(bytes.Contains(m, []byte("/jitted-")) && bytes.HasSuffix(m, []byte(".so")))
+}
+
+// perfTrimLeft drops leading white space (Unicode's, as inferno's
+// trim_start), with a fast path for ASCII.
+func perfTrimLeft(b []byte) []byte {
+	for i, c := range b {
+		if c >= utf8.RuneSelf {
+			return bytes.TrimLeftFunc(b[i:], unicode.IsSpace)
+		}
+		if !perfSpace(c) {
+			return b[i:]
+		}
+	}
+	return nil
 }
 
 // perfTrimRight drops trailing white space (Unicode's, as inferno's

@@ -303,12 +303,9 @@ func perfStripOffset(b []byte) []byte {
 	return b
 }
 
-// perfSpecial marks bytes that make a function name need rewriting:
-// the script's, and the default's (quotes stay).
-var (
-	perfSpecial        = [256]bool{';': true, '(': true, '"': true, '\'': true}
-	perfSpecialDefault = [256]bool{';': true, '(': true}
-)
+// perfSpecial marks bytes that make a function name need rewriting by
+// the script.
+var perfSpecial = [256]bool{';': true, '(': true, '"': true, '\'': true}
 
 // tidy returns the frame's name as the script writes it, then rewritten by
 // the options' FrameHook (the database decoder's marker) when there is one.
@@ -328,12 +325,16 @@ func (p *perfParser) tidy(fn []byte, f perfFrameLine, inlined bool) []byte {
 func (p *perfParser) tidyName(fn []byte, f perfFrameLine, inlined bool) []byte {
 	suffix := p.annotation(f.module, inlined)
 	plain := len(fn) == 0 || (fn[0] != '[' && !(p.java && fn[0] == 'L'))
-	special := &perfSpecial
-	if !p.set.perl {
-		special = &perfSpecialDefault
+	if plain && suffix == "" && !p.set.perl {
+		// The default reading only cuts the name or changes ';': cutting
+		// needs no copy, so one pass decides and usually nothing is written.
+		if cut, semicolon := perfArgsCutDefault(fn); !semicolon {
+			return fn[:cut:cut]
+		}
+		plain = false
 	}
 	for _, c := range fn {
-		if special[c] {
+		if perfSpecial[c] {
 			plain = false
 			break
 		}
