@@ -347,16 +347,29 @@ func appendThousands(dst []byte, v int64) []byte {
 	return dst
 }
 
+// xmlPlain marks the bytes appendEscaped copies as they are: printable
+// ASCII but for XML's five specials.
+var xmlPlain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = !strings.ContainsRune(`<>&"'`, rune(c))
+	}
+	return t
+}()
+
 // appendEscaped appends v escaped for XML text and attributes; bytes that
 // XML forbids (control characters, invalid UTF-8) become U+FFFD.
 func appendEscaped(dst []byte, v string) []byte {
 	for i := 0; i < len(v); {
-		c := v[i]
-		if c >= 0x20 && c < utf8.RuneSelf && c != '<' && c != '>' && c != '&' && c != '"' && c != '\'' {
-			dst = append(dst, c)
-			i++
+		if xmlPlain[v[i]] { // copy a run of plain bytes at once
+			j := i + 1
+			for j < len(v) && xmlPlain[v[j]] {
+				j++
+			}
+			dst = append(dst, v[i:j]...)
+			i = j
 			continue
 		}
+		c := v[i]
 		switch c {
 		case '<':
 			dst = append(dst, "&lt;"...)

@@ -4,7 +4,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func checkFixed(t *testing.T, v float64, prec int) {
@@ -46,5 +48,47 @@ func FuzzAppendFixed(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, v float64, prec uint8) {
 		checkFixed(t, v, int(prec%12))
+	})
+}
+
+// referenceEscaped is appendEscaped written byte by byte, as before its
+// plain runs were copied at once.
+func referenceEscaped(v string) string {
+	var dst []byte
+	for i := 0; i < len(v); {
+		c := v[i]
+		if c >= 0x20 && c < utf8.RuneSelf && !strings.ContainsRune(`<>&"'`, rune(c)) {
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		switch c {
+		case '<', '>', '&', '"', '\'':
+			dst = append(dst, map[byte]string{'<': "&lt;", '>': "&gt;", '&': "&amp;", '"': "&quot;", '\'': "&apos;"}[c]...)
+		case '\t', '\n', '\r':
+			dst = append(dst, c)
+		default:
+			r, size := utf8.DecodeRuneInString(v[i:])
+			if r == utf8.RuneError || r < 0x20 || r == 0xFFFE || r == 0xFFFF {
+				dst = utf8.AppendRune(dst, utf8.RuneError)
+			} else {
+				dst = append(dst, v[i:i+size]...)
+			}
+			i += size
+			continue
+		}
+		i++
+	}
+	return string(dst)
+}
+
+func FuzzAppendEscaped(f *testing.F) {
+	for _, s := range []string{"", "plain", "a<b>&\"'\x01\xff\tz", "é€\uFFFE\x7f", "runtime.(*mheap).alloc"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := string(appendEscaped(nil, s)), referenceEscaped(s); got != want {
+			t.Fatalf("appendEscaped(%q) = %q, want %q", s, got, want)
+		}
 	})
 }
