@@ -49,7 +49,7 @@ var fastPathSeeds = []string{
 	"", "main", "main+0x1a", "f+0x", "+0x", "a+0x1+0x2", "a+0x1g", "a+0xAbC", "x+0y12", "0x12",
 	"runtime.(*mheap).alloc", "std::vector<int>::push_back(int const&)", "f(int)", "(anonymous namespace)::f(x)",
 	"a;b(c)", "g<(x)>(y)", "pkg.F[go.shape.interface { Info() (io/fs.FileInfo, error) }]", ".(", "(", "a.(b;c)(d)",
-	" \t x", "a b (/usr/lib/x86_64-linux-gnu/libc.so.6)", "0123456 89abcdef", "01234567 9abcdefg", "\xa0\xa0\xa0\xa0\xa0\xa0\xa0\xa0\xa0 ", "\u00a0\u0085 y", "\u2003z", "\xa0 w", "   ", "\t",
+	" \t x", "a b (/usr/lib/x86_64-linux-gnu/libc.so.6)", "0123456 89abcdef", "a->b->c", "a-b->", "-", "->", "a--->b", "01234567 9abcdefg", "\xa0\xa0\xa0\xa0\xa0\xa0\xa0\xa0\xa0 ", "\u00a0\u0085 y", "\u2003z", "\xa0 w", "   ", "\t",
 }
 
 func checkFastPaths(t *testing.T, s string) {
@@ -62,6 +62,11 @@ func checkFastPaths(t *testing.T, s string) {
 	}
 	if got, want := perfLastSpace(b), bytes.LastIndexByte(b, ' '); got != want {
 		t.Errorf("perfLastSpace(%q) = %d, want %d", s, got, want)
+	}
+	gotBefore, gotAfter, gotFound := perfCutArrow(b)
+	wantBefore, wantAfter, wantFound := bytes.Cut(b, []byte("->"))
+	if !bytes.Equal(gotBefore, wantBefore) || !bytes.Equal(gotAfter, wantAfter) || gotFound != wantFound {
+		t.Errorf("perfCutArrow(%q) = %q, %q, %v; want %q, %q, %v", s, gotBefore, gotAfter, gotFound, wantBefore, wantAfter, wantFound)
 	}
 	want := referenceTidy(b)
 	if got := perfTidyDefault(bytes.Clone(b), 0); !bytes.Equal(got, want) {

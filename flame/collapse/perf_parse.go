@@ -2,6 +2,7 @@ package collapse
 
 import (
 	"bytes"
+	"hash/maphash"
 	"iter"
 	"math"
 )
@@ -11,6 +12,7 @@ type perfSettings struct {
 	perl                         bool // stackcollapse-perf.pl's reading (--compat perl)
 	pid, tid, kernel, jit, addrs bool
 	hook                         func(name, module string) string
+	seed                         maphash.Seed // of every parser's perfStackSet (set by perfRun)
 }
 
 func newPerfSettings(o Options) perfSettings {
@@ -63,12 +65,11 @@ type perfParser struct {
 	key       []byte
 	sampleSeq uint64
 
-	stacks  map[string]int32
-	entries []perfEntry
+	stacks perfStackSet
 }
 
 func newPerfParser(set perfSettings) *perfParser {
-	return &perfParser{set: set, stacks: map[string]int32{},
+	return &perfParser{set: set, stacks: newPerfStackSet(set.seed),
 		arena: make([]byte, 0, 4096), key: make([]byte, 0, 1024)}
 }
 
@@ -255,13 +256,9 @@ func (p *perfParser) record() {
 		end = p.groups[g]
 	}
 	p.key = k
-	if i, ok := p.stacks[string(k)]; ok {
-		p.entries[i].count += p.period
-		return
+	if p.stacks.addBytes(k, p.period, p.sampleSeq) {
+		p.sampleSeq++
 	}
-	p.stacks[string(k)] = int32(len(p.entries))
-	p.entries = append(p.entries, perfEntry{count: p.period, first: p.sampleSeq})
-	p.sampleSeq++
 }
 
 // frame handles one stack line of the current sample.
