@@ -303,8 +303,8 @@ func (r *perfRun) finish(p *flame.Profile) {
 		if !r.set.perl { // the sample the input ends in counts
 			q.endSample()
 		}
-		for i := range q.stacks.entries {
-			all.merge(&q.stacks.entries[i])
+		for id := range q.stacks.entries {
+			all.merge(&q.stacks, int32(id))
 		}
 		for _, c := range q.others {
 			others[c.event] += c.n
