@@ -25,7 +25,7 @@ type Stack struct {
 // first appearance is kept for flame charts (time order).
 type Profile struct {
 	stacks []Stack
-	index  map[string]int
+	index  KeyIndex // ids are indexes in stacks
 	// Diff says the profile carries base counts (a differential).
 	Diff bool
 	// SampleType and SampleUnit say what counts are when the input said
@@ -38,7 +38,7 @@ type Profile struct {
 }
 
 // New returns an empty profile.
-func New() *Profile { return &Profile{index: map[string]int{}} }
+func New() *Profile { return &Profile{} }
 
 // NewTimeOrdered returns an empty profile for flame charts: stacks keep
 // their input order and only adjacent repeats merge, as flamegraph.pl
@@ -62,16 +62,23 @@ func (p *Profile) AddDiff(frames string, base, count int64) {
 		p.stacks = append(p.stacks, Stack{Frames: frames, Count: count, Base: base})
 		return
 	}
-	if p.index == nil {
-		p.index = map[string]int{}
-	}
-	if i, ok := p.index[frames]; ok {
+	h := p.index.HashString(frames)
+	if i := p.index.Find(h, func(id int32) bool { return p.stacks[id].Frames == frames }); i >= 0 {
 		p.stacks[i].Count += count
 		p.stacks[i].Base += base
 		return
 	}
-	p.index[frames] = len(p.stacks)
+	p.index.Add(h)
 	p.stacks = append(p.stacks, Stack{Frames: frames, Count: count, Base: base})
+}
+
+// Grow makes room for n more distinct stacks: a collapser that knows how
+// many it adds spares the slice and the index their regrowth.
+func (p *Profile) Grow(n int) {
+	p.stacks = slices.Grow(p.stacks, n)
+	if !p.timeOrder {
+		p.index.Grow(n)
+	}
 }
 
 // Len returns the number of distinct stacks.

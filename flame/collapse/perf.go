@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"runtime"
 	"slices"
@@ -154,6 +155,7 @@ func (r *perfRun) run() error { return r.runWith(chunkBlock, chunkMax) }
 
 // runWith runs with the given chunk sizes (tests use small ones).
 func (r *perfRun) runWith(block, max int) error {
+	r.set.seed = maphash.MakeSeed()
 	ck := newChunker(r.in.Reader, block, max, 2*r.threads+2)
 	r.seq = r.parser()
 	if r.threads == 1 {
@@ -295,35 +297,24 @@ func perfFirstEvent(data []byte) ([]byte, bool) {
 // finish merges the workers' stacks into p in input order and reports
 // skipped lines and warnings.
 func (r *perfRun) finish(p *flame.Profile) {
-	type keyed struct {
-		key string
-		e   perfEntry
-	}
-	all := map[string]perfEntry{}
+	all := newPerfStackSet(r.set.seed)
 	others := map[string]int64{}
 	for _, q := range r.workers {
 		if !r.set.perl { // the sample the input ends in counts
 			q.endSample()
 		}
-		for k, i := range q.stacks {
-			e := q.entries[i]
-			if old, ok := all[k]; ok {
-				e.count += old.count
-				e.first = min(e.first, old.first)
-			}
-			all[k] = e
+		for id := range q.stacks.entries {
+			all.merge(&q.stacks, int32(id))
 		}
 		for _, c := range q.others {
 			others[c.event] += c.n
 		}
 	}
-	list := make([]keyed, 0, len(all))
-	for k, e := range all {
-		list = append(list, keyed{k, e})
-	}
-	slices.SortFunc(list, func(a, b keyed) int { return cmp.Compare(a.e.first, b.e.first) })
+	list := all.entries
+	slices.SortFunc(list, func(a, b perfStack) int { return cmp.Compare(a.first, b.first) })
+	p.Grow(len(list))
 	for _, s := range list {
-		p.Add(s.key, s.e.count)
+		p.Add(s.key, s.count)
 	}
 	r.report(others, len(list))
 }

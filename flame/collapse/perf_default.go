@@ -2,7 +2,9 @@ package collapse
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
+	"math/bits"
 	"unicode"
 	"unicode/utf8"
 )
@@ -165,13 +167,13 @@ func perfPeriodDefault(b []byte) int64 {
 // does: pc up to the first space, module the last space-separated word
 // in parentheses, rawfunc what lies between (" " when nothing).
 func perfStackParts(line []byte) (perfFrameLine, bool) {
-	line = bytes.TrimLeftFunc(line, unicode.IsSpace)
+	line = perfTrimLeft(line)
 	i := bytes.IndexByte(line, ' ')
 	if i < 0 {
 		return perfFrameLine{}, false
 	}
 	pc, rest := perfTrimRight(line[:i]), line[i+1:]
-	j := bytes.LastIndexByte(rest, ' ')
+	j := perfLastSpace(rest)
 	if j < 0 {
 		return perfFrameLine{}, false
 	}
@@ -199,7 +201,7 @@ func (p *perfParser) frameDefault(f perfFrameLine) {
 	}
 	p.groups = append(p.groups, len(p.frames))
 	for inlined := false; ; inlined = true {
-		fn, rest, more := bytes.Cut(raw, []byte("->"))
+		fn, rest, more := perfCutArrow(raw)
 		p.frames = append(p.frames, p.tidy(fn, f, inlined))
 		if !more {
 			return
@@ -208,48 +210,107 @@ func (p *perfParser) frameDefault(f perfFrameLine) {
 	}
 }
 
-// perfStripOffsetDefault removes a "+0x<hex>" symbol offset after the
-// last "+0x".
-func perfStripOffsetDefault(b []byte) []byte {
-	i := bytes.LastIndex(b, []byte("+0x"))
-	if i < 0 {
-		return b
-	}
-	for _, c := range b[i+3:] {
-		if !perfHexDigit(c) {
-			return b
+// perfLastSpace is bytes.LastIndexByte(b, ' '), eight bytes at a time:
+// the module path it skips is often longer than the rest of the line.
+func perfLastSpace(b []byte) int {
+	const ones, highs, spaces = 0x0101010101010101, 0x8080808080808080, 0x2020202020202020
+	i := len(b)
+	for ; i >= 8; i -= 8 {
+		x := binary.LittleEndian.Uint64(b[i-8:i]) ^ spaces // space bytes now 0
+		// High bit of each byte set where it is 0, exactly (no borrow
+		// from the byte below, unlike (x - ones) & ^x & highs).
+		zero := ^(((x &^ highs) + (highs - ones)) | x) & highs
+		if zero != 0 {
+			return i - 8 + (63-bits.LeadingZeros64(zero))/8
 		}
 	}
-	return b[:i]
+	return bytes.LastIndexByte(b[:i], ' ')
+}
+
+// perfCutArrow is bytes.Cut(raw, []byte("->")) by a search for '-',
+// rare in symbols, instead of a two-byte substring search per frame.
+func perfCutArrow(raw []byte) (before, after []byte, found bool) {
+	for off := 0; ; {
+		i := bytes.IndexByte(raw[off:], '-')
+		if i < 0 {
+			return raw, nil, false
+		}
+		i += off
+		if i+1 < len(raw) && raw[i+1] == '>' {
+			return raw[:i], raw[i+2:], true
+		}
+		off = i + 1
+	}
+}
+
+// perfStripOffsetDefault removes a "+0x<hex>" symbol offset after the
+// last "+0x". Only hex digits may follow that "+0x", and 'x' is no hex
+// digit, so it is the one just before the trailing run of hex digits:
+// one backward scan instead of a substring search.
+func perfStripOffsetDefault(b []byte) []byte {
+	h := len(b)
+	for h > 0 && perfHexDigit(b[h-1]) {
+		h--
+	}
+	if h >= 3 && b[h-3] == '+' && b[h-2] == '0' && b[h-1] == 'x' {
+		return b[:h-3]
+	}
+	return b
 }
 
 func perfHexDigit(c byte) bool { return perfDigit(c) || (c|0x20 >= 'a' && c|0x20 <= 'f') }
 
 // perfTidyDefault rewrites b[start:] as inferno's tidy_generic: ';'
-// becomes ':' and the argument list is cut at the first '(' outside
-// <>, {}, [] and () that neither follows a '.' (Go's "pkg.(*T).M") nor
-// opens "(anonymous namespace)".
+// becomes ':' and the argument list is cut (perfArgsCutDefault).
 func perfTidyDefault(b []byte, start int) []byte {
-	fn := b[start:]
-	depth, afterDot := 0, -1
+	cut, _ := perfArgsCutDefault(b[start:])
+	fn := b[start : start+cut]
 	for i, c := range fn {
+		if c == ';' {
+			fn[i] = ':'
+		}
+	}
+	return b[:start+cut]
+}
+
+// perfTidyClass marks the bytes perfArgsCutDefault looks at; the others
+// are skipped with one table load.
+var perfTidyClass = func() (t [256]bool) {
+	for _, c := range []byte(";<{[>}]()") {
+		t[c] = true
+	}
+	return t
+}()
+
+// perfArgsCutDefault returns where inferno's tidy_generic cuts fn: at the
+// first '(' outside <>, {}, [] and () that neither follows a '.' (Go's
+// "pkg.(*T).M") nor opens "(anonymous namespace)", else len(fn); and
+// whether fn[:cut] holds a ';' (which tidying turns into ':'). It reads
+// fn only, so a name needing no change is never copied.
+func perfArgsCutDefault(fn []byte) (cut int, semicolon bool) {
+	if bytes.IndexByte(fn, '(') < 0 { // two thirds of real frames: no scan
+		return len(fn), bytes.IndexByte(fn, ';') >= 0
+	}
+	depth := 0
+	for i, c := range fn {
+		if !perfTidyClass[c] {
+			continue
+		}
 		switch c {
 		case ';':
-			fn[i] = ':'
+			semicolon = true
 		case '<', '{', '[':
 			depth++
 		case '>', '}', ']', ')':
 			depth--
 		case '(':
-			if depth == 0 && i != afterDot && !bytes.HasPrefix(fn[i:], []byte("(anonymous namespace)")) {
-				return b[:start+i]
+			if depth == 0 && (i == 0 || fn[i-1] != '.') && !bytes.HasPrefix(fn[i:], []byte("(anonymous namespace)")) {
+				return i, semicolon
 			}
 			depth++
-		case '.':
-			afterDot = i + 1
 		}
 	}
-	return b
+	return len(fn), semicolon
 }
 
 // perfKernelModuleDefault is inferno's kernel test: "[...]" modules,
@@ -278,6 +339,20 @@ func perfVmlinux(m []byte) bool {
 func perfJITModuleDefault(m []byte) bool {
 	return (bytes.HasPrefix(m, []byte("/tmp/perf-")) && bytes.HasSuffix(m, []byte(".map"))) ||
 		(bytes.Contains(m, []byte("/jitted-")) && bytes.HasSuffix(m, []byte(".so")))
+}
+
+// perfTrimLeft drops leading white space (Unicode's, as inferno's
+// trim_start), with a fast path for ASCII.
+func perfTrimLeft(b []byte) []byte {
+	for i, c := range b {
+		if c >= utf8.RuneSelf {
+			return bytes.TrimLeftFunc(b[i:], unicode.IsSpace)
+		}
+		if !perfSpace(c) {
+			return b[i:]
+		}
+	}
+	return nil
 }
 
 // perfTrimRight drops trailing white space (Unicode's, as inferno's

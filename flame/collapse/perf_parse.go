@@ -2,6 +2,7 @@ package collapse
 
 import (
 	"bytes"
+	"hash/maphash"
 	"iter"
 	"math"
 )
@@ -11,6 +12,7 @@ type perfSettings struct {
 	perl                         bool // stackcollapse-perf.pl's reading (--compat perl)
 	pid, tid, kernel, jit, addrs bool
 	hook                         func(name, module string) string
+	seed                         maphash.Seed // of every parser's perfStackSet (set by perfRun)
 }
 
 func newPerfSettings(o Options) perfSettings {
@@ -63,12 +65,11 @@ type perfParser struct {
 	key       []byte
 	sampleSeq uint64
 
-	stacks  map[string]int32
-	entries []perfEntry
+	stacks perfStackSet
 }
 
 func newPerfParser(set perfSettings) *perfParser {
-	return &perfParser{set: set, stacks: map[string]int32{},
+	return &perfParser{set: set, stacks: newPerfStackSet(set.seed),
 		arena: make([]byte, 0, 4096), key: make([]byte, 0, 1024)}
 }
 
@@ -255,13 +256,9 @@ func (p *perfParser) record() {
 		end = p.groups[g]
 	}
 	p.key = k
-	if i, ok := p.stacks[string(k)]; ok {
-		p.entries[i].count += p.period
-		return
+	if p.stacks.addBytes(k, p.period, p.sampleSeq) {
+		p.sampleSeq++
 	}
-	p.stacks[string(k)] = int32(len(p.entries))
-	p.entries = append(p.entries, perfEntry{count: p.period, first: p.sampleSeq})
-	p.sampleSeq++
 }
 
 // frame handles one stack line of the current sample.
@@ -303,12 +300,9 @@ func perfStripOffset(b []byte) []byte {
 	return b
 }
 
-// perfSpecial marks bytes that make a function name need rewriting:
-// the script's, and the default's (quotes stay).
-var (
-	perfSpecial        = [256]bool{';': true, '(': true, '"': true, '\'': true}
-	perfSpecialDefault = [256]bool{';': true, '(': true}
-)
+// perfSpecial marks bytes that make a function name need rewriting by
+// the script.
+var perfSpecial = [256]bool{';': true, '(': true, '"': true, '\'': true}
 
 // tidy returns the frame's name as the script writes it, then rewritten by
 // the options' FrameHook (the database decoder's marker) when there is one.
@@ -328,12 +322,16 @@ func (p *perfParser) tidy(fn []byte, f perfFrameLine, inlined bool) []byte {
 func (p *perfParser) tidyName(fn []byte, f perfFrameLine, inlined bool) []byte {
 	suffix := p.annotation(f.module, inlined)
 	plain := len(fn) == 0 || (fn[0] != '[' && !(p.java && fn[0] == 'L'))
-	special := &perfSpecial
-	if !p.set.perl {
-		special = &perfSpecialDefault
+	if plain && suffix == "" && !p.set.perl {
+		// The default reading only cuts the name or changes ';': cutting
+		// needs no copy, so one pass decides and usually nothing is written.
+		if cut, semicolon := perfArgsCutDefault(fn); !semicolon {
+			return fn[:cut:cut]
+		}
+		plain = false
 	}
 	for _, c := range fn {
-		if special[c] {
+		if perfSpecial[c] {
 			plain = false
 			break
 		}

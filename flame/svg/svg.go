@@ -1,7 +1,6 @@
 package svg
 
 import (
-	"bufio"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -43,29 +42,31 @@ func Write(w io.Writer, p *flame.Profile, opts Options) error {
 		return ErrEmpty
 	}
 	imageHeight := (g.depthMax+1)*o.Height + o.ypad1() + o.ypad2()
-	bw := bufio.NewWriterSize(w, 256<<10)
-	sw := &writer{w: bw, o: &o, g: &g, height: imageHeight, buf: make([]byte, 0, 1024)}
+	sw := &writer{w: w, o: &o, g: &g, height: imageHeight, buf: make([]byte, 0, writeChunk+4096)}
 	sw.prelude()
-	for i := range g.frames {
-		sw.frame(&g.frames[i])
+	for _, block := range g.blocks {
+		for i := range block {
+			sw.frame(&block[i])
+		}
 		if sw.err != nil {
 			return fmt.Errorf("writing flame graph: %w", sw.err)
 		}
 	}
 	sw.str("</svg>\n</svg>\n")
 	sw.flush()
-	if sw.err == nil {
-		sw.err = bw.Flush()
-	}
 	if sw.err != nil {
 		return fmt.Errorf("writing flame graph: %w", sw.err)
 	}
 	return nil
 }
 
-// writer builds the SVG text in buf and flushes it to w in large pieces.
+// writeChunk is how much SVG text the writer gathers before writing it
+// out: large writes, and no second copy through a bufio.Writer.
+const writeChunk = 256 << 10
+
+// writer builds the SVG text in buf and writes it to w in large pieces.
 type writer struct {
-	w      *bufio.Writer
+	w      io.Writer
 	o      *resolved
 	g      *graph
 	height int
@@ -77,7 +78,7 @@ func (s *writer) str(v string) { s.buf = append(s.buf, v...) }
 
 func (s *writer) int(v int64) { s.buf = strconv.AppendInt(s.buf, v, 10) }
 
-func (s *writer) fixed(v float64, prec int) { s.buf = strconv.AppendFloat(s.buf, v, 'f', prec, 64) }
+func (s *writer) fixed(v float64, prec int) { s.buf = appendFixed(s.buf, v, prec) }
 
 func (s *writer) esc(v string) { s.buf = appendEscaped(s.buf, v) }
 
@@ -240,7 +241,7 @@ func (s *writer) frame(f *frame) {
 	s.int(int64(y2 - y1))
 	s.str(`" fill="`)
 	c := s.color(f)
-	s.buf = fmt.Appendf(s.buf, "rgb(%d,%d,%d)", c.r, c.g, c.b)
+	s.rgb(c)
 	s.str(`" fg:x="`)
 	s.int(f.start)
 	s.str(`" fg:w="`)
@@ -255,9 +256,20 @@ func (s *writer) frame(f *frame) {
 	}
 	s.esc(fitText(name, x2-x1, o))
 	s.str("</text></g>\n")
-	if len(s.buf) > 64<<10 {
+	if len(s.buf) > writeChunk {
 		s.flush()
 	}
+}
+
+// rgb writes "rgb(r,g,b)".
+func (s *writer) rgb(c rgb) {
+	s.str("rgb(")
+	s.buf = strconv.AppendUint(s.buf, uint64(c.r), 10)
+	s.buf = append(s.buf, ',')
+	s.buf = strconv.AppendUint(s.buf, uint64(c.g), 10)
+	s.buf = append(s.buf, ',')
+	s.buf = strconv.AppendUint(s.buf, uint64(c.b), 10)
+	s.buf = append(s.buf, ')')
 }
 
 func (s *writer) deltaText(delta int64) {
@@ -335,16 +347,29 @@ func appendThousands(dst []byte, v int64) []byte {
 	return dst
 }
 
+// xmlPlain marks the bytes appendEscaped copies as they are: printable
+// ASCII but for XML's five specials.
+var xmlPlain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = !strings.ContainsRune(`<>&"'`, rune(c))
+	}
+	return t
+}()
+
 // appendEscaped appends v escaped for XML text and attributes; bytes that
 // XML forbids (control characters, invalid UTF-8) become U+FFFD.
 func appendEscaped(dst []byte, v string) []byte {
 	for i := 0; i < len(v); {
-		c := v[i]
-		if c >= 0x20 && c < utf8.RuneSelf && c != '<' && c != '>' && c != '&' && c != '"' && c != '\'' {
-			dst = append(dst, c)
-			i++
+		if xmlPlain[v[i]] { // copy a run of plain bytes at once
+			j := i + 1
+			for j < len(v) && xmlPlain[v[j]] {
+				j++
+			}
+			dst = append(dst, v[i:j]...)
+			i = j
 			continue
 		}
+		c := v[i]
 		switch c {
 		case '<':
 			dst = append(dst, "&lt;"...)

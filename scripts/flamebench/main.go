@@ -43,6 +43,10 @@ func main() {
 const (
 	claimCollapseRatio = 1.2 // latscope throughput / inferno's, same threads
 	claimRenderRatio   = 1.0 // inferno time / latscope time
+	// Issue 20's targets: collapse at two or more threads and render of
+	// the same graph (all frames), against the same peers.
+	target20CollapseRatio = 2.5
+	target20RenderRatio   = 2.0
 	// memoryGrowthLimit: latscope's peak RSS on the repeated input over
 	// its peak RSS on one copy, at the same thread count. Memory that
 	// grew with the input would grow about as the number of copies (6 or
