@@ -64,7 +64,7 @@ func ioTestPage(rep iotest.Report, steps []iotest.StepResult) (string, []static.
 	marks := make([]static.Mark, 0, len(steps))
 	for i, s := range steps {
 		if !s.Start.IsZero() && i < len(rep.Steps) {
-			marks = append(marks, static.Mark{At: s.Start, Label: iotest.LoadName(rep.Steps[i].Stats)})
+			marks = append(marks, static.Mark{At: s.Start, Label: rep.Steps[i].Load()})
 		}
 	}
 	return b.String(), marks
@@ -127,7 +127,7 @@ func writeStepTable(b *strings.Builder, rep iotest.Report) {
 	}
 	b.WriteString("<th>Complete</th><th>Little's law</th></tr></thead>\n<tbody>\n")
 	for i, s := range rep.Steps {
-		fmt.Fprintf(b, `<tr data-step="%d"><td>%d</td><td>%s</td>`, i+1, i+1, esc(iotest.LoadName(s.Stats)))
+		fmt.Fprintf(b, `<tr data-step="%d"><td>%d</td><td>%s</td>`, i+1, i+1, esc(s.Load()))
 		for _, c := range cols {
 			v := c.value(s)
 			fmt.Fprintf(b, `<td data-k="%s" data-v="%s">%s</td>`, c.key, num(v), esc(c.text(v)))
