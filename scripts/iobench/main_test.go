@@ -224,7 +224,7 @@ func TestWriteTable(t *testing.T) {
 	fio := runResult{Tool: toolFio, Concurrency: 1, CPUPerIOUS: 10, measurement: measurement{IOPS: 18000, Latency: loadtest.Latency{P50US: 50, P99US: 90}}}
 	ls := runResult{Tool: toolLatscope, Concurrency: 1, CPUPerIOUS: 12, measurement: measurement{IOPS: 17500, Latency: loadtest.Latency{P50US: 51, P99US: 140}}}
 	var b strings.Builder
-	if err := writeTable(&b, []comparison{compare(1, []runResult{fio, ls})}); err != nil {
+	if err := writeTable(&b, []comparison{compare(1, []runResult{fio, ls})}, "concurrency"); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
