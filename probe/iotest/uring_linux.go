@@ -230,9 +230,12 @@ func (r *ring) prepare(write bool, fd int, buf []byte, off int64, slot uint64) {
 
 // submit publishes the prepared entries and enters the kernel, waiting for
 // at least wait completions. It returns how many entries the kernel took.
-func (r *ring) submit(wait uint32) (uint32, error) {
+func (r *ring) submit(wait uint32) (uint32, error) { return r.submitN(r.queued, wait) }
+
+// submitN hands the kernel the next n prepared entries (of those queued)
+// and waits for at least wait completions.
+func (r *ring) submitN(n, wait uint32) (uint32, error) {
 	atomic.StoreUint32(r.sqTail, r.tail)
-	n := r.queued
 	flags := uintptr(0)
 	if wait > 0 {
 		flags = ioringEnterGetevents
@@ -263,13 +266,7 @@ func (r *ring) cqe(i uint32) uringCQE { return r.cqes[i&r.cqMask] }
 func (r *ring) consume(tail uint32) { atomic.StoreUint32(r.cqHead, tail) }
 
 // wait enters the kernel to wait for one completion, submitting nothing.
-func (r *ring) wait() (uint32, error) {
-	queued := r.queued
-	r.queued = 0
-	n, err := r.submit(1)
-	r.queued = queued
-	return n, err
-}
+func (r *ring) wait() (uint32, error) { return r.submitN(0, 1) }
 
 // uringAvailable returns nil when this kernel lets the process use
 // io_uring, else an error wrapping errUringUnavailable that says why. It

@@ -69,18 +69,13 @@ func (u *uringWorker) runClosed(stop *atomic.Bool, report func(error)) {
 	}
 	inFlight := 0
 	for len(u.waiting) > 0 || inFlight > 0 {
-		now := time.Since(u.base)
-		for _, slot := range u.waiting {
-			u.issued[slot] = now
-		}
-		took, err := r.submit(1)
+		took, err := u.submit(r)
+		inFlight += took
 		if err != nil {
 			report(err)
 			u.drain(r, inFlight)
 			return
 		}
-		u.waiting = u.waiting[:copy(u.waiting, u.waiting[took:])]
-		inFlight += int(took)
 		if int32(inFlight) > u.counts.maxInFlight.Load() {
 			u.counts.maxInFlight.Store(int32(inFlight))
 		}
@@ -90,6 +85,43 @@ func (u *uringWorker) runClosed(stop *atomic.Bool, report func(error)) {
 			u.backoff(stop)
 		}
 	}
+}
+
+// submit hands the waiting I/Os to the kernel, one io_uring_enter each as
+// fio does (iodepth_batch_submit=1), the last one also waiting for a
+// completion; with none waiting it only waits. One enter for several I/Os
+// would be cheaper, but the kernel plugs such a batch and dispatches it
+// to the device at once, and completions then come in bunches: p50 was
+// 15–30 % above fio's at iodepth 8 and 32 (the mean unchanged), and 0–5 %
+// below it submitting one by one. It returns how many the kernel took.
+func (u *uringWorker) submit(r *ring) (int, error) {
+	if len(u.waiting) == 0 {
+		_, err := r.wait()
+		return 0, err
+	}
+	took := 0
+	for took < len(u.waiting) {
+		last := took == len(u.waiting)-1
+		u.issued[u.waiting[took]] = time.Since(u.base)
+		n, err := r.submitN(1, boolToUint32(last))
+		if err != nil {
+			return took, err
+		}
+		if n == 0 {
+			break // not taken: tried again after the next completions
+		}
+		took++
+	}
+	u.waiting = u.waiting[:copy(u.waiting, u.waiting[took:])]
+	return took, nil
+}
+
+// boolToUint32 is 1 for true.
+func boolToUint32(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // prepare queues slot's next I/O at a random block.
