@@ -105,8 +105,10 @@ func TestUringHonoursIODepth(t *testing.T) {
 			t.Errorf("iodepth %d: at most %d in flight, concurrency %d", depth, s.MaxInFlight, s.Concurrency)
 		}
 		// Little: IOPS × mean latency is the I/Os in flight, a little
-		// less for the moments between a completion and its refill.
-		if l := rep.Steps[i].LittleConcurrency; l > float64(depth)*1.02 || l < float64(depth)*0.7 {
+		// less for the moments between a completion and its refill; a
+		// loaded machine's late timer lets a 400 ms step run longer than
+		// the elapsed time it reports, hence the upper slack.
+		if l := rep.Steps[i].LittleConcurrency; l > float64(depth)*1.3 || l < float64(depth)*0.7 {
 			t.Errorf("iodepth %d: Little's L = %.2f", depth, l)
 		}
 		if got := rep.Steps[i].Load(); got != "1 reader × iodepth "+[]string{"1", "8"}[i] {

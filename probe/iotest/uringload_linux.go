@@ -18,19 +18,18 @@ import (
 //
 // Its latency is fio's "lat": from submission (the clock read just before
 // the io_uring_enter that hands the I/O to the kernel) to completion (the
-// clock read when that completion is reaped). I/Os submitted or reaped
-// together share one clock read, as in fio.
+// clock read when the worker takes that completion from the ring), as
+// fio's io_uring engine does with its default batch settings: one I/O per
+// submission, one completion taken at a time.
 type uringWorker struct {
 	*worker
 	depth int
 	fd    int
 	bufs  [][]byte // one aligned block per slot, alive until its completion
 	offs  []int64  // each slot's offset, for error messages
-	// issued is each slot's submission time since base; waiting lists the
-	// slots prepared but not yet submitted.
-	issued  []time.Duration
-	waiting []int
-	base    time.Time
+	// issued is each slot's submission time since base.
+	issued []time.Duration
+	base   time.Time
 }
 
 // drainTries bounds the io_uring_enter calls spent waiting for the I/Os
@@ -40,7 +39,7 @@ const drainTries = 100
 // newUringWorker turns w into an io_uring worker of depth slots.
 func newUringWorker(w *worker, depth int) *uringWorker {
 	u := &uringWorker{worker: w, depth: depth, fd: int(w.f.fd), bufs: make([][]byte, depth), offs: make([]int64, depth),
-		issued: make([]time.Duration, depth), waiting: make([]int, 0, depth), base: time.Now()}
+		issued: make([]time.Duration, depth), base: time.Now()}
 	u.bufs[0] = w.buf
 	for i := 1; i < depth; i++ {
 		u.bufs[i] = alignedBlock(int(w.bs))
@@ -64,13 +63,28 @@ func (u *uringWorker) runClosed(stop *atomic.Bool, report func(error)) {
 		return
 	}
 	defer r.close()
-	for slot := range u.depth {
-		u.prepare(r, slot)
-	}
 	inFlight := 0
-	for len(u.waiting) > 0 || inFlight > 0 {
-		took, err := u.submit(r)
+	for slot := range u.depth {
+		took, err := u.issue(r, slot, slot == u.depth-1)
 		inFlight += took
+		if err != nil {
+			report(err)
+			u.drain(r, inFlight)
+			return
+		}
+	}
+	waited := true // the last submission waited for a completion
+	for inFlight > 0 {
+		if !waited {
+			if _, err := r.wait(); err != nil {
+				report(err)
+				u.drain(r, inFlight)
+				return
+			}
+		}
+		took, done, waitedNow, err := u.reap(r, stop, report)
+		inFlight += took - done
+		waited = waitedNow
 		if err != nil {
 			report(err)
 			u.drain(r, inFlight)
@@ -79,66 +93,39 @@ func (u *uringWorker) runClosed(stop *atomic.Bool, report func(error)) {
 		if int32(inFlight) > u.counts.maxInFlight.Load() {
 			u.counts.maxInFlight.Store(int32(inFlight))
 		}
-		done, failed := u.reap(r, stop, report)
-		inFlight -= done
-		if failed {
-			u.backoff(stop)
-		}
 	}
 }
 
-// submit hands the waiting I/Os to the kernel, one io_uring_enter each as
-// fio does (iodepth_batch_submit=1), the last one also waiting for a
-// completion; with none waiting it only waits. One enter for several I/Os
-// would be cheaper, but the kernel plugs such a batch and dispatches it
-// to the device at once, and completions then come in bunches: p50 was
-// 15–30 % above fio's at iodepth 8 and 32 (the mean unchanged), and 0–5 %
-// below it submitting one by one. It returns how many the kernel took.
-func (u *uringWorker) submit(r *ring) (int, error) {
-	if len(u.waiting) == 0 {
-		_, err := r.wait()
-		return 0, err
-	}
-	took := 0
-	for took < len(u.waiting) {
-		last := took == len(u.waiting)-1
-		u.issued[u.waiting[took]] = time.Since(u.base)
-		n, err := r.submitN(1, boolToUint32(last))
-		if err != nil {
-			return took, err
-		}
-		if n == 0 {
-			break // not taken: tried again after the next completions
-		}
-		took++
-	}
-	u.waiting = u.waiting[:copy(u.waiting, u.waiting[took:])]
-	return took, nil
-}
-
-// boolToUint32 is 1 for true.
-func boolToUint32(b bool) uint32 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// prepare queues slot's next I/O at a random block.
-func (u *uringWorker) prepare(r *ring, slot int) {
+// issue submits slot's next I/O at a random block with its own
+// io_uring_enter, as fio does (iodepth_batch_submit=1), also waiting for
+// a completion when wait is set. One enter for several I/Os would be
+// cheaper, but the kernel plugs such a batch and dispatches it to the
+// device at once, and completions then come in bunches (p50 15–30 %
+// above fio's at iodepth 8 and 32 here, the mean unchanged). It returns
+// how many I/Os the kernel took (0 or 1).
+func (u *uringWorker) issue(r *ring, slot int, wait bool) (int, error) {
 	off := u.randomOffset()
 	if u.write {
 		u.restamp(u.bufs[slot])
 	}
 	u.offs[slot] = off
 	r.prepare(u.write, u.fd, u.bufs[slot], off, uint64(slot))
-	u.waiting = append(u.waiting, slot)
+	u.issued[slot] = time.Since(u.base)
+	w := uint32(0)
+	if wait {
+		w = 1
+	}
+	n, err := r.submitN(1, w)
+	return int(n), err
 }
 
-// reap records every completion ready and, unless stopped, prepares the
-// slot's next I/O. It returns how many completed and whether one failed.
-func (u *uringWorker) reap(r *ring, stop *atomic.Bool, report func(error)) (int, bool) {
-	done := time.Since(u.base)
+// reap takes the completions ready one at a time, as fio does
+// (iodepth_batch_complete_max=1): each is timed when taken, then, unless
+// stopped, its slot's next I/O is submitted before the next is taken; the
+// last submission also waits for a completion (one system call per I/O
+// at depth 1). It returns how many I/Os it submitted and how many
+// completed, whether the last submission waited, and a submission error.
+func (u *uringWorker) reap(r *ring, stop *atomic.Bool, report func(error)) (took, done int, waited bool, err error) {
 	head, tail := r.ready()
 	failed := false
 	for i := head; i != tail; i++ {
@@ -148,15 +135,27 @@ func (u *uringWorker) reap(r *ring, stop *atomic.Bool, report func(error)) (int,
 			report(err)
 			failed = true
 		} else {
-			u.shard.Record(done - u.issued[slot])
+			u.shard.Record(time.Since(u.base) - u.issued[slot])
 		}
-		if !stop.Load() {
-			u.prepare(r, slot)
+		r.consume(i + 1)
+		done++
+		u.counts.completed.Add(1)
+		if stop.Load() {
+			continue
+		}
+		if failed {
+			u.backoff(stop)
+			failed = false
+		}
+		last := i+1 == tail
+		n, err := u.issue(r, slot, last)
+		took += n
+		waited = last && n == 1
+		if err != nil {
+			return took, done, false, err
 		}
 	}
-	r.consume(tail)
-	u.counts.completed.Add(int64(tail - head))
-	return int(tail - head), failed
+	return took, done, waited, nil
 }
 
 // check turns a completion's result into the error of its I/O, if any.
