@@ -22,8 +22,8 @@ type ioReport struct {
 	BS     int    `json:"bs"`
 	Loop   string `json:"loop"`
 	Engine string `json:"engine"`
-	Kind  string `json:"kind"`
-	Steps []struct {
+	Kind   string `json:"kind"`
+	Steps  []struct {
 		Concurrency int      `json:"concurrency"`
 		Rate        float64  `json:"rate"`
 		IOPS        float64  `json:"iops"`
