@@ -43,7 +43,7 @@ func ioTestPage(rep iotest.Report, steps []iotest.StepResult) (string, []static.
 	fmt.Fprintf(&b, `<p class="meta" id="device">device: %s</p>`+"\n", esc(rep.Device.Summary()))
 	fmt.Fprintf(&b, `<p class="meta" id="placement">placement: %s</p>`+"\n", esc(rep.Placement.String()))
 	writeStepTable(&b, rep)
-	writeKnee(&b, rep.Knee)
+	writeKnee(&b, rep.Knee, kneeLoad(rep))
 	if u := rep.USL; u != nil {
 		fmt.Fprintf(&b, `<p id="usl" data-lambda="%s" data-sigma="%s" data-kappa="%s" data-r2="%s" data-peak-concurrency="%s" data-peak-iops="%s">`+
 			`<b>USL fit</b> (R² %.2f): λ = %.0f IOPS per reader, σ = %.3f, κ = %.4f; %s</p>`+"\n",
@@ -64,7 +64,7 @@ func ioTestPage(rep iotest.Report, steps []iotest.StepResult) (string, []static.
 	marks := make([]static.Mark, 0, len(steps))
 	for i, s := range steps {
 		if !s.Start.IsZero() && i < len(rep.Steps) {
-			marks = append(marks, static.Mark{At: s.Start, Label: iotest.LoadName(rep.Steps[i].Stats)})
+			marks = append(marks, static.Mark{At: s.Start, Label: rep.Steps[i].Load()})
 		}
 	}
 	return b.String(), marks
@@ -127,7 +127,7 @@ func writeStepTable(b *strings.Builder, rep iotest.Report) {
 	}
 	b.WriteString("<th>Complete</th><th>Little's law</th></tr></thead>\n<tbody>\n")
 	for i, s := range rep.Steps {
-		fmt.Fprintf(b, `<tr data-step="%d"><td>%d</td><td>%s</td>`, i+1, i+1, esc(iotest.LoadName(s.Stats)))
+		fmt.Fprintf(b, `<tr data-step="%d"><td>%d</td><td>%s</td>`, i+1, i+1, esc(s.Load()))
 		for _, c := range cols {
 			v := c.value(s)
 			fmt.Fprintf(b, `<td data-k="%s" data-v="%s">%s</td>`, c.key, num(v), esc(c.text(v)))
@@ -138,8 +138,21 @@ func writeStepTable(b *strings.Builder, rep iotest.Report) {
 	b.WriteString("</tbody></table>\n")
 }
 
-// writeKnee writes the saturation knee, or that there is none.
-func writeKnee(b *strings.Builder, k *loadtest.Knee) {
+// kneeLoad names the knee's load: "8 readers", or for io_uring "1 reader
+// × iodepth 8".
+func kneeLoad(rep iotest.Report) string {
+	k := rep.Knee
+	if k == nil {
+		return ""
+	}
+	if rep.Engine != "" && k.Index >= 0 && k.Index < len(rep.Steps) {
+		return rep.Steps[k.Index].Load()
+	}
+	return iotest.LoadName(loadtest.Stats{Concurrency: k.Concurrency, Rate: k.Rate})
+}
+
+// writeKnee writes the saturation knee at load, or that there is none.
+func writeKnee(b *strings.Builder, k *loadtest.Knee, load string) {
 	if k == nil {
 		b.WriteString(`<p id="knee" data-none="true"><b>Saturation knee</b>: none found</p>` + "\n")
 		return
@@ -147,7 +160,7 @@ func writeKnee(b *strings.Builder, k *loadtest.Knee) {
 	fmt.Fprintf(b, `<p id="knee" data-concurrency="%d" data-rate="%s" data-iops="%s" data-p99-us="%s">`+
 		`<b>Saturation knee</b> at %s (%.0f IOPS, p99 %s): <span data-k="reason">%s</span></p>`+"\n",
 		k.Concurrency, num(k.Rate), num(k.IOPS), num(k.P99US),
-		esc(iotest.LoadName(loadtest.Stats{Concurrency: k.Concurrency, Rate: k.Rate})), k.IOPS, esc(usText(k.P99US)), esc(k.Reason))
+		esc(load), k.IOPS, esc(usText(k.P99US)), esc(k.Reason))
 }
 
 // writeModes writes the latency modes; step, when not 0, is the step they

@@ -143,6 +143,17 @@ if command -v fio >/dev/null; then
 	# shellcheck disable=SC2086 # IOBENCH_ARGS is a list of flags
 	go run ./scripts/iobench -latscope "$bin" -dir "$out" -out "$out/iotest-vs-fio.json" \
 		-concurrency 1,4 -runs 3 -duration 10s ${IOBENCH_ARGS:-} | tee "$out/iotest-vs-fio.txt"
+	# Issue 20: queue depth. latscope --engine io_uring against fio's
+	# io_uring and libaio engines, one reader at iodepth 1, 8 and 32, on one
+	# kept 1 GiB file (written once, removed at the end), 3 runs of 10 s each.
+	for engine in io_uring libaio; do
+		echo
+		echo "== iotest --engine io_uring vs fio --ioengine=$engine: 8 KiB random reads, O_DIRECT, iodepth 1, 8, 32 =="
+		# shellcheck disable=SC2086 # IOBENCH_ARGS is a list of flags
+		go run ./scripts/iobench -latscope "$bin" -dir "$out" -file "$out/iobench-data-1g" -out "$out/iotest-uring-vs-fio-$engine.json" \
+			-engine "$engine" -concurrency 1 -iodepth 1,8,32 -runs 3 -duration 10s ${IOBENCH_ARGS:-} | tee "$out/iotest-uring-vs-fio-$engine.txt"
+	done
+	rm -f "$out/iobench-data-1g"
 else
 	echo "bench: fio is not installed and cannot be (not root or no apt-get); iotest vs fio skipped"
 fi

@@ -15,6 +15,8 @@ type iotestFlags struct {
 	bs, size             string
 	concurrency          int
 	steps                []int
+	engine               string
+	iodepth              []int
 	rates                []float64
 	duration, warmup     time.Duration
 	interval             time.Duration
@@ -46,6 +48,10 @@ Load is a closed loop of N concurrent readers (--concurrency N, or a sweep with
 Poisson arrivals) whose latency counts from each I/O's intended start, so that a slow
 I/O cannot hide the ones queued behind it (coordinated omission).
 
+--engine io_uring gives each reader its own io_uring with --iodepth I/Os in flight (a new
+one submitted as each completes), as fio --ioengine=io_uring --iodepth N does; latency is
+fio's "lat", submission to completion. A list (--iodepth 1,2,4,8,16,32) sweeps the depth.
+
 The report goes to stdout (--format json for machines); -o FILE.html writes one page
 with the report, a latency-vs-IOPS chart and the heat maps (steps marked), -o FILE.svg|.png
 the heat maps, -o FILE.json the report, --record FILE.lsr the latency stream.`,
@@ -53,7 +59,8 @@ the heat maps, -o FILE.json the report, --record FILE.lsr the latency stream.`,
   latscope iotest /u01/oradata --steps 1,2,4,8,16,32 --duration 20s -o sweep.html
   latscope iotest /dev/nvme0n1 --concurrency 8 --format json
   latscope iotest . --rate 500,1000,2000,4000 --duration 15s
-  latscope iotest /var/tmp --size 8G --write --concurrency 1       # commit-like writes`,
+  latscope iotest /var/tmp --size 8G --write --concurrency 1       # commit-like writes
+  latscope iotest /u01/oradata --engine io_uring --iodepth 1,2,4,8,16,32 --concurrency 1 -o depth.html`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := f.config(env, cmd, args)
@@ -68,6 +75,8 @@ the heat maps, -o FILE.json the report, --record FILE.lsr the latency stream.`,
 	fl.StringVar(&f.size, "size", "1g", "scratch file size, the working set (grow it past any cache); for a file or device: read only its first SIZE bytes")
 	fl.IntVarP(&f.concurrency, "concurrency", "c", 0, "concurrent readers of a single step (default 4); with --rate, the most I/Os in flight (default 64)")
 	fl.IntSliceVar(&f.steps, "steps", nil, "sweep: run one step per reader count, e.g. 1,2,4,8,16,32")
+	fl.StringVar(&f.engine, "engine", iotest.EnginePsync, "how each reader issues I/Os: psync (one pread at a time) or io_uring (--iodepth in flight)")
+	fl.IntSliceVar(&f.iodepth, "iodepth", nil, "io_uring: I/Os each reader keeps in flight (default 1); a list sweeps it, e.g. 1,2,4,8,16,32")
 	fl.Float64SliceVar(&f.rates, "rate", nil, "open loop: I/Os per second with Poisson arrivals, one step per rate, e.g. 1000,2000")
 	fl.DurationVar(&f.duration, "duration", 30*time.Second, "measured time of each step (after the warm-up)")
 	fl.DurationVar(&f.duration, "step-duration", 30*time.Second, "same as --duration")
@@ -108,6 +117,7 @@ func (f *iotestFlags) config(env environment, cmd *cobra.Command, args []string)
 	t := iotest.Config{
 		BlockSize: int(bs), StepDuration: f.duration, Warmup: f.warmup, Interval: f.interval,
 		Write: f.write, FilePerReader: f.filePerReader, Rates: f.rates,
+		Engine: f.engine, IODepths: f.iodepth,
 	}
 	if len(args) == 1 {
 		t.Path = args[0]

@@ -19,10 +19,11 @@ import (
 // ioReport mirrors the parts of `latscope iotest --format json` the tests
 // read, with the field names the issue asks for.
 type ioReport struct {
-	BS    int    `json:"bs"`
-	Loop  string `json:"loop"`
-	Kind  string `json:"kind"`
-	Steps []struct {
+	BS     int    `json:"bs"`
+	Loop   string `json:"loop"`
+	Engine string `json:"engine"`
+	Kind   string `json:"kind"`
+	Steps  []struct {
 		Concurrency int      `json:"concurrency"`
 		Rate        float64  `json:"rate"`
 		IOPS        float64  `json:"iops"`
@@ -37,6 +38,8 @@ type ioReport struct {
 		Seconds     float64  `json:"seconds"`
 		CPUPerOpUS  float64  `json:"cpu_per_op_us"`
 		Complete    bool     `json:"complete"`
+		Readers     int      `json:"readers"`
+		IODepth     int      `json:"iodepth"`
 	} `json:"steps"`
 	Knee *struct {
 		Concurrency int     `json:"concurrency"`
@@ -106,6 +109,46 @@ func TestIOTestSweepReportAndOutputs(t *testing.T) {
 	recorded := reportJSON(t, lsr)
 	if len(recorded.Series) != 1 || int64(recorded.Series[0].Count) < ops {
 		t.Errorf("recording holds %+v, want one series with at least %d reads", recorded.Series, ops)
+	}
+}
+
+// An io_uring depth sweep goes through the same report, page and
+// recording as a reader sweep; its concurrency is readers × iodepth.
+func TestIOTestUringDepthSweep(t *testing.T) {
+	dir, out := t.TempDir(), t.TempDir()
+	html, lsr := filepath.Join(out, "depth.html"), filepath.Join(out, "depth.lsr")
+	args := []string{"iotest", "--format", "json", dir, "--engine", "io_uring", "--iodepth", "1,4", "--concurrency", "2",
+		"--duration", "600ms", "--warmup", "100ms", "--size", "32M", "--interval", "200ms", "-o", html, "--record", lsr}
+	r := run(t, "", args...)
+	if r.code != 0 && strings.Contains(r.stderr, "io_uring is not available") {
+		t.Skipf("skipped: %s", strings.TrimSpace(r.stderr)) // a kernel or seccomp profile without io_uring
+	}
+	if r.code != 0 {
+		t.Fatalf("latscope %v: exit %d\n%s", args, r.code, r.stderr)
+	}
+	var rep ioReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("iotest JSON: %v\n%s", err, r.stdout)
+	}
+	if rep.Engine != "io_uring" || len(rep.Steps) != 2 {
+		t.Fatalf("report %+v", rep)
+	}
+	var ops int64
+	for i, s := range rep.Steps {
+		if d := []int{1, 4}[i]; s.Readers != 2 || s.IODepth != d || s.Concurrency != 2*d || s.Ops == 0 || !s.Complete {
+			t.Errorf("step %d: %+v", i, s)
+		}
+		ops += s.Ops
+	}
+	page, err := os.ReadFile(html)
+	if err != nil || !strings.Contains(string(page), "2 readers × iodepth 4") {
+		t.Errorf("page does not name the steps readers × iodepth: %v", err)
+	}
+	if recorded := reportJSON(t, lsr); len(recorded.Series) != 1 || int64(recorded.Series[0].Count) < ops {
+		t.Errorf("recording holds %+v, want one series with at least %d reads", recorded.Series, ops)
+	}
+	if r := run(t, "", "iotest", dir, "--iodepth", "8", "--duration", "1s"); r.code == 0 || !strings.Contains(r.stderr, "needs engine io_uring") {
+		t.Errorf("psync with --iodepth 8: exit %d, %s", r.code, r.stderr)
 	}
 }
 

@@ -44,6 +44,14 @@ const (
 	DefaultWorkers = 64
 	// maxBlockSize bounds --bs: larger reads are not a latency test.
 	maxBlockSize = 64 << 20
+	// maxIODepth bounds --iodepth: deeper queues are a throughput test.
+	maxIODepth = 1024
+)
+
+// Engines of Config.Engine.
+const (
+	EnginePsync   = "psync"
+	EngineIOUring = "io_uring"
 )
 
 // sectorSize is the granularity O_DIRECT needs for sizes and offsets on
@@ -68,6 +76,14 @@ type Config struct {
 	// Steps are the closed-loop load levels: the number of concurrent
 	// readers of each step, run in order (default one step of 4).
 	Steps []int
+	// Engine is how a reader issues its I/Os: EnginePsync (default), one
+	// pread/pwrite at a time, or EngineIOUring, IODepth I/Os kept in
+	// flight on the reader's own io_uring.
+	Engine string
+	// IODepths are the I/Os each io_uring reader keeps in flight, one step
+	// per depth (default 1); only one of Steps and IODepths may list
+	// several values. psync's depth is always 1.
+	IODepths []int
 	// Rates, when set, makes the test an open loop: each step issues I/Os
 	// at this many per second with Poisson arrivals, and latency counts
 	// from the intended start. Steps is then ignored.
@@ -121,6 +137,10 @@ func (c Config) resolve() (Config, error) {
 		c.Steps = []int{DefaultReaders}
 	}
 	c.Workers = cmp.Or(c.Workers, DefaultWorkers)
+	c.Engine = cmp.Or(c.Engine, EnginePsync)
+	if len(c.IODepths) == 0 {
+		c.IODepths = []int{1}
+	}
 	c.Interval = cmp.Or(c.Interval, DefaultInterval)
 	if err := c.check(); err != nil {
 		return c, err
@@ -152,10 +172,34 @@ func (c Config) check() error {
 			return fmt.Errorf("%d readers: want 1 to %d", n, maxConcurrency)
 		}
 	}
+	if err := c.checkEngine(); err != nil {
+		return err
+	}
 	for _, r := range c.Rates {
 		if !(r > 0) || math.IsInf(r, 0) || r > maxRate {
 			return fmt.Errorf("rate %g I/Os per second: want more than 0 and at most %g", r, float64(maxRate))
 		}
+	}
+	return nil
+}
+
+// checkEngine rejects an unknown engine and depths it cannot run.
+func (c Config) checkEngine() error {
+	for _, d := range c.IODepths {
+		if d < 1 || d > maxIODepth {
+			return fmt.Errorf("iodepth %d: want 1 to %d", d, maxIODepth)
+		}
+	}
+	switch {
+	case c.Engine != EnginePsync && c.Engine != EngineIOUring:
+		return fmt.Errorf("engine %q: want %s or %s", c.Engine, EnginePsync, EngineIOUring)
+	case c.Engine == EnginePsync && slices.Max(c.IODepths) > 1:
+		return fmt.Errorf("iodepth %d needs engine %s: a psync reader has one I/O in flight "+
+			"(use more readers for more)", slices.Max(c.IODepths), EngineIOUring)
+	case c.Engine == EngineIOUring && c.openLoop():
+		return fmt.Errorf("engine %s runs closed-loop steps (readers × iodepth); the open loop (rates) uses psync workers", EngineIOUring)
+	case len(c.IODepths) > 1 && len(c.Steps) > 1:
+		return errors.New("sweep either the readers or the iodepth, not both")
 	}
 	return nil
 }
@@ -243,6 +287,11 @@ func (t *Test) Run(ctx context.Context, emit func(stream.Interval) error) error 
 	if t.cfgErr != nil {
 		return fmt.Errorf("%s: %w", t.name, t.cfgErr)
 	}
+	if t.cfg.Engine == EngineIOUring {
+		if err := uringAvailable(); err != nil {
+			return fmt.Errorf("%s: --engine %s: %w", t.name, EngineIOUring, err)
+		}
+	}
 	tg, err := openTarget(ctx, t.cfg, t.cfg.Progress, t.diag)
 	if ctx.Err() != nil {
 		if tg != nil {
@@ -316,6 +365,13 @@ func Plan(cfg Config) string {
 		load = fmt.Sprintf("open loop at %s I/Os per second (Poisson, up to %d in flight)", joinNumbers(cfg.Rates), cfg.Workers)
 	} else {
 		load = fmt.Sprintf("%s concurrent readers", joinNumbers(cfg.Steps))
+	}
+	if cfg.Engine == EngineIOUring {
+		depths := cfg.IODepths
+		if len(depths) == 0 {
+			depths = []int{1}
+		}
+		load += fmt.Sprintf(" (io_uring, iodepth %s each)", joinNumbers(depths))
 	}
 	where := cfg.Path
 	if IsDir(cfg.Path) {

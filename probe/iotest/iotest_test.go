@@ -332,7 +332,7 @@ func TestConfigDefaultsAndChecks(t *testing.T) {
 	}
 	cwd, _ := os.Getwd()
 	got := src.Config()
-	want := Config{Path: cwd, BlockSize: 8 << 10, Steps: []int{4}, Workers: 64, Interval: 2 * time.Second}
+	want := Config{Path: cwd, BlockSize: 8 << 10, Steps: []int{4}, Engine: EnginePsync, IODepths: []int{1}, Workers: 64, Interval: 2 * time.Second}
 	if !reflect.DeepEqual(got, want) || src.Name() != "iotest:"+cwd {
 		t.Errorf("defaults = %+v named %q, want %+v", got, src.Name(), want)
 	}

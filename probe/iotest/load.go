@@ -31,6 +31,13 @@ type worker struct {
 	bs     int64
 	shard  *loadtest.Recorder
 	stamp  uint64
+	counts ioCounts
+}
+
+// ioCounts are a worker's own tallies, read when its step ends.
+type ioCounts struct {
+	completed   atomic.Int64 // I/Os completed, failed ones included
+	maxInFlight atomic.Int32 // the most I/Os it had in flight at once
 }
 
 // newWorker returns a worker on f; writes go to f.writer.
@@ -46,11 +53,17 @@ func newWorker(f *testFile, bs int, write bool, s *loadtest.Recorder) *worker {
 	}
 	if write {
 		w.f = newRawFile(f.writer)
-		for i := 0; i+8 <= len(w.buf); i += 8 {
-			binary.LittleEndian.PutUint64(w.buf[i:], w.rng.Uint64())
-		}
+		w.fillRandom(w.buf)
 	}
+	w.counts.maxInFlight.Store(1)
 	return w
+}
+
+// fillRandom fills buf with random bytes, the body of every write.
+func (w *worker) fillRandom(buf []byte) {
+	for i := 0; i+8 <= len(buf); i += 8 {
+		binary.LittleEndian.PutUint64(buf[i:], w.rng.Uint64())
+	}
 }
 
 // runClosed issues one I/O after the other until stop; failed I/Os go to
@@ -108,35 +121,44 @@ func (w *worker) backoff(stop *atomic.Bool) {
 // once reads (or writes) one random block. It allocates nothing unless the
 // I/O fails.
 func (w *worker) once() error {
-	off := w.rng.Int64N(w.blocks) * w.bs
+	off := w.randomOffset()
 	var n int
 	var err error
 	if w.write {
-		w.restamp()
+		w.restamp(w.buf)
 		n, err = w.f.WriteAt(w.buf, off)
 	} else {
 		n, err = w.f.ReadAt(w.buf, off)
 	}
+	w.counts.completed.Add(1)
 	if err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF // the region is whole blocks inside the file: EOF is wrong
-		}
-		verb := "read"
-		if w.write {
-			verb = "write"
-		}
-		return fmt.Errorf("%s of %d bytes at offset %d (did %d): %w", verb, len(w.buf), off, n, err)
+		return w.ioError(off, n, err)
 	}
 	return nil
 }
 
-// restamp makes every 512-byte sector of the next write unique, so that no
-// layer can deduplicate or compress the written blocks away.
-func (w *worker) restamp() {
+// randomOffset draws the offset of the next block, uniformly with repeats.
+func (w *worker) randomOffset() int64 { return w.rng.Int64N(w.blocks) * w.bs }
+
+// ioError says which I/O failed: n bytes done of a block at off.
+func (w *worker) ioError(off int64, n int, err error) error {
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF // the region is whole blocks inside the file: EOF is wrong
+	}
+	verb := "read"
+	if w.write {
+		verb = "write"
+	}
+	return fmt.Errorf("%s of %d bytes at offset %d (did %d): %w", verb, w.bs, off, n, err)
+}
+
+// restamp makes every 512-byte sector of buf, the next write, unique, so
+// that no layer can deduplicate or compress the written blocks away.
+func (w *worker) restamp(buf []byte) {
 	w.stamp++
-	for i := 0; i+16 <= len(w.buf); i += sectorSize {
-		binary.LittleEndian.PutUint64(w.buf[i:], w.stamp)
-		binary.LittleEndian.PutUint64(w.buf[i+8:], uint64(i))
+	for i := 0; i+16 <= len(buf); i += sectorSize {
+		binary.LittleEndian.PutUint64(buf[i:], w.stamp)
+		binary.LittleEndian.PutUint64(buf[i+8:], uint64(i))
 	}
 }
 

@@ -45,6 +45,9 @@ type Report struct {
 	Placement pace.Placement `json:"placement"`
 	// SpinMarginUS is the open loop's calibrated spin before each arrival.
 	SpinMarginUS float64 `json:"spin_margin_us,omitempty"`
+	// Engine is "io_uring" when the readers used io_uring (absent: psync);
+	// each step's concurrency is then readers × iodepth I/Os in flight.
+	Engine string `json:"engine,omitempty"`
 }
 
 // StepReport is one step's figures.
@@ -61,10 +64,25 @@ type StepReport struct {
 	// Complete is false for a step cut short (Ctrl-C).
 	Complete bool            `json:"complete"`
 	Modes    []loadtest.Mode `json:"modes"`
+	// Readers and IODepth make up an io_uring step's concurrency.
+	Readers int `json:"readers,omitempty"`
+	IODepth int `json:"iodepth,omitempty"`
 }
 
 // words name a storage test's load in knee reasons.
 var words = loadtest.Words{Worker: "reader", Workers: "readers", Throughput: "IOPS"}
+
+// uringWords name an io_uring test's load: its concurrency counts I/Os in
+// flight, not readers.
+var uringWords = loadtest.Words{Worker: "I/O in flight", Workers: "I/Os in flight", Throughput: "IOPS"}
+
+// words names the report's load.
+func (r *Report) words() loadtest.Words {
+	if r.Engine == EngineIOUring {
+		return uringWords
+	}
+	return words
+}
 
 // NewReport analyses a test's result on device dev; warnings are the
 // test's own (from its diagnostics), kept in the report.
@@ -78,12 +96,15 @@ func NewReport(res Result, dev Device, warnings []string) Report {
 	if res.OpenLoop {
 		r.Loop = "open"
 	}
+	if res.Engine == EngineIOUring {
+		r.Engine = EngineIOUring
+	}
 	stats := make([]loadtest.Stats, len(res.Steps))
 	for i, s := range res.Steps {
 		stats[i] = loadtest.Summarize(s.Step)
 		r.Steps = append(r.Steps, r.stepReport(s, stats[i]))
 	}
-	r.Knee = words.FindKnee(stats)
+	r.Knee = r.words().FindKnee(stats)
 	if u, ok := loadtest.FitUSL(stats); ok && !res.OpenLoop {
 		r.USL = &u
 	}
@@ -110,7 +131,10 @@ func operation(res Result) string {
 // stepReport adds the step's checks and modes to its figures.
 func (r *Report) stepReport(s StepResult, st loadtest.Stats) StepReport {
 	sr := StepReport{Stats: st, Complete: s.Complete, NotIssued: s.NotIssued}
-	sr.LittleRatio, sr.LittleNote = words.LittleCheck(st)
+	sr.LittleRatio, sr.LittleNote = r.words().LittleCheck(st)
+	if r.Engine == EngineIOUring {
+		sr.Readers, sr.IODepth = s.Readers, s.IODepth
+	}
 	if s.Rate > 0 && s.IssueDelay != nil && s.IssueDelay.Count() > 0 {
 		sr.IssueDelayP50US, sr.IssueDelayP99US = s.IssueDelay.Quantile(0.5), s.IssueDelay.Quantile(0.99)
 	}
@@ -191,11 +215,11 @@ func (r *Report) reading() []string {
 
 // uslReading explains the USL fit.
 func (r *Report) uslReading() string {
-	u := r.USL
-	s := fmt.Sprintf("Universal Scalability Law fit (R² %.2f): one reader does %.0f IOPS, contention σ = %.3f, coherency κ = %.4f",
-		u.R2, u.Lambda, u.Sigma, u.Kappa)
+	u, w := r.USL, r.words()
+	s := fmt.Sprintf("Universal Scalability Law fit (R² %.2f): one %s does %.0f IOPS, contention σ = %.3f, coherency κ = %.4f",
+		u.R2, w.Worker, u.Lambda, u.Sigma, u.Kappa)
 	if u.PeakConcurrency > 0 {
-		s += fmt.Sprintf("; throughput peaks near %.0f readers at %.0f IOPS", u.PeakConcurrency, u.PeakIOPS)
+		s += fmt.Sprintf("; throughput peaks near %.0f %s at %.0f IOPS", u.PeakConcurrency, w.Workers, u.PeakIOPS)
 	} else {
 		s += "; no retrograde region within reach (κ = 0)"
 	}
@@ -203,7 +227,23 @@ func (r *Report) uslReading() string {
 }
 
 // loadOf names a step's load: "4 readers" or "2000 IOPS offered".
-func (r *Report) loadOf(s loadtest.Stats) string { return LoadName(s) }
+func (r *Report) loadOf(s loadtest.Stats) string {
+	for _, st := range r.Steps {
+		if st.Stats.Concurrency == s.Concurrency && st.IODepth > 0 {
+			return st.Load()
+		}
+	}
+	return LoadName(s)
+}
+
+// Load names the step's load: LoadName's, or for io_uring "1 reader ×
+// iodepth 8".
+func (s StepReport) Load() string {
+	if s.IODepth == 0 {
+		return LoadName(s.Stats)
+	}
+	return fmt.Sprintf("%s × iodepth %d", LoadName(loadtest.Stats{Concurrency: s.Readers}), s.IODepth)
+}
 
 // LoadName names a step's load as the report does: "1 reader", "4
 // readers" or "2000 IOPS offered".
@@ -229,6 +269,9 @@ func (r Report) WriteTable(out io.Writer) error {
 	}
 	fmt.Fprintf(w, "latscope iotest: %s (%s), %s working set, %s %ss, %s, %s loop\n",
 		r.Path, r.Kind, formatSize(r.WorkingSetBytes), formatSize(int64(r.BS)), r.Operation, direct, r.Loop)
+	if r.Engine != "" {
+		fmt.Fprintf(w, "engine: %s; concurrency is readers × iodepth, the I/Os in flight\n", r.Engine)
+	}
 	fmt.Fprintf(w, "device: %s\n", r.Device.Summary())
 	fmt.Fprintf(w, "placement: %s\n\n", r.Placement)
 	stats := make([]loadtest.Stats, len(r.Steps))

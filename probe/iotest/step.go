@@ -34,8 +34,10 @@ type Result struct {
 	Files      int
 	Write      bool
 	OpenLoop   bool
-	Steps      []StepResult
-	Placement  pace.Placement
+	// Engine is psync or io_uring.
+	Engine    string
+	Steps     []StepResult
+	Placement pace.Placement
 	// SpinMargin is the open loop's calibrated spin before each arrival.
 	SpinMargin time.Duration
 }
@@ -56,6 +58,13 @@ type StepResult struct {
 	// Start is the wall-clock time the measured part began (after the
 	// warm-up), on the intervals' clock: where the step shows on a heat map.
 	Start time.Time
+	// Readers and IODepth make up the step's Concurrency (readers ×
+	// iodepth I/Os in flight).
+	Readers, IODepth int
+	// Completed counts the I/Os the workers saw complete, warm-up
+	// included; MaxInFlight is the most one worker had in flight.
+	Completed   int64
+	MaxInFlight int
 }
 
 // Result returns the steps measured so far; call it after Run returns.
@@ -77,7 +86,7 @@ func (t *Test) setTarget(tg *target) {
 	}
 	t.result = Result{
 		Path: t.cfg.Path, Kind: tg.kind, Direct: tg.direct, WhyCached: tg.whyCached,
-		BlockSize: t.cfg.BlockSize, WorkingSet: ws, Files: len(tg.files), Write: t.cfg.Write,
+		BlockSize: t.cfg.BlockSize, WorkingSet: ws, Files: len(tg.files), Write: t.cfg.Write, Engine: t.cfg.Engine,
 		OpenLoop: t.cfg.openLoop(), Placement: pace.CurrentPlacement(),
 	}
 }
@@ -108,6 +117,9 @@ func (t *Test) Status() string {
 	if n.lv.readers != 1 {
 		load += "s"
 	}
+	if n.lv.depth > 1 {
+		load += fmt.Sprintf(" × iodepth %d", n.lv.depth)
+	}
 	if n.lv.rate > 0 {
 		load = fmt.Sprintf("%g I/Os per second (Poisson)", n.lv.rate)
 	}
@@ -127,10 +139,11 @@ func (t *Test) setNow(n now) {
 	t.mu.Unlock()
 }
 
-// level is one step's load: readers for a closed loop, a rate for an open
-// one.
+// level is one step's load: readers (each with depth I/Os in flight) for
+// a closed loop, a rate for an open one.
 type level struct {
 	readers int
+	depth   int
 	rate    float64
 }
 
@@ -139,12 +152,20 @@ func (c Config) levels() []level {
 	var ls []level
 	if c.openLoop() {
 		for _, r := range c.Rates {
-			ls = append(ls, level{readers: c.Workers, rate: r})
+			ls = append(ls, level{readers: c.Workers, depth: 1, rate: r})
 		}
 		return ls
 	}
+	depths := c.IODepths
+	if len(depths) == 0 {
+		depths = []int{1}
+	}
+	// check allows only one of the two lists to sweep, so this is a
+	// sweep of one of them.
 	for _, n := range c.Steps {
-		ls = append(ls, level{readers: n})
+		for _, d := range depths {
+			ls = append(ls, level{readers: n, depth: d})
+		}
 	}
 	return ls
 }
@@ -207,6 +228,7 @@ type stepRun struct {
 	steps    int
 
 	shards    []*loadtest.Recorder
+	counts    []*ioCounts
 	stop      atomic.Bool // closed loop: stop issuing; open loop: abort
 	wg        sync.WaitGroup
 	notIssued atomic.Int64
@@ -293,10 +315,20 @@ func (s *stepRun) run(ctx context.Context, start time.Time, emit func(stream.Int
 func (s *stepRun) startWorkers(start, end time.Time) {
 	cfg := s.test.cfg
 	s.shards = make([]*loadtest.Recorder, s.lv.readers)
+	s.counts = make([]*ioCounts, s.lv.readers)
 	for i := range s.shards {
 		s.shards[i] = loadtest.NewRecorder()
 		w := newWorker(s.tg.fileFor(i), cfg.BlockSize, cfg.Write, s.shards[i])
+		s.counts[i] = &w.counts
 		s.wg.Add(1)
+		if cfg.Engine == EngineIOUring {
+			u := newUringWorker(w, s.lv.depth)
+			go func() {
+				defer s.wg.Done()
+				u.runClosed(&s.stop, s.test.reportIOError)
+			}()
+			continue
+		}
 		go func() {
 			defer s.wg.Done()
 			if s.lv.rate == 0 {
@@ -367,14 +399,21 @@ func (s *stepRun) result(end time.Time, complete bool) StepResult {
 		return StepResult{}
 	}
 	ops := s.step.Lat.Count()
+	var completed int64
+	maxInFlight := 0
+	for _, c := range s.counts {
+		completed += c.completed.Load()
+		maxInFlight = max(maxInFlight, int(c.maxInFlight.Load()))
+	}
 	return StepResult{
 		Step: loadtest.Step{
-			Concurrency: s.lv.readers, Rate: s.lv.rate, Elapsed: end.Sub(s.measured),
+			Concurrency: s.lv.readers * s.lv.depth, Rate: s.lv.rate, Elapsed: end.Sub(s.measured),
 			Bytes: int64(ops) * int64(s.test.cfg.BlockSize), Latency: s.step.Lat, Max: s.step.Max,
 			CPU: pace.ProcessCPU() - s.cpu0, Errors: int64(s.test.diag.Count(s.test.name) - s.errors0),
 		},
 		IssueDelay: s.step.Delay, NotIssued: s.notIssued.Load(), Complete: complete,
-		Start: s.clock.wall(s.measured),
+		Start: s.clock.wall(s.measured), Readers: s.lv.readers, IODepth: s.lv.depth,
+		Completed: completed, MaxInFlight: maxInFlight,
 	}
 }
 

@@ -32,10 +32,14 @@ func main() {
 // config is the parsed command line.
 type config struct {
 	benchkit.Options
-	dir, file     string
-	size          int64
-	bs            int
-	concurrency   []int
+	dir, file   string
+	size        int64
+	bs          int
+	concurrency []int
+	// engine is fio's ioengine: psync sweeps -concurrency; io_uring and
+	// libaio sweep -iodepth at one -concurrency, latscope on io_uring.
+	engine        string
+	iodepth       []int
 	runs          int
 	duration      time.Duration
 	cpus          string
@@ -48,7 +52,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	c.Define(fs, "iotest-vs-fio.json", "the raw runs and the summary", "a requirement")
 	size := fs.String("size", "1g", "data file size (K, M, G are powers of 1024)")
 	bs := fs.String("bs", "8k", "block size of each read")
-	conc := fs.String("concurrency", "1,4", "comma-separated reader counts (fio numjobs)")
+	conc := fs.String("concurrency", "1,4", "comma-separated reader counts (fio numjobs); with -engine io_uring or libaio, one count")
+	fs.StringVar(&c.engine, "engine", "psync", "fio's ioengine: psync (latscope --engine psync), io_uring or libaio (both against latscope --engine io_uring)")
+	depth := fs.String("iodepth", "1,8,32", "comma-separated I/O depths per reader swept with -engine io_uring or libaio")
 	fs.StringVar(&c.dir, "dir", filepath.Join(c.Repo, "bench-out"), "directory for the temporary data file (must be on the storage to test, not tmpfs)")
 	fs.StringVar(&c.file, "file", "", "use this data file instead: reused when it holds at least -size bytes, created (and kept) when missing")
 	fs.IntVar(&c.runs, "runs", 3, "runs per tool and concurrency (medians are compared)")
@@ -74,6 +80,16 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if c.concurrency, err = benchkit.ParseInts(*conc, 1, 1024); err != nil {
 		return c, fmt.Errorf("-concurrency %q: %w", *conc, err)
 	}
+	if c.iodepth, err = benchkit.ParseInts(*depth, 1, 1024); err != nil {
+		return c, fmt.Errorf("-iodepth %q: %w", *depth, err)
+	}
+	switch {
+	case c.engine == "psync":
+	case c.engine != "io_uring" && c.engine != "libaio":
+		return c, fmt.Errorf("-engine %q: want psync, io_uring or libaio", c.engine)
+	case len(c.concurrency) != 1:
+		return c, fmt.Errorf("-engine %s sweeps -iodepth: give one -concurrency, not %q", c.engine, *conc)
+	}
 	if c.runs < 1 || c.duration < time.Second {
 		return c, errors.New("-runs must be at least 1 and -duration at least 1s")
 	}
@@ -82,10 +98,14 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 
 // report is the JSON written to -out.
 type report struct {
-	Machine     machineFacts `json:"machine"`
-	File        string       `json:"file"`
-	SizeBytes   int64        `json:"size_bytes"`
-	BlockSize   int          `json:"bs"`
+	Machine   machineFacts `json:"machine"`
+	File      string       `json:"file"`
+	SizeBytes int64        `json:"size_bytes"`
+	BlockSize int          `json:"bs"`
+	// Engine is fio's ioengine; with io_uring or libaio the runs' keys are
+	// I/O depths at Jobs readers.
+	Engine      string       `json:"engine"`
+	Jobs        int          `json:"jobs,omitempty"`
 	DurationS   float64      `json:"duration_s"`
 	RunsPerTool int          `json:"runs_per_tool"`
 	Runs        []runResult  `json:"runs"`
@@ -113,7 +133,10 @@ func bench(ctx context.Context, c config, stdout, stderr io.Writer) (bool, error
 	if err != nil {
 		return false, err
 	}
-	r := runner{fio: fio, latscope: latscope, size: c.size, bs: c.bs, duration: c.duration}
+	r := runner{fio: fio, latscope: latscope, size: c.size, bs: c.bs, duration: c.duration, engine: c.engine}
+	if c.queued() {
+		r.jobs = c.concurrency[0]
+	}
 	if c.cpus != "" {
 		r.pin = []string{"taskset", "-c", c.cpus}
 	}
@@ -122,14 +145,14 @@ func bench(ctx context.Context, c config, stdout, stderr io.Writer) (bool, error
 	}
 	rep := report{
 		Machine: gatherMachine(ctx, filepath.Dir(r.file), fio, latscope, c.cpus),
-		File:    r.file, SizeBytes: c.size, BlockSize: c.bs, DurationS: c.duration.Seconds(), RunsPerTool: c.runs,
+		File:    r.file, SizeBytes: c.size, BlockSize: c.bs, Engine: c.engine, Jobs: r.jobs, DurationS: c.duration.Seconds(), RunsPerTool: c.runs,
 	}
 	writeHeader(stdout, rep)
 	if rep.Runs, err = runAll(ctx, r, c, stderr); err != nil {
 		return false, err
 	}
-	rep.Summary, rep.Pass = benchkit.Judge(c.concurrency, rep.Runs, compare)
-	if err := writeTable(stdout, rep.Summary); err != nil {
+	rep.Summary, rep.Pass = benchkit.Judge(c.loads(), rep.Runs, compare)
+	if err := writeTable(stdout, rep.Summary, c.loadName()); err != nil {
 		return false, err
 	}
 	return rep.Pass, benchkit.SaveJSON(stdout, c.Out, "raw runs and summary", rep)
@@ -139,22 +162,46 @@ func bench(ctx context.Context, c config, stdout, stderr io.Writer) (bool, error
 // (fio, latscope; latscope, fio; ...) so that a drift in the machine's load
 // does not favour one of them.
 func runAll(ctx context.Context, r runner, c config, stderr io.Writer) ([]runResult, error) {
-	return benchkit.Sweep(ctx, c.concurrency, c.runs, []string{toolFio, toolLatscope}, func(s benchkit.Step[int]) (runResult, error) {
+	return benchkit.Sweep(ctx, c.loads(), c.runs, []string{toolFio, toolLatscope}, func(s benchkit.Step[int]) (runResult, error) {
 		res, err := r.measure(ctx, s.Tool, s.Key)
 		if err != nil {
 			return res, err
 		}
 		res.Run, res.Sequence = s.Run, s.Seq
-		fmt.Fprintf(stderr, "[%2d/%d] %-8s c=%d run %d: %6.0f IOPS  p50 %6.1f µs  p99 %7.1f µs  p99.9 %7.1f µs  CPU/IO %5.2f µs\n",
-			res.Sequence, s.Total, s.Tool, s.Key, res.Run, res.IOPS, res.P50US, res.P99US, res.P999US, res.CPUPerIOUS)
+		fmt.Fprintf(stderr, "[%2d/%d] %-8s %s=%d run %d: %6.0f IOPS  p50 %6.1f µs  p99 %7.1f µs  p99.9 %7.1f µs  CPU/IO %5.2f µs\n",
+			res.Sequence, s.Total, s.Tool, c.loadName()[:1], s.Key, res.Run, res.IOPS, res.P50US, res.P99US, res.P999US, res.CPUPerIOUS)
 		return res, nil
 	})
 }
 
+// queued reports whether the runs sweep I/O depths (fio io_uring or
+// libaio against latscope's io_uring) rather than reader counts (psync).
+func (c config) queued() bool { return c.engine != "psync" }
+
+// loads are the swept keys: I/O depths or reader counts.
+func (c config) loads() []int {
+	if c.queued() {
+		return c.iodepth
+	}
+	return c.concurrency
+}
+
+// loadName names the swept key in the table.
+func (c config) loadName() string {
+	if c.queued() {
+		return "iodepth"
+	}
+	return "concurrency"
+}
+
 func writeHeader(w io.Writer, rep report) {
 	m, s := rep.Machine, rep.Machine.Storage
-	fmt.Fprintf(w, "latscope iotest vs fio: %s random reads, psync, O_DIRECT, %s file, %s per run, %d runs each, no warm-up\n",
-		bytesize.Format(int64(rep.BlockSize)), bytesize.Format(rep.SizeBytes), time.Duration(rep.DurationS*float64(time.Second)), rep.RunsPerTool)
+	engine := "psync"
+	if rep.Engine != "psync" && rep.Engine != "" {
+		engine = fmt.Sprintf("fio %s vs latscope io_uring, %d reader(s)", rep.Engine, rep.Jobs)
+	}
+	fmt.Fprintf(w, "latscope iotest vs fio: %s random reads, %s, O_DIRECT, %s file, %s per run, %d runs each, no warm-up\n",
+		bytesize.Format(int64(rep.BlockSize)), engine, bytesize.Format(rep.SizeBytes), time.Duration(rep.DurationS*float64(time.Second)), rep.RunsPerTool)
 	fmt.Fprintf(w, "machine: %s; %s; latscope %s\n", m.Summary(), m.Fio, m.Latscope)
 	dev := s.Device
 	if s.Partition != "" {

@@ -224,7 +224,7 @@ func TestWriteTable(t *testing.T) {
 	fio := runResult{Tool: toolFio, Concurrency: 1, CPUPerIOUS: 10, measurement: measurement{IOPS: 18000, Latency: loadtest.Latency{P50US: 50, P99US: 90}}}
 	ls := runResult{Tool: toolLatscope, Concurrency: 1, CPUPerIOUS: 12, measurement: measurement{IOPS: 17500, Latency: loadtest.Latency{P50US: 51, P99US: 140}}}
 	var b strings.Builder
-	if err := writeTable(&b, []comparison{compare(1, []runResult{fio, ls})}); err != nil {
+	if err := writeTable(&b, []comparison{compare(1, []runResult{fio, ls})}, "concurrency"); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -252,6 +252,18 @@ func TestCommands(t *testing.T) {
 	if want := "taskset -c 0 latscope iotest /d/data --size 1073741824 --bs 8192 --concurrency 4 --duration 10s --warmup 0s --format json --plain"; l != want {
 		t.Errorf("latscope command\n %s\nwant\n %s", l, want)
 	}
+	// An asynchronous engine: the key is the I/O depth of r.jobs readers.
+	r.pin, r.engine, r.jobs = nil, "io_uring", 2
+	f = strings.Join(r.fioArgs(32), " ")
+	for _, want := range []string{"--ioengine=io_uring --iodepth=32 --numjobs=2", "--direct=1"} {
+		if !strings.Contains(f, want) || strings.Contains(f, "psync") {
+			t.Errorf("fio command lacks %q: %s", want, f)
+		}
+	}
+	l = strings.Join(r.latscopeArgs(32), " ")
+	if want := "latscope iotest /d/data --size 1073741824 --bs 8192 --engine io_uring --iodepth 32 --concurrency 2 --duration 10s --warmup 0s --format json --plain"; l != want {
+		t.Errorf("latscope command\n %s\nwant\n %s", l, want)
+	}
 }
 
 func TestParseFlags(t *testing.T) {
@@ -263,8 +275,15 @@ func TestParseFlags(t *testing.T) {
 	if c.size != 64<<20 || c.bs != 8192 || !slices.Equal(c.concurrency, []int{1, 2, 8}) || c.runs != 3 || c.duration != 10*time.Second {
 		t.Errorf("config %+v", c)
 	}
+	if c.engine != "psync" || c.queued() || !slices.Equal(c.loads(), c.concurrency) {
+		t.Errorf("default engine %q sweeps %v", c.engine, c.loads())
+	}
+	if c, err = parseFlags([]string{"-engine", "libaio", "-concurrency", "1", "-iodepth", "1,8,32"}, &stderr); err != nil || !slices.Equal(c.loads(), []int{1, 8, 32}) || c.loadName() != "iodepth" {
+		t.Errorf("libaio: %+v, %v", c, err)
+	}
 	for _, args := range [][]string{
 		{"-bs", "1000"}, {"-size", "4k"}, {"-concurrency", "0"}, {"-concurrency", "1,x"}, {"-runs", "0"}, {"-duration", "10ms"}, {"extra"},
+		{"-engine", "sync"}, {"-engine", "io_uring", "-concurrency", "1,4"}, {"-engine", "libaio", "-iodepth", "0"},
 	} {
 		if _, err := parseFlags(args, &stderr); err == nil {
 			t.Errorf("%v accepted", args)

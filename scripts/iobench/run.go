@@ -17,6 +17,10 @@ type runner struct {
 	size          int64
 	bs            int
 	duration      time.Duration
+	// engine is fio's ioengine; jobs, when set, is the reader count of a
+	// run whose key is the I/O depth (io_uring, libaio).
+	engine string
+	jobs   int
 	// pin prefixes both commands (taskset -c LIST) when CPUs are given.
 	pin []string
 }
@@ -29,16 +33,25 @@ type runner struct {
 // uniformly, with repeats, from a fresh seed each run. fio's defaults would
 // replay the same offset sequence every run and never reread a block within
 // a pass, which a host or device cache could reward on the second run.
+//
+// With an asynchronous engine n is the I/O depth of each of r.jobs
+// readers; fio's io_uring then issues IORING_OP_READ from a plain ring, as
+// latscope does (no SQ polling, no fixed buffers or files).
 func (r runner) fioArgs(n int) []string {
-	return append(r.prefix(r.fio),
+	engine := []string{"--ioengine=psync", "--numjobs=" + strconv.Itoa(n)}
+	if r.jobs > 0 {
+		engine = []string{"--ioengine=" + r.engine, "--iodepth=" + strconv.Itoa(n), "--numjobs=" + strconv.Itoa(r.jobs)}
+	}
+	args := append(r.prefix(r.fio),
 		"--name=iotest",
 		"--filename="+r.file,
 		"--size="+strconv.FormatInt(r.size, 10),
 		"--bs="+strconv.Itoa(r.bs),
 		"--rw=randread",
-		"--ioengine=psync",
 		"--direct=1",
-		"--numjobs="+strconv.Itoa(n),
+	)
+	args = append(args, engine...)
+	return append(args,
 		"--thread",
 		"--group_reporting",
 		"--time_based",
@@ -55,10 +68,15 @@ func (r runner) fioArgs(n int) []string {
 // latscopeArgs is latscope's command at concurrency n, also without
 // warm-up, so that its whole process's CPU time matches its measured I/Os.
 func (r runner) latscopeArgs(n int) []string {
-	return append(r.prefix(r.latscope), "iotest", r.file,
+	load := []string{"--concurrency", strconv.Itoa(n)}
+	if r.jobs > 0 {
+		load = []string{"--engine", "io_uring", "--iodepth", strconv.Itoa(n), "--concurrency", strconv.Itoa(r.jobs)}
+	}
+	args := append(r.prefix(r.latscope), "iotest", r.file,
 		"--size", strconv.FormatInt(r.size, 10),
 		"--bs", strconv.Itoa(r.bs),
-		"--concurrency", strconv.Itoa(n),
+	)
+	return append(append(args, load...),
 		"--duration", r.duration.String(),
 		"--warmup", "0s",
 		"--format", "json",
@@ -86,7 +104,7 @@ func (r runner) measure(ctx context.Context, tool string, n int) (runResult, err
 	if tool == toolFio {
 		m, _, err = parseFio(p.Stdout)
 	} else {
-		m, err = parseLatscope(p.Stdout, n, r.bs)
+		m, err = parseLatscope(p.Stdout, n*max(r.jobs, 1), r.bs)
 	}
 	if err != nil {
 		return res, fmt.Errorf("%s: %w%s", strings.Join(argv, " "), err, benchkit.Indent(res.Stderr))

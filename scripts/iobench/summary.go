@@ -25,7 +25,9 @@ const (
 
 // runResult is one execution of one tool.
 type runResult struct {
-	Tool        string   `json:"tool"`
+	Tool string `json:"tool"`
+	// Concurrency is the swept key: readers (psync) or each reader's I/O
+	// depth (io_uring, libaio).
 	Concurrency int      `json:"concurrency"`
 	Run         int      `json:"run"`      // 1..runs for this tool and concurrency
 	Sequence    int      `json:"sequence"` // order among all runs
@@ -100,11 +102,12 @@ func compare(concurrency int, runs []runResult) comparison {
 }
 
 // writeTable prints the comparisons for people.
-func writeTable(w io.Writer, cs []comparison) error {
+// load names the swept key: "concurrency" or "iodepth".
+func writeTable(w io.Writer, cs []comparison, load string) error {
 	t := benchkit.Table{W: w, LabelWidth: 30, FigureWidth: 10}
 	var failed []string
 	for _, c := range cs {
-		t.Heading(fmt.Sprintf("concurrency %d (medians)", c.Concurrency), "fio", "latscope")
+		t.Heading(fmt.Sprintf("%s %d (medians)", load, c.Concurrency), "fio", "latscope")
 		row := func(label, check string, format string, f, l float64) { t.Row(label, format, c.Check(check), f, l) }
 		row("IOPS", "IOPS", "%.0f", c.Fio.IOPS, c.Latscope.IOPS)
 		row("mean µs", "", "%.1f", c.Fio.MeanUS, c.Latscope.MeanUS)
@@ -116,7 +119,7 @@ func writeTable(w io.Writer, cs []comparison) error {
 		row("CPU per I/O µs (rusage)", "CPU per I/O", "%.2f", c.Fio.CPUPerIOUS, c.Latscope.CPUPerIOUS)
 		row("CPU per I/O µs (tool's own)", "", "%.2f", c.Fio.SelfCPUPerOpUS, c.Latscope.SelfCPUPerOpUS)
 		t.End(c.Pass, fmt.Sprintf("%d fio, %d latscope", c.Fio.Runs, c.Latscope.Runs))
-		failed = append(failed, c.Failures(fmt.Sprintf("concurrency %d", c.Concurrency))...)
+		failed = append(failed, c.Failures(fmt.Sprintf("%s %d", load, c.Concurrency))...)
 	}
 	return t.Overall(failed, "latscope matches fio within the issue's limits")
 }
