@@ -145,4 +145,3 @@ func TestServeStopsWithAWriteBlocked(t *testing.T) {
 	}
 	ts.log.waitLine(t, greedy.LocalAddr().String()+": done after ", "server stopped")
 }
-
