@@ -123,8 +123,9 @@ func (b *blockingConn) once(trap uintptr, p []byte, stop func() bool, deadline t
 // serverConn is a test's connection as the server's exchange loop uses
 // it: reads and writes are blocking system calls, so that a request wakes
 // the thread that answers it directly, with no netpoller, park or
-// scheduler in between (sockperf's server makes three system calls per
-// round trip, epoll_wait, recvfrom and sendto; this one makes two). A
+// scheduler in between: two system calls per round trip, as sockperf's
+// server (recvfrom, sendto), against 2.5 and the wake-ups of other
+// threads through the netpoller (counted with strace -c). A
 // goroutine blocked in a system call keeps its OS thread, so each test
 // has one of its own; it is not locked to it (runtime.LockOSThread)
 // because a locked goroutine's yield (see yieldEvery) hands the thread
