@@ -257,11 +257,18 @@ func (s *Server) exchange(c testConn, h hello) (int64, error) {
 	}
 }
 
-// writeReply writes a reply of size bytes: the header, then filler.
+// writeReply writes a reply of size bytes: the header, then filler. The
+// header is appended to the writer's own buffer: a local array passed to
+// Write would escape, one allocation per reply.
 func writeReply(w *bufio.Writer, seq uint32, size int, filler []byte) error {
-	var hdr [HeaderSize]byte
-	putHeader(hdr[:], seq, size)
-	if _, err := w.Write(hdr[:]); err != nil {
+	if w.Available() < HeaderSize {
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+	hdr := w.AvailableBuffer()[:HeaderSize]
+	putHeader(hdr, seq, size)
+	if _, err := w.Write(hdr); err != nil {
 		return err
 	}
 	for left := size - HeaderSize; left > 0; {
