@@ -25,6 +25,12 @@ type NetServerConfig struct {
 // NetServer serves nettest clients until ctx is cancelled or Duration has
 // passed.
 func NetServer(ctx context.Context, c NetServerConfig) error {
+	// Each test blocks in system calls on its own thread (see
+	// nettest.Server): a second Go processor keeps the runtime from taking
+	// the first back from a test's blocked read even when the server is
+	// pinned to one CPU, and the collector stays away while nothing but
+	// connections' buffers is allocated.
+	defer holdProcessors(2)()
 	c.Server.Log = c.Stderr
 	s, err := nettest.Listen(c.Server)
 	if err != nil {

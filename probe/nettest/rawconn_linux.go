@@ -4,8 +4,10 @@ package nettest
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"os"
+	"runtime"
 	"time"
 	"unsafe"
 
@@ -14,43 +16,60 @@ import (
 
 // rawTick is how long one blocking read or write may wait before the loop
 // looks at its stop flag and deadline (SO_RCVTIMEO/SO_SNDTIMEO); it also
-// bounds how long a garbage-collection pause can wait for a blocked
-// round trip.
+// bounds how long a garbage-collection pause can wait for a client's
+// blocked round trip.
 const rawTick = 100 * time.Millisecond
 
-// blockingConn does a sync client's reads and writes as raw blocking
-// system calls on a duplicate of the connection's socket. Through Go's
-// netpoller each reply costs a failed read, a park, an epoll wait and a
-// second read (3.8 system calls per round trip against sockperf's 2,
-// measured with strace), which put p50 8–10 % and p90 25–35 % above
-// sockperf's on loopback; a blocking read wakes the thread directly.
-// It is safe because every connection has its own Go processor
-// (GOMAXPROCS ≥ connections + 1): a blocked call holds only its own.
+// syscallFunc is unix.RawSyscall or unix.Syscall.
+type syscallFunc func(trap, a1, a2, a3 uintptr) (r1, r2 uintptr, err unix.Errno)
+
+// blockingConn does reads and writes as blocking system calls on a
+// duplicate of the connection's socket. Through Go's netpoller each
+// message costs a failed read, a park, an epoll wait and a second read
+// (3.8 system calls per round trip against sockperf's 2, measured with
+// strace), which put p50 8–10 % and p90 25–35 % above sockperf's on
+// loopback; a blocking read wakes the thread directly.
 type blockingConn struct {
-	f  *os.File
-	fd uintptr
+	f   *os.File
+	fd  uintptr
+	sys syscallFunc
 }
 
-// newBlockingConn duplicates c's socket in blocking mode; nil when that
-// is impossible (the caller then uses c).
-func newBlockingConn(c net.Conn) *blockingConn {
+// newBlockingConn is the sync client's blockingConn: its calls keep the Go
+// processor (unix.RawSyscall), which is safe because each of its
+// connections has its own (GOMAXPROCS ≥ connections + 1).
+func newBlockingConn(c net.Conn) *blockingConn { return takeOver(c, unix.RawSyscall) }
+
+// takeOver moves c's socket out of Go's hands: it duplicates the
+// descriptor in blocking mode and closes c, so that the netpoller stops
+// watching the socket (while it does, every message wakes one of its
+// threads for nothing: an epoll event per read and per write). On
+// failure it returns nil and leaves c as it was.
+func takeOver(c net.Conn, sys syscallFunc) *blockingConn {
 	tc, ok := c.(*net.TCPConn)
 	if !ok {
 		return nil
 	}
-	f, err := tc.File()
+	rc, err := tc.SyscallConn()
 	if err != nil {
 		return nil
 	}
-	fd := int(f.Fd())
+	fd, dupErr := -1, error(nil)
+	if err := rc.Control(func(s uintptr) { fd, dupErr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil || dupErr != nil {
+		return nil
+	}
+	// O_NONBLOCK belongs to the socket, not the descriptor: from here on
+	// c must not be read or written, and it is closed at once.
 	tv := unix.NsecToTimeval(int64(rawTick))
 	if unix.SetNonblock(fd, false) != nil ||
 		unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv) != nil ||
 		unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv) != nil {
-		f.Close()
+		_ = unix.SetNonblock(fd, true)
+		unix.Close(fd)
 		return nil
 	}
-	return &blockingConn{f: f, fd: uintptr(fd)}
+	c.Close()
+	return &blockingConn{f: os.NewFile(uintptr(fd), "nettest"), fd: uintptr(fd), sys: sys}
 }
 
 func (b *blockingConn) Close() error { return b.f.Close() }
@@ -67,22 +86,120 @@ func (b *blockingConn) readFull(p []byte, stop func() bool, deadline time.Time) 
 
 func (b *blockingConn) loop(trap uintptr, p []byte, stop func() bool, deadline time.Time) error {
 	for done := 0; done < len(p); {
-		n, _, errno := unix.RawSyscall(trap, b.fd, uintptr(unsafe.Pointer(&p[done])), uintptr(len(p)-done))
+		n, err := b.once(trap, p[done:], stop, deadline)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("connection closed by the server after %d of %d bytes", done, len(p))
+		}
+		done += n
+	}
+	return nil
+}
+
+// once does one read or write of p (not empty), waiting tick by tick
+// until some bytes move, the peer closes (0), stop reports true
+// (net.ErrClosed) or deadline passes (os.ErrDeadlineExceeded).
+func (b *blockingConn) once(trap uintptr, p []byte, stop func() bool, deadline time.Time) (int, error) {
+	for {
+		n, _, errno := b.sys(trap, b.fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
 		switch {
 		case errno == unix.EAGAIN || errno == unix.EINTR:
 			if stop() {
-				return net.ErrClosed
+				return 0, net.ErrClosed
 			}
-			if time.Now().After(deadline) {
-				return os.ErrDeadlineExceeded
+			if !deadline.IsZero() && time.Now().After(deadline) {
+				return 0, os.ErrDeadlineExceeded
 			}
 		case errno != 0:
-			return errno
-		case n == 0:
-			return fmt.Errorf("connection closed by the server after %d of %d bytes", done, len(p))
+			return 0, errno
 		default:
-			done += int(n)
+			return int(n), nil
 		}
 	}
+}
+
+// serverConn is a test's connection as the server's exchange loop uses
+// it: reads and writes are blocking system calls, so that a request wakes
+// the thread that answers it directly, with no netpoller, park or
+// scheduler in between: two system calls per round trip, as sockperf's
+// server (recvfrom, sendto), against 2.5 and the wake-ups of other
+// threads through the netpoller (counted with strace -c). A
+// goroutine blocked in a system call keeps its OS thread, so each test
+// has one of its own; it is not locked to it (runtime.LockOSThread)
+// because a locked goroutine's yield (see yieldEvery) hands the thread
+// over through the scheduler: 10 µs of CPU and 35 µs of wall-clock time
+// on this VM against 0.09 µs unlocked, long enough to delay the next
+// request. Deadlines are those of net.Conn, and stop reports that the
+// server is stopping; both are seen within rawTick.
+type serverConn struct {
+	b                           *blockingConn
+	stop                        func() bool
+	readDeadline, writeDeadline time.Time
+	lastYield                   time.Time
+}
+
+// yieldEvery is how often a test's loop passes through the scheduler.
+// The runtime takes the Go processor from a goroutine that has not been
+// scheduled for 10 ms, even one that only sits in system calls, and its
+// monitor thread then wakes every 20 µs for a while (measured: about
+// 5 000 wake-ups a second on the server's CPU during a test). A yield
+// every 5 ms keeps the monitor at a few hundred.
+const yieldEvery = 5 * time.Millisecond
+
+// blockingTestConn returns c's socket as a serverConn (c is closed), and
+// the function that closes the socket; c itself when blocking calls are
+// impossible.
+func blockingTestConn(c net.Conn, stop func() bool) (testConn, func()) {
+	// unix.Syscall, not RawSyscall: the runtime may hand the Go processor
+	// of a blocked call to other goroutines, since the server cannot know
+	// how many clients will come.
+	b := takeOver(c, unix.Syscall)
+	if b == nil {
+		return c, func() {}
+	}
+	return &serverConn{b: b, stop: stop}, func() { b.Close() }
+}
+
+func (s *serverConn) Read(p []byte) (int, error) {
+	if s.stop() { // a busy client would keep the loop from ever waiting
+		return 0, net.ErrClosed
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if now := time.Now(); now.Sub(s.lastYield) > yieldEvery {
+		s.lastYield = now
+		runtime.Gosched()
+	}
+	n, err := s.b.once(unix.SYS_READ, p, s.stop, s.readDeadline)
+	if err == nil && n == 0 {
+		if s.stop() {
+			return 0, net.ErrClosed
+		}
+		return 0, io.EOF
+	}
+	return n, err
+}
+
+func (s *serverConn) Write(p []byte) (int, error) {
+	for done := 0; done < len(p); {
+		n, err := s.b.once(unix.SYS_WRITE, p[done:], s.stop, s.writeDeadline)
+		if err != nil {
+			return done, err
+		}
+		done += n
+	}
+	return len(p), nil
+}
+
+func (s *serverConn) SetReadDeadline(t time.Time) error {
+	s.readDeadline = t
+	return nil
+}
+
+func (s *serverConn) SetWriteDeadline(t time.Time) error {
+	s.writeDeadline = t
 	return nil
 }

@@ -62,7 +62,10 @@ type Server struct {
 	cfg    ServerConfig
 	ln     net.Listener
 	active atomic.Int64
-	logMu  sync.Mutex
+	// stopping is set when Serve's context ends, before the connections
+	// are closed: tests on blocking system calls (serverConn) look at it.
+	stopping atomic.Bool
+	logMu    sync.Mutex
 	// Counters for tests and the final line.
 	served, refused atomic.Int64
 }
@@ -94,6 +97,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	conns := make(map[net.Conn]struct{})
 	var mu sync.Mutex
 	stop := context.AfterFunc(ctx, func() {
+		s.stopping.Store(true)
 		s.ln.Close()
 		mu.Lock()
 		for c := range conns {
@@ -163,6 +167,7 @@ func (s *Server) handle(c net.Conn) {
 	_ = c.SetReadDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
 	h, err := readHello(c)
 	if err != nil {
+		err = s.stopped(err)
 		// EOF or a reset before any byte: a connect-mode probe, nothing
 		// to say.
 		if !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
@@ -181,8 +186,20 @@ func (s *Server) handle(c net.Conn) {
 	}
 	s.served.Add(1)
 	s.logf("%s: %s test, %d-byte requests, %d-byte replies", peer, h.Mode, h.Request, h.Reply)
-	n, err := s.exchange(c, h)
+	tc, release := blockingTestConn(c, s.stopping.Load)
+	n, err := s.exchange(tc, h)
+	release()
+	err = s.stopped(err)
 	s.logf("%s: done after %d %s: %s", peer, n, plural(n, "message"), describe(err))
+}
+
+// stopped is why a connection ended: net.ErrClosed when the server is
+// stopping (a test may see the client's reaction to the stop first).
+func (s *Server) stopped(err error) error {
+	if err != nil && s.stopping.Load() {
+		return net.ErrClosed
+	}
+	return err
 }
 
 // ioChunk bounds the server's buffers: payloads are read into and replies
@@ -190,9 +207,19 @@ func (s *Server) handle(c net.Conn) {
 // whatever message sizes were negotiated.
 const ioChunk = 64 << 10
 
+// testConn is the connection a test's messages are exchanged on: c
+// itself, or on Linux its socket through blocking system calls
+// (serverConn).
+type testConn interface {
+	io.ReadWriter
+	SetReadDeadline(time.Time) error
+	SetWriteDeadline(time.Time) error
+}
+
 // exchange answers every message of a test with a reply of the negotiated
-// size until the peer closes or misbehaves.
-func (s *Server) exchange(c net.Conn, h hello) (int64, error) {
+// size until the peer closes or misbehaves. It allocates nothing per
+// message, so that no garbage collection interrupts a test.
+func (s *Server) exchange(c testConn, h hello) (int64, error) {
 	r := bufio.NewReaderSize(c, ioChunk)
 	w := bufio.NewWriterSize(c, ioChunk)
 	filler := make([]byte, min(int(h.Reply), ioChunk))
@@ -230,11 +257,18 @@ func (s *Server) exchange(c net.Conn, h hello) (int64, error) {
 	}
 }
 
-// writeReply writes a reply of size bytes: the header, then filler.
+// writeReply writes a reply of size bytes: the header, then filler. The
+// header is appended to the writer's own buffer: a local array passed to
+// Write would escape, one allocation per reply.
 func writeReply(w *bufio.Writer, seq uint32, size int, filler []byte) error {
-	var hdr [HeaderSize]byte
-	putHeader(hdr[:], seq, size)
-	if _, err := w.Write(hdr[:]); err != nil {
+	if w.Available() < HeaderSize {
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+	hdr := w.AvailableBuffer()[:HeaderSize]
+	putHeader(hdr, seq, size)
+	if _, err := w.Write(hdr); err != nil {
 		return err
 	}
 	for left := size - HeaderSize; left > 0; {
@@ -260,7 +294,7 @@ func wholeMessageBuffered(r *bufio.Reader) bool {
 
 // flushOnExit sends the replies already owed before a connection ends
 // (briefly: the peer may be gone) and returns why it ends.
-func (s *Server) flushOnExit(c net.Conn, w *bufio.Writer, why error) error {
+func (s *Server) flushOnExit(c testConn, w *bufio.Writer, why error) error {
 	if w.Buffered() > 0 {
 		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
 		_ = w.Flush()

@@ -11,20 +11,20 @@ import (
 	"github.com/latscope/latscope/scripts/benchkit"
 )
 
-// Synthetic runs (figures chosen to sit on and just past the limit): the
+// Synthetic runs (figures chosen to sit on and just past the limits): the
 // medians are taken per figure, the ratio is latscope / sockperf, and the
-// ±15 % edges pass.
+// edges (p50 0.85–1.05, p90 and p99 ≤ 1.05, server CPU ≤ 1.10) pass.
 func TestCompare(t *testing.T) {
 	run := func(tool string, size int, p50, p99, mean, cpu float64) runResult {
-		return runResult{Tool: tool, SizeBytes: size, ClientCPUPerRoundTripUS: cpu, ServerCPUPerRoundTripUS: 2 * cpu,
+		return runResult{Tool: tool, SizeBytes: size, ClientCPUPerRoundTripUS: cpu, ServerCPUPerRoundTripUS: 2 * cpu, LoadAverage: cpu / 10,
 			measurement: measurement{PerSecond: 1e6 / mean,
 				Latency: loadtest.Latency{P50US: p50, P99US: p99, MeanUS: mean, P90US: 1.5 * p50, P999US: 3 * p99, MaxUS: 10 * p99}}}
 	}
 	other := run(toolSockperf, 1024, 1, 1, 1, 1) // another size: ignored
 	runs := []runResult{
 		run(toolSockperf, 64, 40, 100, 45, 20), run(toolSockperf, 64, 60, 80, 50, 22), run(toolSockperf, 64, 50, 90, 55, 21), other,
-		// medians: p50 57.5, p99 99, mean 55, CPU 30 → ratios 1.15, 1.10, 1.10, 1.4286
-		run(toolLatscope, 64, 57.5, 99, 55, 30), run(toolLatscope, 64, 20, 500, 40, 5), run(toolLatscope, 64, 90, 10, 70, 31),
+		// medians: p50 52.5, p99 94.5, mean 55, CPU 23.1 → ratios 1.05, 1.05, 1.10, 1.10
+		run(toolLatscope, 64, 52.5, 94.5, 55, 23.1), run(toolLatscope, 64, 20, 500, 40, 5), run(toolLatscope, 64, 90, 10, 70, 31),
 		run(toolQperf, 64, 0, 0, 44, 18), run(toolQperf, 64, 0, 0, 46, 19),
 	}
 	c := compare(64, runs)
@@ -34,25 +34,46 @@ func TestCompare(t *testing.T) {
 	if c.Sockperf.P50US != 50 || c.Sockperf.P99US != 90 || c.Sockperf.MeanUS != 50 || c.Sockperf.ClientCPUPerRoundTripUS != 21 || c.Sockperf.ServerCPUPerRoundTripUS != 42 {
 		t.Errorf("sockperf medians %+v", c.Sockperf)
 	}
-	if c.Latscope.P50US != 57.5 || c.Latscope.P99US != 99 || c.Latscope.MeanUS != 55 || c.Latscope.ClientCPUPerRoundTripUS != 30 {
+	if c.Latscope.P50US != 52.5 || c.Latscope.P99US != 94.5 || c.Latscope.MeanUS != 55 || c.Latscope.ClientCPUPerRoundTripUS != 23.1 {
 		t.Errorf("latscope medians %+v", c.Latscope)
+	}
+	if s := c.Latscope.Spreads["p99_us"]; s.Min != 10 || s.Max != 500 {
+		t.Errorf("latscope p99 spread %+v, want 10–500", s)
+	}
+	if s := c.Sockperf.Spreads["load_average_1m"]; !near(s.Min, 2) || !near(s.Max, 2.2) || !near(c.Sockperf.LoadAverage, 2.1) {
+		t.Errorf("sockperf load average %v, spread %+v; want 2.1 in 2–2.2", c.Sockperf.LoadAverage, s)
 	}
 	if c.Qperf.MeanUS != 45 || c.Qperf.P50US != 0 {
 		t.Errorf("qperf medians %+v", c.Qperf)
 	}
-	if len(c.Checks) != 1 || c.Checks[0].Name != "p50" || !near(c.Checks[0].Ratio, 1.15) || !c.Checks[0].Pass || !c.Pass {
-		t.Errorf("p50 on the upper limit: %+v", c.Checks)
+	if len(c.Checks) != 4 || !c.Pass {
+		t.Errorf("every figure on its limit: %+v", c.Checks)
 	}
-	for k, want := range map[string]float64{"p99": 1.1, "mean": 1.1, "client_cpu": 30.0 / 21, "mean_vs_qperf": 55.0 / 45, "p99.9": 1.1} {
+	for name, ratio := range map[string]float64{"p50": 1.05, "p90": 1.05, "p99": 1.05, "server_cpu": 1.1} {
+		if ch := c.Check(name); ch == nil || !near(ch.Ratio, ratio) || !ch.Pass {
+			t.Errorf("check %s: %+v, want ratio %v passing", name, ch, ratio)
+		}
+	}
+	for k, want := range map[string]float64{"p99": 1.05, "mean": 1.1, "client_cpu": 1.1, "mean_vs_qperf": 55.0 / 45, "p99.9": 1.05} {
 		if !near(c.Info[k], want) {
 			t.Errorf("info %s = %v, want %v", k, c.Info[k], want)
 		}
 	}
 
-	for p50, pass := range map[float64]bool{42.5: true, 42.4: false, 57.6: false, 50: true} {
-		c := compare(64, []runResult{run(toolSockperf, 64, 50, 90, 50, 20), run(toolLatscope, 64, p50, 500, 50, 20)})
-		if c.Pass != pass || c.Checks[0].Pass != pass {
+	for p50, pass := range map[float64]bool{42.5: true, 42.4: false, 52.6: false, 50: true} {
+		c := compare(64, []runResult{run(toolSockperf, 64, 50, 90, 50, 20), run(toolLatscope, 64, p50, 90, 50, 20)})
+		if c.Pass != pass || c.Check("p50").Pass != pass {
 			t.Errorf("latscope p50 %v against 50: pass %v, want %v", p50, c.Pass, pass)
+		}
+	}
+	// Lower percentiles and CPU than sockperf's pass; 5 % (10 %) above fails.
+	for _, c := range []struct {
+		p99, cpu float64
+		failed   string
+	}{{50, 10, ""}, {94.6, 20, "p99"}, {90, 22.1, "server_cpu"}} {
+		v := compare(64, []runResult{run(toolSockperf, 64, 50, 90, 50, 20), run(toolLatscope, 64, 50, c.p99, 50, c.cpu)})
+		if got := v.Failures("here"); c.failed == "" && len(got) != 0 || c.failed != "" && (len(got) != 1 || !strings.HasPrefix(got[0], c.failed+" at here")) {
+			t.Errorf("latscope p99 %v, CPU %v against 90 and 20: failures %q, want %q", c.p99, c.cpu, got, c.failed)
 		}
 	}
 
@@ -71,8 +92,10 @@ func TestCompare(t *testing.T) {
 }
 
 func TestWriteTable(t *testing.T) {
-	s := runResult{Tool: toolSockperf, SizeBytes: 64, measurement: measurement{Latency: loadtest.Latency{P50US: 50, P99US: 90, MeanUS: 52}, PerSecond: 19000}}
-	l := runResult{Tool: toolLatscope, SizeBytes: 64, measurement: measurement{Latency: loadtest.Latency{P50US: 60, P99US: 140, MeanUS: 61}, PerSecond: 16000}}
+	s := runResult{Tool: toolSockperf, SizeBytes: 64, ServerCPUPerRoundTripUS: 20, LoadAverage: 4.5,
+		measurement: measurement{Latency: loadtest.Latency{P50US: 50, P90US: 60, P99US: 90, MeanUS: 52}, PerSecond: 19000}}
+	l := runResult{Tool: toolLatscope, SizeBytes: 64, ServerCPUPerRoundTripUS: 21, LoadAverage: 5.5,
+		measurement: measurement{Latency: loadtest.Latency{P50US: 60, P90US: 61, P99US: 140, MeanUS: 61}, PerSecond: 16000}}
 	q := runResult{Tool: toolQperf, SizeBytes: 64, measurement: measurement{Latency: loadtest.Latency{MeanUS: 55}, PerSecond: 18000}}
 	var b strings.Builder
 	if err := writeTable(&b, []comparison{compare(64, []runResult{s, l, q})}); err != nil {
@@ -80,8 +103,11 @@ func TestWriteTable(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{
-		"64 B each way, 1 connection (medians)", "p50 µs", "1.200  0.85–1.15  FAIL", "p99 µs", "1.556", "55.0",
-		"FAIL (1 sockperf, 1 latscope, 1 qperf runs)", "overall: FAIL — p50 at 64 B (1.200, want 0.85–1.15)",
+		"64 B each way, 1 connection (medians)", "p50 µs", "1.200  0.85–1.05  FAIL", "p90 µs", "1.017  ≤ 1.05     ok",
+		"p99 µs", "1.556  ≤ 1.05     FAIL", "55.0", "1.050  ≤ 1.10     ok", "load average (1 min) at the runs' end       4.50      5.50",
+		"latscope lowest–highest: p50 µs 60.0–60.0, p90 µs 61.0–61.0, p99 µs 140.0–140.0, server CPU/RT µs 21.0–21.0, load 5.5–5.5",
+		"FAIL (1 sockperf, 1 latscope, 1 qperf runs)",
+		"overall: FAIL — p50 at 64 B (1.200, want 0.85–1.05); p99 at 64 B (1.556, want ≤ 1.05)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
@@ -91,11 +117,11 @@ func TestWriteTable(t *testing.T) {
 		t.Errorf("qperf progress line %q", p)
 	}
 	b.Reset()
-	l.P50US = 55
+	l.P50US, l.P99US = 52, 94
 	if err := writeTable(&b, []comparison{compare(64, []runResult{s, l})}); err != nil {
 		t.Fatal(err)
 	}
-	if out := b.String(); !strings.Contains(out, "overall: PASS") || !strings.Contains(out, "1.100  0.85–1.15  ok") {
+	if out := b.String(); !strings.Contains(out, "overall: PASS") || !strings.Contains(out, "1.040  0.85–1.05  ok") {
 		t.Errorf("passing table:\n%s", out)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -105,6 +106,7 @@ func (r runner) measure(ctx context.Context, tool string, size int) (runResult, 
 		res.ServerCPUPerRoundTripUS = float64(sp.CPU().Nanoseconds()) / 1e3 / n
 	}
 	res.WallS, res.ClientMaxRSSKB = p.Wall.Seconds(), p.MaxRSSKB
+	res.LoadAverage = loadAverage()
 	return res, nil
 }
 
@@ -166,7 +168,10 @@ type runResult struct {
 	ServerCPUS              float64 `json:"server_cpu_s"`
 	ServerCPUPerRoundTripUS float64 `json:"server_cpu_per_round_trip_us"`
 	WallS                   float64 `json:"wall_s"`
-	ClientMaxRSSKB          int64   `json:"client_max_rss_kb"`
+	// LoadAverage is the 1-minute load average as the run ended: the
+	// machine is shared, and the figures move with it.
+	LoadAverage    float64 `json:"load_average_1m"`
+	ClientMaxRSSKB int64   `json:"client_max_rss_kb"`
 	// RetriedAfter is the error of a first attempt that failed (the run
 	// was repeated once).
 	RetriedAfter string `json:"retried_after,omitempty"`
@@ -176,4 +181,19 @@ type runResult struct {
 	// codes removed), verbatim.
 	Raw    json.RawMessage `json:"raw,omitempty"`
 	Output string          `json:"output,omitempty"`
+}
+
+// loadAverage is the 1-minute load average (/proc/loadavg), 0 where there
+// is none.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
 }
