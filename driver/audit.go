@@ -68,7 +68,11 @@ func Audit(ctx context.Context, ac AuditConfig) error {
 func writeAuditTable(w io.Writer, files []correlate.FileSummary, chains []correlate.Chain) error {
 	var b strings.Builder
 	for _, f := range files {
-		fmt.Fprintf(&b, "# %s: %s, %d read (records; events of audit.log), %d kept\n", f.Name, f.Format, f.Read, f.Kept)
+		unit := "records"
+		if f.Format == "linux-audit" {
+			unit = "events"
+		}
+		fmt.Fprintf(&b, "# %s: %s, %d %s read, %d kept\n", f.Name, f.Format, f.Read, unit, f.Kept)
 	}
 	if len(chains) == 0 {
 		b.WriteString("no database start, stop, SYSDBA/SYSOPER connection or clusterware command in the files read\n")

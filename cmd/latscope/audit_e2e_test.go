@@ -75,3 +75,5 @@ func TestAuditScenario(t *testing.T) {
 		t.Errorf("--help: exit %d\n%s", r.code, r.stdout)
 	}
 }
+
+func TestAuditDocExample(t *testing.T) { checkDocExamples(t, "audit.md", 1) }
