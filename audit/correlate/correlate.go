@@ -45,6 +45,18 @@ type Options struct {
 	// LoginSlack: the time allowed between an audit USER_LOGIN and the sshd
 	// line of the same login (default 2 s).
 	LoginSlack time.Duration
+	// MaxAge: how long before a database record the exec of its process or
+	// the last event on its terminal may be (default 12 hours): pids and
+	// terminals are reused, and an audit log of another time or host must
+	// not explain the record.
+	MaxAge time.Duration
+}
+
+func (o Options) maxAge() time.Duration {
+	if o.MaxAge > 0 {
+		return o.MaxAge
+	}
+	return 12 * time.Hour
 }
 
 func (o Options) watchWindow() time.Duration {
@@ -348,7 +360,7 @@ func (m *Model) explainDB(s Subject) Chain {
 		pid := fmt.Sprint(s.PID)
 		if e := m.lastAudit(s.Time.Add(slack), func(e *linuxaudit.Event) bool {
 			return e.PID == pid && hasType(e, "EXECVE")
-		}); e != nil {
+		}); e != nil && s.Time.Sub(e.Time) <= m.opts.maxAge() {
 			what := fmt.Sprintf("server process %s: exec of %s by pid %s (%s)", pid, first(e.Command), e.PPID, e.Comm)
 			if p := m.lastAudit(e.Time.Add(slack), func(x *linuxaudit.Event) bool { return x.PID == e.PPID && hasType(x, "EXECVE") }); p != nil {
 				what += fmt.Sprintf(", itself `%s`", strings.Join(p.Command, " "))
@@ -362,7 +374,7 @@ func (m *Model) explainDB(s Subject) Chain {
 	if tty := ttyName(s.Terminal); tty != "" {
 		if e := m.lastAudit(s.Time.Add(slack), func(e *linuxaudit.Event) bool {
 			return e.Session != "" && e.Session != linuxaudit.Unset && (ttyName(e.TTY) == tty || ttyName(e.Terminal) == tty)
-		}); e != nil {
+		}); e != nil && s.Time.Sub(e.Time) <= m.opts.maxAge() {
 			c.Links = append(c.Links, Link{Confidence: ByTerminal, Time: e.Time, Source: e.Source, Line: e.Line,
 				What: fmt.Sprintf("terminal %s: last audit event %s on it, ses %s", s.Terminal, strings.Join(e.Types, ","), e.Session)})
 			m.session(&c, e.Node, e.Session)
@@ -370,7 +382,7 @@ func (m *Model) explainDB(s Subject) Chain {
 		}
 		if a := m.lastAuth(s.Time.Add(slack), func(a *authlog.Record) bool {
 			return (a.Kind == authlog.KindSudo || a.Kind == authlog.KindSu) && ttyName(a.TTY) == tty
-		}); a != nil {
+		}); a != nil && s.Time.Sub(a.Time) <= m.opts.maxAge() {
 			c.Links = append(c.Links, Link{Confidence: ByTerminal, Time: a.Time, Source: a.Source, Line: a.Line,
 				What: fmt.Sprintf("terminal %s: %s by %s to %s (no audit session)", s.Terminal, a.Kind, a.User, a.TargetUser)})
 			c.Steps = append(c.Steps, fmt.Sprintf("%s %s → %s", a.Kind, a.User, a.TargetUser))

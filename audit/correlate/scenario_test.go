@@ -93,3 +93,37 @@ func TestTerminalFallback(t *testing.T) {
 		t.Fatalf("chain %+v", got)
 	}
 }
+
+// TestNoLinkAcrossYears: real .aud records of 2020 and real audit/login
+// logs of 2016–2017 from other hosts share terminals (pts/0): no record
+// may be linked to them.
+func TestNoLinkAcrossYears(t *testing.T) {
+	auds := testenv.DataFiles(t, "audit/oracle-aud/elastic-beats/*")
+	if len(auds) == 0 {
+		t.Skip("needs the shared-only audit/oracle-aud/elastic-beats/ (Elastic License): $LATSCOPE_TESTDATA")
+	}
+	files := append(auds,
+		testenv.DataFiles(t, "audit/linux-audit/elastic-go-libaudit/*")...)
+	files = append(files, testenv.DataFiles(t, "audit/linux-audit/elastic-beats/*")...)
+	for i, rel := range files {
+		files[i] = testenv.DataFile(t, rel) // skips without the shared-only .aud files
+	}
+	m, err := Load(context.Background(), files, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := m.Chains(Filter{})
+	n := 0
+	for _, c := range cs {
+		if c.Subject.Kind != "oracle" {
+			continue
+		}
+		n++
+		if c.Confidence != Unknown || len(c.Links) != 1 {
+			t.Errorf("%s:%d linked: %+v", c.Subject.Source, c.Subject.Line, c.Links)
+		}
+	}
+	if n == 0 {
+		t.Error("no Oracle subjects")
+	}
+}

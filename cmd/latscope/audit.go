@@ -67,5 +67,6 @@ format of each detected. docs/audit.md lists the auditctl rules and Oracle setti
 	fl.StringVar(&ac.Filter.DB, "db", "", "only this database: instance name or DBID (clusterware commands: their -d argument)")
 	fl.IntVar(&ac.Options.Year, "year", 0, "year of login logs' classic syslog stamps (default: from the file's modification time)")
 	fl.DurationVar(&ac.Options.WatchWindow, "watch-window", 0, "how long a clusterware command may precede the database record it explains (default 2m)")
+	fl.DurationVar(&ac.Options.MaxAge, "max-age", 0, "how long before a database record its process's exec or its terminal's last event may be (default 12h)")
 	return cmd
 }
