@@ -19,7 +19,8 @@ type AuditConfig struct {
 	Filter correlate.Filter
 	// Options: the year of classic syslog stamps, the windows of the links.
 	Options correlate.Options
-	// Format: table or json.
+	// Format: table, json (one document) or jsonl (one chain a line, for a
+	// log pipeline).
 	Format string
 	Stdout io.Writer
 	Stderr io.Writer
@@ -54,6 +55,15 @@ func Audit(ctx context.Context, ac AuditConfig) error {
 	}
 	chains := m.Chains(ac.Filter)
 	defer diag.PrintSummary(ac.Stderr)
+	if ac.Format == "jsonl" {
+		enc := json.NewEncoder(ac.Stdout)
+		for _, c := range chains {
+			if err := enc.Encode(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	if ac.Format == "json" {
 		enc := json.NewEncoder(ac.Stdout)
 		enc.SetIndent("", "  ")

@@ -38,9 +38,9 @@ format of each detected. docs/audit.md lists the auditctl rules and Oracle setti
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch ac.Format {
-			case "table", "json":
+			case "table", "json", "jsonl":
 			default:
-				return usagef("--format %q: want table or json", ac.Format)
+				return usagef("--format %q: want table, json or jsonl", ac.Format)
 			}
 			var err error
 			if since != "" {
@@ -61,7 +61,7 @@ format of each detected. docs/audit.md lists the auditctl rules and Oracle setti
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&ac.Format, "format", "table", "stdout format: table or json")
+	fl.StringVar(&ac.Format, "format", "table", "stdout format: table, json, or jsonl (one chain a line, for a log pipeline)")
 	fl.StringVar(&since, "since", "", "only subjects at or after this time (RFC 3339, or 2026-11-20 10:00 in UTC)")
 	fl.StringVar(&until, "until", "", "only subjects at or before this time")
 	fl.StringVar(&ac.Filter.DB, "db", "", "only this database: instance name or DBID (clusterware commands: their -d argument)")

@@ -65,6 +65,17 @@ func TestAuditScenario(t *testing.T) {
 		t.Errorf("table:\n%s", r.stdout)
 	}
 
+	// One chain a line.
+	r = run(t, "", append(args, "--format", "jsonl")...)
+	if n := strings.Count(r.stdout, "\n"); r.code != 0 || n != len(doc.Chains) {
+		t.Errorf("jsonl: exit %d, %d lines, want %d", r.code, n, len(doc.Chains))
+	}
+	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		if !json.Valid([]byte(l)) {
+			t.Errorf("jsonl line %q", l)
+		}
+	}
+
 	// Usage errors.
 	for _, bad := range [][]string{{"audit"}, {"audit", auds[0], "--format", "html"}, {"audit", auds[0], "--since", "yesterday"}} {
 		if r := run(t, "", bad...); r.code != 2 {
