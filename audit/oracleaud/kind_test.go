@@ -107,7 +107,8 @@ func TestOtherRealFilesAreNotClaimed(t *testing.T) {
 	n := 0
 	testenv.WalkData(t, func(p string) {
 		slash := filepath.ToSlash(p)
-		if strings.Contains(slash, "/audit/oracle-aud/") || strings.Contains(slash, "/audit/oracle-unified-synthetic/") {
+		if strings.Contains(slash, "/audit/oracle-aud/") || strings.Contains(slash, "/audit/oracle-unified-synthetic/") ||
+			strings.Contains(slash, "/audit/correlate-synthetic/") && strings.HasSuffix(slash, ".aud") {
 			return
 		}
 		data, err := os.ReadFile(p)

@@ -211,7 +211,7 @@ time waited per second, which is where the time goes.`,
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w (see %s --help)", err, cmd.CommandPath())}
 	})
-	root.AddCommand(newHeatmapCommand(env), newReportCommand(env), newRecordCommand(env), newConvertCommand(env), newFormatsCommand(env), newIOTestCommand(env), newNetTestCommand(env), newSourcesCommand(env), newCollapseCommand(env), newFlameCommand(env), newServeCommand(env), newAWRCommand(env), newProfileCommand(env), newWorkingSetCommand(env), newWhatIfCommand(env), newDiffCommand(env), newClusterCommand(env))
+	root.AddCommand(newHeatmapCommand(env), newReportCommand(env), newRecordCommand(env), newConvertCommand(env), newFormatsCommand(env), newIOTestCommand(env), newNetTestCommand(env), newSourcesCommand(env), newCollapseCommand(env), newFlameCommand(env), newServeCommand(env), newAWRCommand(env), newProfileCommand(env), newWorkingSetCommand(env), newWhatIfCommand(env), newDiffCommand(env), newClusterCommand(env), newAuditCommand(env))
 	root.SetVersionTemplate("latscope {{.Version}}\n")
 	return root
 }

@@ -1,0 +1,491 @@
+// Package correlate answers "who started or stopped this database, from which
+// login and address" (issue 21): it reads Oracle audit files, Linux audit logs
+// and login logs (each file's format detected), picks the subjects (Oracle
+// STARTUP, SHUTDOWN, MOUNT, OPEN and SYSDBA/SYSOPER connections; clusterware
+// commands under the execute watch key oracrs) and builds, for each, the chain
+// of links that explains it, every link with its confidence.
+package correlate
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/latscope/latscope/audit/authlog"
+	"github.com/latscope/latscope/audit/linuxaudit"
+	"github.com/latscope/latscope/audit/oracleaud"
+	"github.com/latscope/latscope/input"
+)
+
+// Confidence says what a link rests on.
+type Confidence string
+
+const (
+	Exact         Confidence = "exact: same ses"
+	ExactProcess  Confidence = "exact: same process"
+	ByProcessID   Confidence = "by process id"
+	ByTerminal    Confidence = "by terminal and time"
+	ByWatch       Confidence = "by execute watch and time"
+	ByAddressTime Confidence = "by address and time"
+	Unknown       Confidence = "unknown"
+)
+
+// Options tune loading and the time windows of the links.
+type Options struct {
+	// Year of classic syslog stamps in login logs (0: authlog's policy).
+	Year int
+	// WatchWindow: how long before a database record without a terminal a
+	// clusterware command may be (default 2 minutes).
+	WatchWindow time.Duration
+	// LoginSlack: the time allowed between an audit USER_LOGIN and the sshd
+	// line of the same login (default 2 s).
+	LoginSlack time.Duration
+	// MaxAge: how long before a database record the exec of its process or
+	// the last event on its terminal may be (default 12 hours): pids and
+	// terminals are reused, and an audit log of another time or host must
+	// not explain the record.
+	MaxAge time.Duration
+}
+
+func (o Options) maxAge() time.Duration {
+	if o.MaxAge > 0 {
+		return o.MaxAge
+	}
+	return 12 * time.Hour
+}
+
+func (o Options) watchWindow() time.Duration {
+	if o.WatchWindow > 0 {
+		return o.WatchWindow
+	}
+	return 2 * time.Minute
+}
+
+func (o Options) loginSlack() time.Duration {
+	if o.LoginSlack > 0 {
+		return o.LoginSlack
+	}
+	return 2 * time.Second
+}
+
+// Model holds what the chains need of the files read, in time order.
+type Model struct {
+	opts  Options
+	db    []oracleaud.Record
+	audit []linuxaudit.Event // kept events only
+	auth  []authlog.Record   // kept records only
+	// Counts of records read and kept, per kind of file.
+	Files []FileSummary
+}
+
+// FileSummary says how a file was read.
+type FileSummary struct {
+	Name   string `json:"name"`
+	Format string `json:"format"`
+	Read   int    `json:"read"`
+	Kept   int    `json:"kept"`
+}
+
+// Load reads every file (format detected per file, gzip unwrapped) into a
+// model. A file in no known format is an error.
+func Load(ctx context.Context, files []string, diag *input.Diagnostics, opts Options) (*Model, error) {
+	m := &Model{opts: opts}
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		err = m.Add(ctx, name, f, diag)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// Add reads one input into the model, detecting its format.
+func (m *Model) Add(ctx context.Context, name string, r io.Reader, diag *input.Diagnostics) error {
+	var ref time.Time
+	if f, ok := r.(*os.File); ok {
+		if st, err := f.Stat(); err == nil {
+			ref = st.ModTime()
+		}
+	}
+	br, err := input.Decompressed(name, r, input.DetectLimit)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	prefix, _ := br.Peek(input.DetectLimit)
+	sum := FileSummary{Name: name}
+	switch {
+	case oracleaud.Kind(prefix, strings.TrimSuffix(name, ".gz")) != "":
+		sum.Format = string(oracleaud.Kind(prefix, strings.TrimSuffix(name, ".gz")))
+		err = oracleaud.Read(ctx, name, br, diag, func(rec oracleaud.Record) error {
+			sum.Read++
+			if isDBSubject(rec) {
+				m.db = append(m.db, rec)
+				sum.Kept++
+			}
+			return nil
+		})
+	case linuxaudit.Detect(prefix) == input.Yes:
+		sum.Format = "linux-audit"
+		err = linuxaudit.Read(ctx, name, br, diag, func(e linuxaudit.Event) error {
+			sum.Read++
+			if keepAudit(&e) {
+				e.Records = nil // the fields are what the chains use
+				m.audit = append(m.audit, e)
+				sum.Kept++
+			}
+			return nil
+		})
+	default:
+		format, v := authlog.DetectFormat(prefix)
+		if v != input.Yes {
+			return fmt.Errorf("%s: not an Oracle audit file, a Linux audit log nor a login log", name)
+		}
+		sum.Format = string(format)
+		rd := authlog.Reader{Year: m.opts.Year, Reference: ref}
+		err = rd.Read(ctx, name, br, diag, func(rec authlog.Record) error {
+			sum.Read++
+			switch rec.Kind {
+			case authlog.KindSSHAccepted, authlog.KindSudo, authlog.KindSu, authlog.KindSessionOpened:
+				m.auth = append(m.auth, rec)
+				sum.Kept++
+			}
+			return nil
+		})
+	}
+	m.Files = append(m.Files, sum)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+func isDBSubject(r oracleaud.Record) bool {
+	switch r.Kind {
+	case oracleaud.KindStartup, oracleaud.KindShutdown, oracleaud.KindAlterMount, oracleaud.KindAlterOpen:
+		return true
+	case oracleaud.KindConnect:
+		p := strings.ToUpper(r.Privilege)
+		return strings.Contains(p, "SYSDBA") || strings.Contains(p, "SYSOPER")
+	}
+	return false
+}
+
+func hasType(e *linuxaudit.Event, t string) bool {
+	for _, x := range e.Types {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+func keepAudit(e *linuxaudit.Event) bool {
+	for _, t := range e.Types {
+		switch t {
+		case "USER_LOGIN", "USER_START", "CRED_ACQ", "USER_CMD", "LOGIN", "EXECVE":
+			return true
+		}
+	}
+	return false
+}
+
+// Filter selects subjects.
+type Filter struct {
+	Since, Until time.Time // zero: open
+	// DB: instance name or DBID (case-insensitive); for clusterware commands
+	// the -d/-db argument.
+	DB string
+}
+
+// Subject is what a chain explains.
+type Subject struct {
+	Time      time.Time `json:"time"`
+	Host      string    `json:"host,omitempty"`
+	DB        string    `json:"db,omitempty"`
+	DBID      string    `json:"dbid,omitempty"`
+	Action    string    `json:"action"`
+	Kind      string    `json:"kind"` // "oracle" or "clusterware"
+	Privilege string    `json:"privilege,omitempty"`
+	OSUser    string    `json:"os_user,omitempty"`
+	Terminal  string    `json:"terminal,omitempty"`
+	PID       int       `json:"pid,omitempty"`
+	Command   string    `json:"command,omitempty"`
+	Status    string    `json:"status,omitempty"`
+	Source    string    `json:"source"`
+	Line      int       `json:"line"`
+}
+
+// Link is one step of a chain.
+type Link struct {
+	Confidence Confidence `json:"confidence"`
+	Time       time.Time  `json:"time,omitzero"`
+	What       string     `json:"what"`
+	Source     string     `json:"source,omitempty"`
+	Line       int        `json:"line,omitempty"`
+}
+
+// Login is where a chain ends: the login that explains the subject.
+type Login struct {
+	Time    time.Time `json:"time"`
+	User    string    `json:"user,omitempty"`
+	AUID    string    `json:"auid,omitempty"`
+	Session string    `json:"ses,omitempty"`
+	Addr    string    `json:"addr,omitempty"`
+	Port    int       `json:"port,omitempty"`
+	Method  string    `json:"method,omitempty"`
+}
+
+// Chain explains one subject. Confidence is the weakest link's.
+type Chain struct {
+	Subject    Subject    `json:"subject"`
+	Links      []Link     `json:"links"`
+	Steps      []string   `json:"steps,omitempty"` // sudo/su steps in the session
+	Login      *Login     `json:"login,omitempty"`
+	Confidence Confidence `json:"confidence"`
+}
+
+var rank = map[Confidence]int{Exact: 5, ExactProcess: 5, ByProcessID: 4, ByTerminal: 3, ByWatch: 3, ByAddressTime: 3, Unknown: 0}
+
+// Chains builds the chain of every subject the filter selects, in time order.
+func (m *Model) Chains(f Filter) []Chain {
+	sort.SliceStable(m.audit, func(i, j int) bool { return m.audit[i].Time.Before(m.audit[j].Time) })
+	sort.SliceStable(m.auth, func(i, j int) bool { return m.auth[i].Time.Before(m.auth[j].Time) })
+	var out []Chain
+	for _, r := range m.db {
+		s := Subject{Time: r.Time, Host: r.Process.Host, DB: r.Process.Instance, DBID: r.DBID,
+			Action: string(r.Kind), Kind: "oracle", Privilege: r.Privilege, OSUser: r.ClientUser,
+			Terminal: r.ClientTerminal, PID: r.Process.PID, Status: r.Status, Source: r.Source, Line: r.Line}
+		if s.Host == "" {
+			s.Host = r.Userhost
+		}
+		if !f.match(s, r.DBID) {
+			continue
+		}
+		out = append(out, m.explainDB(s))
+	}
+	for i := range m.audit {
+		e := &m.audit[i]
+		tool, verb, db := clusterware(e)
+		if tool == "" || !strings.Contains(e.Key, "oracrs") {
+			continue
+		}
+		s := Subject{Time: e.Time, Host: e.Node, DB: db, Action: tool + " " + verb, Kind: "clusterware",
+			OSUser: e.UID, Terminal: e.TTY, Command: strings.Join(e.Command, " "), Status: e.Outcome(),
+			Source: e.Source, Line: e.Line}
+		if !f.match(s, "") {
+			continue
+		}
+		c := Chain{Subject: s}
+		c.Links = append(c.Links, Link{Confidence: Exact, Time: e.Time, Source: e.Source, Line: e.Line,
+			What: fmt.Sprintf("execute watch (key %s): pid %s auid %s ses %s", e.Key, e.PID, e.AUID, e.Session)})
+		m.session(&c, e.Node, e.Session)
+		out = append(out, finish(c))
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Subject.Time.Before(out[j].Subject.Time) })
+	return out
+}
+
+func (f Filter) match(s Subject, dbid string) bool {
+	if !f.Since.IsZero() && s.Time.Before(f.Since) {
+		return false
+	}
+	if !f.Until.IsZero() && s.Time.After(f.Until) {
+		return false
+	}
+	if f.DB != "" && !strings.EqualFold(f.DB, s.DB) && f.DB != dbid {
+		return false
+	}
+	return true
+}
+
+func finish(c Chain) Chain {
+	c.Confidence = Exact
+	if c.Login == nil {
+		c.Confidence = Unknown
+	}
+	for _, l := range c.Links {
+		if rank[l.Confidence] < rank[c.Confidence] {
+			c.Confidence = l.Confidence
+		}
+	}
+	return c
+}
+
+// clusterware returns the tool (srvctl, crsctl), its verb and the database
+// an exec event runs, or "" when it runs neither. A script's exec names the
+// interpreter first: the tool is looked for in the first two arguments.
+func clusterware(e *linuxaudit.Event) (tool, verb, db string) {
+	if !hasType(e, "EXECVE") {
+		return "", "", ""
+	}
+	for i, a := range e.Command {
+		if i > 1 {
+			break
+		}
+		if b := path.Base(a); b == "srvctl" || b == "crsctl" {
+			rest := e.Command[i+1:]
+			tool = b
+			var words []string
+			for j, w := range rest {
+				if (w == "-d" || w == "-db" || w == "-database") && j+1 < len(rest) {
+					db = rest[j+1]
+				}
+				if !strings.HasPrefix(w, "-") && len(words) < 2 && (j == 0 || !strings.HasPrefix(rest[j-1], "-")) {
+					words = append(words, w)
+				}
+			}
+			return tool, strings.Join(words, " "), db
+		}
+	}
+	return "", "", ""
+}
+
+// explainDB links an Oracle record to a process, a terminal or a
+// clusterware command, then to its audit session.
+func (m *Model) explainDB(s Subject) Chain {
+	c := Chain{Subject: s}
+	const slack = 2 * time.Second
+	// 1. By process id: the exec of the server process (pid of the file name).
+	if s.PID != 0 {
+		pid := fmt.Sprint(s.PID)
+		if e := m.lastAudit(s.Time.Add(slack), func(e *linuxaudit.Event) bool {
+			return e.PID == pid && hasType(e, "EXECVE")
+		}); e != nil && s.Time.Sub(e.Time) <= m.opts.maxAge() {
+			what := fmt.Sprintf("server process %s: exec of %s by pid %s (%s)", pid, first(e.Command), e.PPID, e.Comm)
+			if p := m.lastAudit(e.Time.Add(slack), func(x *linuxaudit.Event) bool { return x.PID == e.PPID && hasType(x, "EXECVE") }); p != nil {
+				what += fmt.Sprintf(", itself `%s`", strings.Join(p.Command, " "))
+			}
+			c.Links = append(c.Links, Link{Confidence: ByProcessID, Time: e.Time, Source: e.Source, Line: e.Line, What: what + fmt.Sprintf(", ses %s", e.Session)})
+			m.session(&c, e.Node, e.Session)
+			return finish(c)
+		}
+	}
+	// 2. By terminal and time: the latest event of that terminal before it.
+	if tty := ttyName(s.Terminal); tty != "" {
+		if e := m.lastAudit(s.Time.Add(slack), func(e *linuxaudit.Event) bool {
+			return e.Session != "" && e.Session != linuxaudit.Unset && (ttyName(e.TTY) == tty || ttyName(e.Terminal) == tty)
+		}); e != nil && s.Time.Sub(e.Time) <= m.opts.maxAge() {
+			c.Links = append(c.Links, Link{Confidence: ByTerminal, Time: e.Time, Source: e.Source, Line: e.Line,
+				What: fmt.Sprintf("terminal %s: last audit event %s on it, ses %s", s.Terminal, strings.Join(e.Types, ","), e.Session)})
+			m.session(&c, e.Node, e.Session)
+			return finish(c)
+		}
+		if a := m.lastAuth(s.Time.Add(slack), func(a *authlog.Record) bool {
+			return (a.Kind == authlog.KindSudo || a.Kind == authlog.KindSu) && ttyName(a.TTY) == tty
+		}); a != nil && s.Time.Sub(a.Time) <= m.opts.maxAge() {
+			c.Links = append(c.Links, Link{Confidence: ByTerminal, Time: a.Time, Source: a.Source, Line: a.Line,
+				What: fmt.Sprintf("terminal %s: %s by %s to %s (no audit session)", s.Terminal, a.Kind, a.User, a.TargetUser)})
+			c.Steps = append(c.Steps, fmt.Sprintf("%s %s → %s", a.Kind, a.User, a.TargetUser))
+			return finish(c)
+		}
+	}
+	// 3. By execute watch: a clusterware command of this database just before.
+	if tty := ttyName(s.Terminal); tty == "" {
+		if e := m.lastAudit(s.Time.Add(slack), func(e *linuxaudit.Event) bool {
+			tool, _, db := clusterware(e)
+			return tool != "" && strings.Contains(e.Key, "oracrs") && e.Time.After(s.Time.Add(-m.opts.watchWindow())) &&
+				(db == "" || strings.EqualFold(db, s.DB) || strings.HasPrefix(strings.ToUpper(s.DB), strings.ToUpper(db)))
+		}); e != nil {
+			c.Links = append(c.Links, Link{Confidence: ByWatch, Time: e.Time, Source: e.Source, Line: e.Line,
+				What: fmt.Sprintf("execute watch (key %s) %s before: `%s`, pid %s ses %s", e.Key, s.Time.Sub(e.Time).Round(time.Second), strings.Join(e.Command, " "), e.PID, e.Session)})
+			m.session(&c, e.Node, e.Session)
+			return finish(c)
+		}
+	}
+	c.Links = append(c.Links, Link{Confidence: Unknown, What: "no process, terminal or execute watch matches"})
+	return finish(c)
+}
+
+// ttyName normalises /dev/pts/1, pts/1 and pts1 to pts/1; "" for none.
+func ttyName(t string) string {
+	t = strings.TrimPrefix(t, "/dev/")
+	switch strings.ToUpper(t) {
+	case "", "UNKNOWN", "(NONE)", "?", "SSH", "CRON":
+		return ""
+	}
+	if strings.HasPrefix(t, "pts") && !strings.HasPrefix(t, "pts/") {
+		t = "pts/" + t[3:]
+	}
+	return t
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return "?"
+	}
+	return s[0]
+}
+
+// lastAudit returns the latest kept audit event at or before t that ok accepts.
+func (m *Model) lastAudit(t time.Time, ok func(*linuxaudit.Event) bool) *linuxaudit.Event {
+	i := sort.Search(len(m.audit), func(i int) bool { return m.audit[i].Time.After(t) })
+	for i--; i >= 0; i-- {
+		if ok(&m.audit[i]) {
+			return &m.audit[i]
+		}
+	}
+	return nil
+}
+
+func (m *Model) lastAuth(t time.Time, ok func(*authlog.Record) bool) *authlog.Record {
+	i := sort.Search(len(m.auth), func(i int) bool { return m.auth[i].Time.After(t) })
+	for i--; i >= 0; i-- {
+		if ok(&m.auth[i]) {
+			return &m.auth[i]
+		}
+	}
+	return nil
+}
+
+// session follows an audit session id to its sudo/su steps and its login.
+func (m *Model) session(c *Chain, node, ses string) {
+	if ses == "" || ses == linuxaudit.Unset {
+		c.Links = append(c.Links, Link{Confidence: Unknown, What: "no audit session (ses unset)"})
+		return
+	}
+	var login *linuxaudit.Event
+	for i := range m.audit {
+		e := &m.audit[i]
+		if e.Node != node || e.Session != ses || e.Time.After(c.Subject.Time) {
+			continue
+		}
+		switch {
+		case hasType(e, "USER_LOGIN") && e.Outcome() != "failed":
+			login = e
+		case hasType(e, "USER_CMD"):
+			c.Steps = append(c.Steps, fmt.Sprintf("%s sudo %s (auid %s, %s)", e.Time.Format("15:04:05"), e.Cmd, e.AUID, e.Terminal))
+		case hasType(e, "USER_START") && (strings.HasSuffix(e.Exe, "/su") || strings.HasSuffix(e.Exe, "/sudo")):
+			c.Steps = append(c.Steps, fmt.Sprintf("%s %s session opened as %s (auid %s, %s)", e.Time.Format("15:04:05"), path.Base(e.Exe), e.Acct, e.AUID, e.Terminal))
+		}
+	}
+	if login == nil {
+		c.Links = append(c.Links, Link{Confidence: Unknown, What: fmt.Sprintf("ses %s: no USER_LOGIN in the audit log read", ses)})
+		return
+	}
+	l := &Login{Time: login.Time, AUID: login.AUID, Session: ses, Addr: login.Addr, User: login.Acct}
+	c.Links = append(c.Links, Link{Confidence: Exact, Time: login.Time, Source: login.Source, Line: login.Line,
+		What: fmt.Sprintf("ses %s: USER_LOGIN auid %s from %s on %s by %s pid %s", ses, login.AUID, login.Addr, login.Terminal, path.Base(login.Exe), login.PID)})
+	slack := m.opts.loginSlack()
+	if a := m.lastAuth(login.Time.Add(slack), func(a *authlog.Record) bool {
+		return a.Kind == authlog.KindSSHAccepted && a.Addr == login.Addr && login.Time.Sub(a.Time) <= slack
+	}); a != nil {
+		conf := ByAddressTime
+		if fmt.Sprint(a.PID) == login.PID {
+			conf = ExactProcess
+		}
+		l.User, l.Port, l.Method, l.Time = a.User, a.Port, a.Method, a.Time
+		c.Links = append(c.Links, Link{Confidence: conf, Time: a.Time, Source: a.Source, Line: a.Line,
+			What: fmt.Sprintf("sshd[%d] Accepted %s for %s from %s port %d", a.PID, a.Method, a.User, a.Addr, a.Port)})
+	}
+	c.Login = l
+}
