@@ -31,6 +31,12 @@ type Reader struct {
 	// MaxOpen: with more events open, the oldest is handed on, with a
 	// warning (memory is bounded by open events).
 	MaxOpen int
+	// Want, when set, selects events by their records' types: an event
+	// none of whose records' types it accepts is dropped before its fields
+	// are tokenized (reading it then costs little more than finding its
+	// lines) and counted in *Dropped when Dropped is set.
+	Want    func(typ []byte) bool
+	Dropped *int
 }
 
 // Read reads an audit log (gzip-compressed or not) with the default limits.
@@ -100,6 +106,7 @@ type eventKey struct {
 type openEvent struct {
 	key        eventKey
 	line       int
+	wanted     bool // a record's type is one Reader.Want accepts
 	text       []byte
 	records    []recordSpan
 	tok        tokenizer
@@ -173,9 +180,8 @@ func (a *assembler) line(n int, line []byte, tooLong bool) error {
 		ev = a.begin(key, n)
 	}
 	ev.add(n, h, line)
-	if ev.tok.unterminated {
-		ev.tok.unterminated = false
-		a.diag.Warn("", "%s:%d: a quoted value runs to the end of the line (truncated record?): kept as it is", a.name, n)
+	if !ev.wanted && (a.lim.Want == nil || a.lim.Want(h.typ)) {
+		ev.wanted = true
 	}
 	if endsEvent(h.typ) {
 		return a.complete(ev)
@@ -244,23 +250,37 @@ func (a *assembler) begin(key eventKey, line int) *openEvent {
 	return ev
 }
 
-// add appends a record line to the event.
+// add appends a record line to the event; its fields are tokenized when
+// the event is complete (and wanted).
 func (ev *openEvent) add(n int, h header, line []byte) {
 	base := len(ev.text)
 	ev.text = append(ev.text, line...)
 	typ0 := int32(base + h.typStart)
-	r := recordSpan{line: n, start: int32(base), end: int32(len(ev.text)), body: int32(h.body),
-		typ0: typ0, typ1: typ0 + int32(len(h.typ)), fields: int32(len(ev.tok.fields))}
-	ev.tok.body(ev.text, base+h.body)
-	r.enriched = int32(len(ev.tok.fields))
-	for i := int(r.fields); i < len(ev.tok.fields); i++ {
-		if ev.tok.fields[i].kind == enrichedField {
-			r.enriched = int32(i)
-			break
+	ev.records = append(ev.records, recordSpan{line: n, start: int32(base), end: int32(len(ev.text)),
+		body: int32(base + h.body), typ0: typ0, typ1: typ0 + int32(len(h.typ))})
+}
+
+// tokenize splits every record's fields, warning about a quoted value that
+// runs to the end of its line.
+func (a *assembler) tokenize(ev *openEvent) {
+	for i := range ev.records {
+		r := &ev.records[i]
+		r.fields = int32(len(ev.tok.fields))
+		ev.tok.body(ev.text[:r.end], int(r.body))
+		r.enriched = int32(len(ev.tok.fields))
+		for i := int(r.fields); i < len(ev.tok.fields); i++ {
+			if ev.tok.fields[i].kind == enrichedField {
+				r.enriched = int32(i)
+				break
+			}
+		}
+		r.fend = int32(len(ev.tok.fields))
+		r.body -= r.start // Record.body is relative to its line
+		if ev.tok.unterminated {
+			ev.tok.unterminated = false
+			a.diag.Warn("", "%s:%d: a quoted value runs to the end of the line (truncated record?): kept as it is", a.name, r.line)
 		}
 	}
-	r.fend = int32(len(ev.tok.fields))
-	ev.records = append(ev.records, r)
 }
 
 // expire hands on the events that a new event at sec completes: those
@@ -308,11 +328,21 @@ func (a *assembler) complete(ev *openEvent) error {
 		a.last = ev.prev
 	}
 	a.count--
-	e := a.event(ev)
-	ev.text, ev.records, ev.tok.fields = ev.text[:0], ev.records[:0], ev.tok.fields[:0]
+	wanted := ev.wanted
+	var e Event
+	if wanted {
+		a.tokenize(ev)
+		e = a.event(ev)
+	} else if a.lim.Dropped != nil {
+		*a.lim.Dropped++
+	}
+	ev.text, ev.records, ev.tok.fields, ev.wanted = ev.text[:0], ev.records[:0], ev.tok.fields[:0], false
 	ev.prev, ev.next = nil, nil
 	if len(a.free) < maxFree && cap(ev.text) <= 16<<10 {
 		a.free = append(a.free, ev)
+	}
+	if !wanted {
+		return nil
 	}
 	return a.fn(e)
 }

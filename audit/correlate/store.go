@@ -1,0 +1,522 @@
+package correlate
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/latscope/latscope/audit/authlog"
+	"github.com/latscope/latscope/audit/linuxaudit"
+	"github.com/latscope/latscope/audit/oracleaud"
+	"github.com/latscope/latscope/input"
+)
+
+// Model holds what the chains need of the files read. Memory is bounded
+// when the audit logs are read as one stream (Load, Follow): subjects are
+// explained once the stream is past them, and kept audit events older than
+// the horizon (MaxAge + WatchWindow + a margin) drop out, but for the
+// login and sudo/su steps of sessions still open or seen within it.
+type Model struct {
+	opts  Options
+	db    []oracleaud.Record // subjects not explained yet
+	watch []linuxaudit.Event // clusterware subjects not explained yet
+	audit []linuxaudit.Event // kept events only, in time order
+	auth  []authlog.Record   // kept records only, in time order
+	// Counts of records read and kept, per kind of file.
+	Files []FileSummary
+
+	done     []Chain     // explained subjects (when emit is nil)
+	emit     func(Chain) // follow mode: explained subjects handed on
+	sessions map[sesKey]*sesState
+	idx      *auditIndex // nil: to be built
+	aidx     *authIndex
+	dbSorted bool
+	authDirt bool
+	// now is the latest audit event time read; kept counts kept events
+	// since the last settle.
+	now  time.Time
+	kept int
+	// Pruned counts the kept events dropped for being past the horizon.
+	Pruned int
+}
+
+// FileSummary says how a file was read.
+type FileSummary struct {
+	Name   string `json:"name"`
+	Format string `json:"format"`
+	Read   int    `json:"read"`
+	Kept   int    `json:"kept"`
+}
+
+// sesKey is an audit session: ses= is per host.
+type sesKey struct{ node, ses string }
+
+// sesState is what pruning needs of a session: the last time one of its
+// events was read and whether its login ended (USER_LOGOUT, or sshd's or
+// login's USER_END).
+type sesState struct {
+	last   time.Time
+	closed bool
+}
+
+// settleMargin is how far the audit stream must be past a subject (beyond
+// the 2 s a link may follow it) before the subject is explained: auditd
+// writes events nearly in order, the reader joins them within 2 s.
+const settleMargin = 10 * time.Second
+
+// settleEvery is how many kept events are read between two settles.
+const settleEvery = 8192
+
+// linkSlack is how far after a subject a link's event may be (explainDB's).
+const linkSlack = 2 * time.Second
+
+func newModel(opts Options) *Model {
+	return &Model{opts: opts, sessions: map[sesKey]*sesState{}}
+}
+
+// horizon is how old a kept event may be and still be a link of a subject
+// not explained yet.
+func (m *Model) horizon() time.Duration {
+	return m.opts.maxAge() + m.opts.watchWindow() + linkSlack + settleMargin
+}
+
+// inputFile is a file classified before reading.
+type inputFile struct {
+	i     int // position in the files given
+	name  string
+	kind  string // "oracle", "linux-audit", "login"
+	node  string
+	first time.Time
+}
+
+// Load reads every file (format detected per file, gzip unwrapped) into a
+// model. A file in no known format is an error. Oracle files are read
+// first, then login logs, then audit logs: when these are one host's
+// (one node=), as one stream in the order of their first records, so that
+// memory stays bounded by open sessions (see Model).
+func Load(ctx context.Context, files []string, diag *input.Diagnostics, opts Options) (*Model, error) {
+	m := newModel(opts)
+	var order []inputFile
+	for i, name := range files {
+		f, err := classify(name)
+		if err != nil {
+			return nil, err
+		}
+		f.i = i
+		order = append(order, f)
+	}
+	rank := map[string]int{"oracle": 0, "login": 1, "linux-audit": 2}
+	// Several hosts' logs are not one stream: one's time would explain
+	// another's subjects before its events were read.
+	stream, nodes := true, map[string]bool{}
+	for _, f := range order {
+		if f.kind == "linux-audit" {
+			nodes[f.node] = true
+		}
+	}
+	stream = len(nodes) <= 1
+	sort.SliceStable(order, func(a, b int) bool {
+		x, y := order[a], order[b]
+		if rank[x.kind] != rank[y.kind] {
+			return rank[x.kind] < rank[y.kind]
+		}
+		return x.kind == "linux-audit" && stream && x.first.Before(y.first)
+	})
+	m.Files = make([]FileSummary, len(files))
+	for _, f := range order {
+		sum, err := m.readFile(ctx, f.name, diag, stream)
+		m.Files[f.i] = sum
+		if err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// classify opens a file and says which reader takes it.
+func classify(name string) (inputFile, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return inputFile{}, err
+	}
+	defer f.Close()
+	br, err := input.Decompressed(name, f, input.DetectLimit)
+	if err != nil {
+		return inputFile{}, fmt.Errorf("%s: %w", name, err)
+	}
+	prefix, _ := br.Peek(input.DetectLimit)
+	out := inputFile{name: name}
+	switch {
+	case oracleaud.Kind(prefix, strings.TrimSuffix(name, ".gz")) != "":
+		out.kind = "oracle"
+	case linuxaudit.Detect(prefix) == input.Yes:
+		out.kind = "linux-audit"
+		out.node, out.first, _ = linuxaudit.FirstRecord(prefix)
+	default:
+		out.kind = "login" // or unknown: Add says which
+	}
+	return out, nil
+}
+
+func (m *Model) readFile(ctx context.Context, name string, diag *input.Diagnostics, stream bool) (FileSummary, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return FileSummary{Name: name}, err
+	}
+	defer f.Close()
+	return m.add(ctx, name, f, diag, stream)
+}
+
+// Add reads one input into the model, detecting its format. Subjects are
+// explained from everything added before Chains is called.
+func (m *Model) Add(ctx context.Context, name string, r io.Reader, diag *input.Diagnostics) error {
+	if m.sessions == nil {
+		m.sessions = map[sesKey]*sesState{}
+	}
+	sum, err := m.add(ctx, name, r, diag, false)
+	m.Files = append(m.Files, sum)
+	return err
+}
+
+// add reads one input; with stream, subjects are explained and old events
+// pruned as the audit log goes (its events must come in time order after
+// every subject was added).
+func (m *Model) add(ctx context.Context, name string, r io.Reader, diag *input.Diagnostics, stream bool) (FileSummary, error) {
+	var ref time.Time
+	if f, ok := r.(*os.File); ok {
+		if st, err := f.Stat(); err == nil {
+			ref = st.ModTime()
+		}
+	}
+	br, err := input.Decompressed(name, r, input.DetectLimit)
+	sum := FileSummary{Name: name}
+	if err != nil {
+		return sum, fmt.Errorf("%s: %w", name, err)
+	}
+	prefix, _ := br.Peek(input.DetectLimit)
+	switch {
+	case oracleaud.Kind(prefix, strings.TrimSuffix(name, ".gz")) != "":
+		sum.Format = string(oracleaud.Kind(prefix, strings.TrimSuffix(name, ".gz")))
+		err = oracleaud.Read(ctx, name, br, diag, func(rec oracleaud.Record) error {
+			sum.Read++
+			if m.addDB(rec) {
+				sum.Kept++
+			}
+			return nil
+		})
+	case linuxaudit.Detect(prefix) == input.Yes:
+		sum.Format = "linux-audit"
+		rd := linuxaudit.Reader{Want: wantAuditType, Dropped: &sum.Read}
+		err = rd.Read(ctx, name, br, diag, func(e linuxaudit.Event) error {
+			sum.Read++
+			if m.addAudit(e, stream) {
+				sum.Kept++
+			}
+			return nil
+		})
+	default:
+		format, v := authlog.DetectFormat(prefix)
+		if v != input.Yes {
+			return sum, fmt.Errorf("%s: not an Oracle audit file, a Linux audit log nor a login log", name)
+		}
+		sum.Format = string(format)
+		rd := authlog.Reader{Year: m.opts.Year, Reference: ref}
+		err = rd.Read(ctx, name, br, diag, func(rec authlog.Record) error {
+			sum.Read++
+			if m.addAuth(rec) {
+				sum.Kept++
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		return sum, fmt.Errorf("%s: %w", name, err)
+	}
+	return sum, nil
+}
+
+// addDB keeps an Oracle record that is a subject.
+func (m *Model) addDB(rec oracleaud.Record) bool {
+	if !isDBSubject(rec) {
+		return false
+	}
+	m.db = append(m.db, rec)
+	m.dbSorted = false
+	return true
+}
+
+// addAuth keeps a login-log record a link may use.
+func (m *Model) addAuth(rec authlog.Record) bool {
+	switch rec.Kind {
+	case authlog.KindSSHAccepted, authlog.KindSudo, authlog.KindSu, authlog.KindSessionOpened:
+	default:
+		return false
+	}
+	if n := len(m.auth); n > 0 && rec.Time.Before(m.auth[n-1].Time) {
+		m.authDirt = true
+	}
+	m.auth = append(m.auth, rec)
+	m.aidx = nil
+	return true
+}
+
+// addAudit keeps an audit event a link may use (its records dropped: the
+// fields are what the chains use) and notes session ends.
+func (m *Model) addAudit(e linuxaudit.Event, stream bool) bool {
+	if e.Time.After(m.now) {
+		m.now = e.Time
+	}
+	m.noteSession(&e)
+	if !keepAudit(&e) {
+		return false
+	}
+	e.Records = nil
+	m.insertAudit(e)
+	if tool, _, _ := clusterware(&e); tool != "" && strings.Contains(e.Key, "oracrs") {
+		m.watch = append(m.watch, e)
+	}
+	m.kept++
+	if stream && m.kept >= settleEvery {
+		m.kept = 0
+		m.settle(m.now.Add(-linkSlack - settleMargin))
+		m.prune(m.now.Add(-m.horizon()))
+	}
+	return true
+}
+
+// insertAudit adds an event in time order (auditd's are nearly in order:
+// the few out of place move a few places back).
+func (m *Model) insertAudit(e linuxaudit.Event) {
+	m.audit = append(m.audit, e)
+	i := len(m.audit) - 1
+	for i > 0 && m.audit[i-1].Time.After(e.Time) {
+		m.audit[i] = m.audit[i-1]
+		i--
+	}
+	m.audit[i] = e
+	m.idx = nil
+}
+
+// noteSession records when a session was last seen and whether its login
+// ended: USER_LOGOUT, or USER_END of the login program (not of sudo or su,
+// whose PAM sessions end inside it).
+func (m *Model) noteSession(e *linuxaudit.Event) {
+	if e.Session == "" || e.Session == linuxaudit.Unset {
+		return
+	}
+	k := sesKey{e.Node, e.Session}
+	st := m.sessions[k]
+	if st == nil {
+		st = &sesState{}
+		m.sessions[k] = st
+	}
+	if e.Time.After(st.last) {
+		st.last = e.Time
+	}
+	if hasType(e, "USER_LOGOUT") || hasType(e, "USER_END") && !strings.HasSuffix(e.Exe, "/sudo") && !strings.HasSuffix(e.Exe, "/su") {
+		st.closed = true
+	}
+}
+
+// wantAuditType selects the audit events the model reads: those keepAudit
+// keeps and the session ends. Every other event is dropped unparsed.
+func wantAuditType(typ []byte) bool {
+	switch string(typ) {
+	case "USER_LOGIN", "USER_START", "CRED_ACQ", "USER_CMD", "LOGIN", "EXECVE", "USER_END", "USER_LOGOUT":
+		return true
+	}
+	return false
+}
+
+func isDBSubject(r oracleaud.Record) bool {
+	switch r.Kind {
+	case oracleaud.KindStartup, oracleaud.KindShutdown, oracleaud.KindAlterMount, oracleaud.KindAlterOpen:
+		return true
+	case oracleaud.KindConnect:
+		p := strings.ToUpper(r.Privilege)
+		return strings.Contains(p, "SYSDBA") || strings.Contains(p, "SYSOPER")
+	}
+	return false
+}
+
+func hasType(e *linuxaudit.Event, t string) bool {
+	for _, x := range e.Types {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+func keepAudit(e *linuxaudit.Event) bool {
+	for _, t := range e.Types {
+		switch t {
+		case "USER_LOGIN", "USER_START", "CRED_ACQ", "USER_CMD", "LOGIN", "EXECVE":
+			return true
+		}
+	}
+	return false
+}
+
+// settle explains the subjects at or before t, in time order.
+func (m *Model) settle(t time.Time) {
+	if !m.dbSorted {
+		sort.SliceStable(m.db, func(i, j int) bool { return m.db[i].Time.Before(m.db[j].Time) })
+		m.dbSorted = true
+	}
+	n := 0
+	for n < len(m.db) && !m.db[n].Time.After(t) {
+		m.explained(m.explainDB(dbSubject(m.db[n])))
+		n++
+	}
+	m.db = append(m.db[:0], m.db[n:]...)
+	n = 0
+	for n < len(m.watch) && !m.watch[n].Time.After(t) {
+		m.explained(m.explainWatch(&m.watch[n]))
+		n++
+	}
+	m.watch = append(m.watch[:0], m.watch[n:]...)
+}
+
+func (m *Model) explained(c Chain) {
+	if m.emit != nil {
+		m.emit(c)
+		return
+	}
+	m.done = append(m.done, c)
+}
+
+// prune drops the kept events before t that no subject not explained yet
+// can use: all but the logins and sudo/su steps of sessions still open or
+// seen since t. Sessions closed and not seen since t are forgotten.
+func (m *Model) prune(t time.Time) {
+	keep := m.audit[:0]
+	for i := range m.audit {
+		e := &m.audit[i]
+		if !e.Time.Before(t) || m.sessionStep(e) && m.sessionAlive(e, t) {
+			keep = append(keep, *e)
+			continue
+		}
+		m.Pruned++
+	}
+	clear(m.audit[len(keep):])
+	m.audit = keep
+	for k, st := range m.sessions {
+		if st.closed && st.last.Before(t) {
+			delete(m.sessions, k)
+		}
+	}
+	m.idx = nil
+}
+
+// sessionStep says session() may read the event however old it is.
+func (m *Model) sessionStep(e *linuxaudit.Event) bool {
+	return hasType(e, "USER_LOGIN") || hasType(e, "USER_CMD") || hasType(e, "USER_START")
+}
+
+func (m *Model) sessionAlive(e *linuxaudit.Event, t time.Time) bool {
+	st := m.sessions[sesKey{e.Node, e.Session}]
+	return st != nil && (!st.closed || !st.last.Before(t))
+}
+
+// Retained is how many audit events and login-log records the model holds
+// (the memory test's measure).
+func (m *Model) Retained() int { return len(m.audit) + len(m.auth) + len(m.db) + len(m.watch) }
+
+// auditIndex finds the kept audit events a link may use without scanning
+// them all: positions in m.audit, in time order.
+type auditIndex struct {
+	execByPID map[string][]int32 // EXECVE events by pid
+	byTTY     map[string][]int32 // events with a session by terminal (ttyName)
+	bySession map[sesKey][]int32
+	watch     []int32 // clusterware commands under the oracrs key
+}
+
+func (m *Model) index() *auditIndex {
+	if m.idx != nil {
+		return m.idx
+	}
+	x := &auditIndex{execByPID: map[string][]int32{}, byTTY: map[string][]int32{}, bySession: map[sesKey][]int32{}}
+	for i := range m.audit {
+		e := &m.audit[i]
+		p := int32(i)
+		if hasType(e, "EXECVE") {
+			x.execByPID[e.PID] = append(x.execByPID[e.PID], p)
+			if tool, _, _ := clusterware(e); tool != "" && strings.Contains(e.Key, "oracrs") {
+				x.watch = append(x.watch, p)
+			}
+		}
+		if e.Session != "" && e.Session != linuxaudit.Unset {
+			x.bySession[sesKey{e.Node, e.Session}] = append(x.bySession[sesKey{e.Node, e.Session}], p)
+			a, b := ttyName(e.TTY), ttyName(e.Terminal)
+			if a != "" {
+				x.byTTY[a] = append(x.byTTY[a], p)
+			}
+			if b != "" && b != a {
+				x.byTTY[b] = append(x.byTTY[b], p)
+			}
+		}
+	}
+	m.idx = x
+	return x
+}
+
+// authIndex finds login-log records by terminal (sudo, su) and address
+// (sshd's Accepted).
+type authIndex struct {
+	byTTY, byAddr map[string][]int32
+}
+
+func (m *Model) authIndex() *authIndex {
+	if m.authDirt {
+		sort.SliceStable(m.auth, func(i, j int) bool { return m.auth[i].Time.Before(m.auth[j].Time) })
+		m.authDirt, m.aidx = false, nil
+	}
+	if m.aidx != nil {
+		return m.aidx
+	}
+	x := &authIndex{byTTY: map[string][]int32{}, byAddr: map[string][]int32{}}
+	for i := range m.auth {
+		a := &m.auth[i]
+		if t := ttyName(a.TTY); t != "" {
+			x.byTTY[t] = append(x.byTTY[t], int32(i))
+		}
+		if a.Addr != "" {
+			x.byAddr[a.Addr] = append(x.byAddr[a.Addr], int32(i))
+		}
+	}
+	m.aidx = x
+	return x
+}
+
+// sessionEvents are the positions of a session's kept events, in time order.
+func (m *Model) sessionEvents(node, ses string) []int32 {
+	return m.index().bySession[sesKey{node, ses}]
+}
+
+// lastAudit returns the latest of the kept audit events at positions
+// (in time order) at or before t that ok accepts.
+func (m *Model) lastAudit(t time.Time, positions []int32, ok func(*linuxaudit.Event) bool) *linuxaudit.Event {
+	i := sort.Search(len(positions), func(i int) bool { return m.audit[positions[i]].Time.After(t) })
+	for i--; i >= 0; i-- {
+		if e := &m.audit[positions[i]]; ok(e) {
+			return e
+		}
+	}
+	return nil
+}
+
+// lastAuth is lastAudit for login-log records.
+func (m *Model) lastAuth(t time.Time, positions []int32, ok func(*authlog.Record) bool) *authlog.Record {
+	i := sort.Search(len(positions), func(i int) bool { return m.auth[positions[i]].Time.After(t) })
+	for i--; i >= 0; i-- {
+		if a := &m.auth[positions[i]]; ok(a) {
+			return a
+		}
+	}
+	return nil
+}
