@@ -38,8 +38,9 @@ type Model struct {
 	authDirt bool
 	// now is the latest audit event time read; kept counts kept events
 	// since the last settle.
-	now  time.Time
-	kept int
+	now        time.Time
+	kept       int
+	afterPrune int // kept events left by the last prune
 	// Pruned counts the kept events dropped for being past the horizon.
 	Pruned int
 }
@@ -274,7 +275,7 @@ func (m *Model) addAudit(e linuxaudit.Event, stream bool) bool {
 	if !keepAudit(&e) {
 		return false
 	}
-	e.Records = nil
+	compact(&e)
 	m.insertAudit(e)
 	if tool, _, _ := clusterware(&e); tool != "" && strings.Contains(e.Key, "oracrs") {
 		m.watch = append(m.watch, e)
@@ -283,9 +284,59 @@ func (m *Model) addAudit(e linuxaudit.Event, stream bool) bool {
 	if stream && m.kept >= settleEvery {
 		m.kept = 0
 		m.settle(m.now.Add(-linkSlack - settleMargin))
-		m.prune(m.now.Add(-m.horizon()))
+		// Pruning moves every position: amortized over as many new
+		// events as it left.
+		if len(m.audit) >= 2*m.afterPrune {
+			m.prune(m.now.Add(-m.horizon()))
+			m.afterPrune = max(len(m.audit), settleEvery)
+		}
 	}
 	return true
+}
+
+// compact makes a kept event hold only its fields' bytes: they are
+// substrings of the whole event's text (a kilobyte or more with its PATH
+// and PROCTITLE records), which would stay in memory with them. The
+// records, paths, process title and cwd, which no link reads, are dropped.
+func compact(e *linuxaudit.Event) {
+	e.Records, e.Paths, e.Proctitle, e.Cwd = nil, nil, "", ""
+	fields := []*string{&e.AUID, &e.UID, &e.EUID, &e.Session, &e.PID, &e.PPID, &e.Exe, &e.Comm, &e.Key,
+		&e.Terminal, &e.TTY, &e.Addr, &e.Hostname, &e.Acct, &e.Op, &e.Result, &e.Success, &e.Exit,
+		&e.Syscall, &e.Cmd, &e.Unit}
+	n := 0
+	for _, f := range fields {
+		n += len(*f)
+	}
+	for _, t := range e.Types {
+		n += len(t)
+	}
+	for _, a := range e.Command {
+		n += len(a)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, f := range fields {
+		b.WriteString(*f)
+	}
+	for _, t := range e.Types {
+		b.WriteString(t)
+	}
+	for _, a := range e.Command {
+		b.WriteString(a)
+	}
+	text, off := b.String(), 0
+	take := func(s *string) {
+		*s, off = text[off:off+len(*s)], off+len(*s)
+	}
+	for _, f := range fields {
+		take(f)
+	}
+	for i := range e.Types {
+		take(&e.Types[i])
+	}
+	for i := range e.Command {
+		take(&e.Command[i])
+	}
 }
 
 // insertAudit adds an event in time order (auditd's are nearly in order:
@@ -298,7 +349,11 @@ func (m *Model) insertAudit(e linuxaudit.Event) {
 		i--
 	}
 	m.audit[i] = e
-	m.idx = nil
+	if i == len(m.audit)-1 && m.idx != nil {
+		m.idx.add(m.audit, int32(i))
+	} else {
+		m.idx = nil // positions moved
+	}
 }
 
 // noteSession records when a session was last seen and whether its login
@@ -442,8 +497,16 @@ func (m *Model) index() *auditIndex {
 	}
 	x := &auditIndex{execByPID: map[string][]int32{}, byTTY: map[string][]int32{}, bySession: map[sesKey][]int32{}}
 	for i := range m.audit {
-		e := &m.audit[i]
-		p := int32(i)
+		x.add(m.audit, int32(i))
+	}
+	m.idx = x
+	return x
+}
+
+// add indexes the event at position p.
+func (x *auditIndex) add(audit []linuxaudit.Event, p int32) {
+	e := &audit[p]
+	{
 		if hasType(e, "EXECVE") {
 			x.execByPID[e.PID] = append(x.execByPID[e.PID], p)
 			if tool, _, _ := clusterware(e); tool != "" && strings.Contains(e.Key, "oracrs") {
@@ -461,8 +524,6 @@ func (m *Model) index() *auditIndex {
 			}
 		}
 	}
-	m.idx = x
-	return x
 }
 
 // authIndex finds login-log records by terminal (sudo, su) and address
