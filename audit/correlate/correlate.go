@@ -164,6 +164,9 @@ func (m *Model) explainWatch(e *linuxaudit.Event) Chain {
 	return finish(c)
 }
 
+// Match says the filter selects the subject.
+func (f Filter) Match(s Subject) bool { return f.match(s, s.DBID) }
+
 func (f Filter) match(s Subject, dbid string) bool {
 	if !f.Since.IsZero() && s.Time.Before(f.Since) {
 		return false

@@ -90,6 +90,7 @@ type inputFile struct {
 	i     int // position in the files given
 	name  string
 	kind  string // "oracle", "linux-audit", "login"
+	login authlog.Format
 	node  string
 	first time.Time
 }
@@ -158,7 +159,8 @@ func classify(name string) (inputFile, error) {
 		out.kind = "linux-audit"
 		out.node, out.first, _ = linuxaudit.FirstRecord(prefix)
 	default:
-		out.kind = "login" // or unknown: Add says which
+		out.kind = "login" // or unknown: add says which
+		out.login, _ = authlog.DetectFormat(prefix)
 	}
 	return out, nil
 }
@@ -419,22 +421,36 @@ func keepAudit(e *linuxaudit.Event) bool {
 
 // settle explains the subjects at or before t, in time order.
 func (m *Model) settle(t time.Time) {
+	m.settleIf(func(source string, line int, at time.Time) bool { return !at.After(t) })
+}
+
+// settleIf explains the subjects ready says are, in time order (the
+// Oracle records', then the clusterware commands').
+func (m *Model) settleIf(ready func(source string, line int, t time.Time) bool) {
 	if !m.dbSorted {
 		sort.SliceStable(m.db, func(i, j int) bool { return m.db[i].Time.Before(m.db[j].Time) })
 		m.dbSorted = true
 	}
-	n := 0
-	for n < len(m.db) && !m.db[n].Time.After(t) {
-		m.explained(m.explainDB(dbSubject(m.db[n])))
-		n++
+	left := m.db[:0]
+	for _, r := range m.db {
+		if ready(r.Source, r.Line, r.Time) {
+			m.explained(m.explainDB(dbSubject(r)))
+		} else {
+			left = append(left, r)
+		}
 	}
-	m.db = append(m.db[:0], m.db[n:]...)
-	n = 0
-	for n < len(m.watch) && !m.watch[n].Time.After(t) {
-		m.explained(m.explainWatch(&m.watch[n]))
-		n++
+	clear(m.db[len(left):])
+	m.db = left
+	w := m.watch[:0]
+	for i := range m.watch {
+		if e := &m.watch[i]; ready(e.Source, e.Line, e.Time) {
+			m.explained(m.explainWatch(e))
+		} else {
+			w = append(w, *e)
+		}
 	}
-	m.watch = append(m.watch[:0], m.watch[n:]...)
+	clear(m.watch[len(w):])
+	m.watch = w
 }
 
 func (m *Model) explained(c Chain) {

@@ -37,6 +37,11 @@ type Reader struct {
 	// lines) and counted in *Dropped when Dropped is set.
 	Want    func(typ []byte) bool
 	Dropped *int
+	// FlushIdle, when set and the input is a followed file (an
+	// input.IdleNotifier), hands on every open event once the input has
+	// been idle that long: otherwise the last event would wait for the
+	// next one to arrive.
+	FlushIdle time.Duration
 }
 
 // Read reads an audit log (gzip-compressed or not) with the default limits.
@@ -55,6 +60,9 @@ func (rd Reader) Read(ctx context.Context, name string, r io.Reader, diag *input
 		return err
 	}
 	a := newAssembler(name, rd.limits(), diag, fn)
+	if idle, ok := r.(input.IdleNotifier); ok && rd.FlushIdle > 0 {
+		idle.NotifyIdle(rd.FlushIdle, a.flush)
+	}
 	lr := input.NewLineReader(br, a.lim.MaxLineBytes)
 	for n := 0; ; n++ {
 		if n&4095 == 0 {
