@@ -41,8 +41,9 @@ type Model struct {
 	now        time.Time
 	kept       int
 	afterPrune int // kept events left by the last prune
-	// Pruned counts the kept events dropped for being past the horizon.
-	Pruned int
+	// Pruned counts the kept events dropped for being past the horizon;
+	// Peak is the most kept events held at once.
+	Pruned, Peak int
 }
 
 // FileSummary says how a file was read.
@@ -351,6 +352,7 @@ func (m *Model) insertAudit(e linuxaudit.Event) {
 		i--
 	}
 	m.audit[i] = e
+	m.Peak = max(m.Peak, len(m.audit))
 	if i == len(m.audit)-1 && m.idx != nil {
 		m.idx.add(m.audit, int32(i))
 	} else {
