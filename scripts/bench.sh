@@ -132,6 +132,10 @@ fi
 trace_bench
 
 echo
+echo "== latscope audit vs ausearch -i: a generated host's audit.log (scripts/auditgen) with its .aud files and auth.log, one core (docs/benchmarks.md) =="
+BENCH_OUT=$out scripts/audit-bench.sh
+
+echo
 echo "== iotest vs fio: 8 KiB random reads, psync, O_DIRECT, same file, alternating runs =="
 # Issue 4's accuracy and speed requirement: medians of 3 runs of 10 s per
 # tool at 1 and 4 readers (about 2.5 minutes with the 1 GiB data file).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -103,11 +104,19 @@ type inputFile struct {
 // memory stays bounded by open sessions (see Model).
 func Load(ctx context.Context, files []string, diag *input.Diagnostics, opts Options) (*Model, error) {
 	m := newModel(opts)
+	files, fromDir, err := expandDirs(files)
+	if err != nil {
+		return nil, err
+	}
 	var order []inputFile
 	for i, name := range files {
 		f, err := classify(name)
 		if err != nil {
 			return nil, err
+		}
+		if fromDir[name] && f.kind == "login" && f.login == "" {
+			diag.Warn("", "%s: not an Oracle audit file, a Linux audit log nor a login log: skipped", name)
+			continue
 		}
 		f.i = i
 		order = append(order, f)
@@ -129,15 +138,47 @@ func Load(ctx context.Context, files []string, diag *input.Diagnostics, opts Opt
 		}
 		return x.kind == "linux-audit" && stream && x.first.Before(y.first)
 	})
-	m.Files = make([]FileSummary, len(files))
+	sums := make([]*FileSummary, len(files))
 	for _, f := range order {
 		sum, err := m.readFile(ctx, f.name, diag, stream)
-		m.Files[f.i] = sum
+		sums[f.i] = &sum
 		if err != nil {
 			return nil, err
 		}
 	}
+	for _, s := range sums {
+		if s != nil {
+			m.Files = append(m.Files, *s)
+		}
+	}
 	return m, nil
+}
+
+// expandDirs replaces each directory by its regular files (an Oracle
+// adump directory holds one .aud file a session), in name order; fromDir
+// marks these.
+func expandDirs(names []string) ([]string, map[string]bool, error) {
+	var out []string
+	fromDir := map[string]bool{}
+	for _, name := range names {
+		st, err := os.Stat(name)
+		if err != nil || !st.IsDir() {
+			out = append(out, name)
+			continue
+		}
+		entries, err := os.ReadDir(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, e := range entries {
+			if e.Type().IsRegular() {
+				p := filepath.Join(name, e.Name())
+				out = append(out, p)
+				fromDir[p] = true
+			}
+		}
+	}
+	return out, fromDir, nil
 }
 
 // classify opens a file and says which reader takes it.
