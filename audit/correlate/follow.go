@@ -93,7 +93,7 @@ func Follow(ctx context.Context, paths []string, diag *input.Diagnostics, fo Fol
 		case err != nil:
 			return err
 		}
-		f, err := classify(p)
+		f, err := classify(p, make([]byte, input.DetectLimit))
 		if err != nil {
 			return err
 		}

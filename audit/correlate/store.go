@@ -109,8 +109,9 @@ func Load(ctx context.Context, files []string, diag *input.Diagnostics, opts Opt
 		return nil, err
 	}
 	var order []inputFile
+	buf := make([]byte, input.DetectLimit)
 	for i, name := range files {
-		f, err := classify(name)
+		f, err := classify(name, buf)
 		if err != nil {
 			return nil, err
 		}
@@ -181,18 +182,30 @@ func expandDirs(names []string) ([]string, map[string]bool, error) {
 	return out, fromDir, nil
 }
 
-// classify opens a file and says which reader takes it.
-func classify(name string) (inputFile, error) {
+// classify opens a file and says which reader takes it, from its first
+// bytes read into buf (DetectLimit long, reused: an adump holds thousands
+// of small files).
+func classify(name string, buf []byte) (inputFile, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return inputFile{}, err
 	}
 	defer f.Close()
-	br, err := input.Decompressed(name, f, input.DetectLimit)
-	if err != nil {
+	n, err := io.ReadFull(f, buf)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
 		return inputFile{}, fmt.Errorf("%s: %w", name, err)
 	}
-	prefix, _ := br.Peek(input.DetectLimit)
+	prefix := buf[:n]
+	if n >= 2 && prefix[0] == 0x1f && prefix[1] == 0x8b { // gzip: detect on what it holds
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return inputFile{}, err
+		}
+		br, err := input.Decompressed(name, f, input.DetectLimit)
+		if err != nil {
+			return inputFile{}, fmt.Errorf("%s: %w", name, err)
+		}
+		prefix, _ = br.Peek(input.DetectLimit)
+	}
 	out := inputFile{name: name}
 	switch {
 	case oracleaud.Kind(prefix, strings.TrimSuffix(name, ".gz")) != "":
