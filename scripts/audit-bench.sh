@@ -9,11 +9,8 @@ out=${BENCH_OUT:-bench-out}
 mkdir -p "$out"
 bin=bin/latscope
 [ -x "$bin" ] || { echo "audit-bench: build first (make build)"; exit 1; }
-can_install() { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; }
-apt_install() {
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null ||
-		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null; }
-}
+# shellcheck source=scripts/benchlib.sh
+. scripts/benchlib.sh
 # Issue 21: read and correlate at >= 200 MB/s on one core, memory bounded
 # by open sessions, beside ausearch -i on the same file. AUDIT_MB lists the
 # sizes (default "100 1000"); ausearch takes minutes a GB: it runs once at

@@ -12,14 +12,8 @@ mkdir -p "$out"
 bin=bin/latscope
 [ -x "$bin" ] || { echo "bench: build first (make build)"; exit 1; }
 
-# Peers and measuring tools are installed when missing and we can: as
-# root with apt-get, which updates its lists only when an install fails.
-can_install() { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; }
-apt_install() {
-	echo "bench: installing $*"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null ||
-		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null; }
-}
+# shellcheck source=scripts/benchlib.sh
+. scripts/benchlib.sh
 need=()
 command -v hyperfine >/dev/null || need+=(hyperfine)
 [ -x /usr/bin/time ] || need+=(time)

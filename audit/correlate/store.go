@@ -634,21 +634,21 @@ func (m *Model) sessionEvents(node, ses string) []int32 {
 // lastAudit returns the latest of the kept audit events at positions
 // (in time order) at or before t that ok accepts.
 func (m *Model) lastAudit(t time.Time, positions []int32, ok func(*linuxaudit.Event) bool) *linuxaudit.Event {
-	i := sort.Search(len(positions), func(i int) bool { return m.audit[positions[i]].Time.After(t) })
-	for i--; i >= 0; i-- {
-		if e := &m.audit[positions[i]]; ok(e) {
-			return e
-		}
-	}
-	return nil
+	return latest(m.audit, positions, t, func(e *linuxaudit.Event) time.Time { return e.Time }, ok)
 }
 
 // lastAuth is lastAudit for login-log records.
 func (m *Model) lastAuth(t time.Time, positions []int32, ok func(*authlog.Record) bool) *authlog.Record {
-	i := sort.Search(len(positions), func(i int) bool { return m.auth[positions[i]].Time.After(t) })
+	return latest(m.auth, positions, t, func(a *authlog.Record) time.Time { return a.Time }, ok)
+}
+
+// latest returns the latest of all[positions] (in time order) at or before
+// t that ok accepts.
+func latest[T any](all []T, positions []int32, t time.Time, at func(*T) time.Time, ok func(*T) bool) *T {
+	i := sort.Search(len(positions), func(i int) bool { return at(&all[positions[i]]).After(t) })
 	for i--; i >= 0; i-- {
-		if a := &m.auth[positions[i]]; ok(a) {
-			return a
+		if x := &all[positions[i]]; ok(x) {
+			return x
 		}
 	}
 	return nil
