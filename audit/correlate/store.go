@@ -532,12 +532,47 @@ func (m *Model) prune(t time.Time) {
 	}
 	clear(m.audit[len(keep):])
 	m.audit = keep
+	m.pruneAuth(t)
 	for k, st := range m.sessions {
 		if st.closed && st.last.Before(t) {
 			delete(m.sessions, k)
 		}
 	}
 	m.idx = nil
+}
+
+// pruneAuth drops the login-log records before t but the sshd Accepted
+// lines of the logins still held (session() looks for them at the
+// USER_LOGIN's time, however old).
+func (m *Model) pruneAuth(t time.Time) {
+	if m.authDirt {
+		m.authIndex() // sorts
+	}
+	logins := map[string][]time.Time{}
+	for i := range m.audit {
+		if e := &m.audit[i]; e.Addr != "" && hasType(e, "USER_LOGIN") {
+			logins[e.Addr] = append(logins[e.Addr], e.Time)
+		}
+	}
+	slack := m.opts.loginSlack()
+	keep := m.auth[:0]
+	for _, a := range m.auth {
+		if !a.Time.Before(t) || a.Kind == authlog.KindSSHAccepted && near(logins[a.Addr], a.Time, slack) {
+			keep = append(keep, a)
+		}
+	}
+	clear(m.auth[len(keep):])
+	m.auth, m.aidx = keep, nil
+}
+
+// near says one of times is within d of t.
+func near(times []time.Time, t time.Time, d time.Duration) bool {
+	for _, x := range times {
+		if x.Sub(t) <= d && t.Sub(x) <= d {
+			return true
+		}
+	}
+	return false
 }
 
 // sessionStep says session() may read the event however old it is.
