@@ -149,7 +149,7 @@ func Follow(ctx context.Context, paths []string, diag *input.Diagnostics, fo Fol
 				m.addAuth(*it.auth)
 			case it.audit != nil:
 				n := len(m.watch)
-				m.addAudit(*it.audit, false)
+				m.addAudit(it.audit, false)
 				if len(m.watch) > n {
 					seen[subjectID(it.audit.Source, it.audit.Line)] = time.Now()
 				}

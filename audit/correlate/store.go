@@ -89,12 +89,13 @@ func (m *Model) horizon() time.Duration {
 
 // inputFile is a file classified before reading.
 type inputFile struct {
-	i     int // position in the files given
-	name  string
-	kind  string // "oracle", "linux-audit", "login"
-	login authlog.Format
-	node  string
-	first time.Time
+	i      int // position in the files given
+	name   string
+	kind   string           // "oracle", "linux-audit", "login"
+	oracle oracleaud.Format // of a plain (not gzip) Oracle file
+	login  authlog.Format
+	node   string
+	first  time.Time
 }
 
 // Load reads every file (format detected per file, gzip unwrapped) into a
@@ -141,7 +142,7 @@ func Load(ctx context.Context, files []string, diag *input.Diagnostics, opts Opt
 	})
 	sums := make([]*FileSummary, len(files))
 	for _, f := range order {
-		sum, err := m.readFile(ctx, f.name, diag, stream)
+		sum, err := m.readFile(ctx, f, diag, stream)
 		sums[f.i] = &sum
 		if err != nil {
 			return nil, err
@@ -196,7 +197,8 @@ func classify(name string, buf []byte) (inputFile, error) {
 		return inputFile{}, fmt.Errorf("%s: %w", name, err)
 	}
 	prefix := buf[:n]
-	if n >= 2 && prefix[0] == 0x1f && prefix[1] == 0x8b { // gzip: detect on what it holds
+	gzipped := n >= 2 && prefix[0] == 0x1f && prefix[1] == 0x8b
+	if gzipped { // detect on what it holds
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
 			return inputFile{}, err
 		}
@@ -210,6 +212,9 @@ func classify(name string, buf []byte) (inputFile, error) {
 	switch {
 	case oracleaud.Kind(prefix, strings.TrimSuffix(name, ".gz")) != "":
 		out.kind = "oracle"
+		if !gzipped {
+			out.oracle = oracleaud.Kind(prefix, name)
+		}
 	case linuxaudit.Detect(prefix) == input.Yes:
 		out.kind = "linux-audit"
 		out.node, out.first, _ = linuxaudit.FirstRecord(prefix)
@@ -220,13 +225,29 @@ func classify(name string, buf []byte) (inputFile, error) {
 	return out, nil
 }
 
-func (m *Model) readFile(ctx context.Context, name string, diag *input.Diagnostics, stream bool) (FileSummary, error) {
-	f, err := os.Open(name)
+func (m *Model) readFile(ctx context.Context, in inputFile, diag *input.Diagnostics, stream bool) (FileSummary, error) {
+	f, err := os.Open(in.name)
 	if err != nil {
-		return FileSummary{Name: name}, err
+		return FileSummary{Name: in.name}, err
 	}
 	defer f.Close()
-	return m.add(ctx, name, f, diag, stream)
+	if in.oracle != "" {
+		// A small .aud file, one of thousands: its format is known, read
+		// it without the detection buffer.
+		sum := FileSummary{Name: in.name, Format: string(in.oracle)}
+		err := oracleaud.ReaderFor(in.oracle)(ctx, in.name, f, diag, func(rec oracleaud.Record) error {
+			sum.Read++
+			if m.addDB(rec) {
+				sum.Kept++
+			}
+			return nil
+		})
+		if err != nil {
+			return sum, fmt.Errorf("%s: %w", in.name, err)
+		}
+		return sum, nil
+	}
+	return m.add(ctx, in.name, f, diag, stream)
 }
 
 // Add reads one input into the model, detecting its format. Subjects are
@@ -271,7 +292,7 @@ func (m *Model) add(ctx context.Context, name string, r io.Reader, diag *input.D
 		rd := linuxaudit.Reader{Want: wantAuditType, Dropped: &sum.Read}
 		err = rd.Read(ctx, name, br, diag, func(e linuxaudit.Event) error {
 			sum.Read++
-			if m.addAudit(e, stream) {
+			if m.addAudit(&e, stream) {
 				sum.Kept++
 			}
 			return nil
@@ -324,18 +345,18 @@ func (m *Model) addAuth(rec authlog.Record) bool {
 
 // addAudit keeps an audit event a link may use (its records dropped: the
 // fields are what the chains use) and notes session ends.
-func (m *Model) addAudit(e linuxaudit.Event, stream bool) bool {
+func (m *Model) addAudit(e *linuxaudit.Event, stream bool) bool {
 	if e.Time.After(m.now) {
 		m.now = e.Time
 	}
-	m.noteSession(&e)
-	if !keepAudit(&e) {
+	m.noteSession(e)
+	if !keepAudit(e) {
 		return false
 	}
-	compact(&e)
+	compact(e)
 	m.insertAudit(e)
-	if tool, _, _ := clusterware(&e); tool != "" && strings.Contains(e.Key, "oracrs") {
-		m.watch = append(m.watch, e)
+	if tool, _, _ := clusterware(e); tool != "" && strings.Contains(e.Key, "oracrs") {
+		m.watch = append(m.watch, *e)
 	}
 	m.kept++
 	if stream && m.kept >= settleEvery {
@@ -398,14 +419,16 @@ func compact(e *linuxaudit.Event) {
 
 // insertAudit adds an event in time order (auditd's are nearly in order:
 // the few out of place move a few places back).
-func (m *Model) insertAudit(e linuxaudit.Event) {
-	m.audit = append(m.audit, e)
+func (m *Model) insertAudit(e *linuxaudit.Event) {
+	m.audit = append(m.audit, *e)
 	i := len(m.audit) - 1
-	for i > 0 && m.audit[i-1].Time.After(e.Time) {
-		m.audit[i] = m.audit[i-1]
-		i--
+	if i > 0 && m.audit[i-1].Time.After(e.Time) {
+		for i > 0 && m.audit[i-1].Time.After(e.Time) {
+			m.audit[i] = m.audit[i-1]
+			i--
+		}
+		m.audit[i] = *e
 	}
-	m.audit[i] = e
 	m.Peak = max(m.Peak, len(m.audit))
 	if i == len(m.audit)-1 && m.idx != nil {
 		m.idx.add(m.audit, int32(i))
