@@ -289,7 +289,7 @@ func (m *Model) add(ctx context.Context, name string, r io.Reader, diag *input.D
 		})
 	case linuxaudit.Detect(prefix) == input.Yes:
 		sum.Format = "linux-audit"
-		rd := linuxaudit.Reader{Want: wantAuditType, Dropped: &sum.Read}
+		rd := linuxaudit.Reader{Want: wantAuditType, Dropped: &sum.Read, FieldsOnly: true}
 		err = rd.Read(ctx, name, br, diag, func(e linuxaudit.Event) error {
 			sum.Read++
 			if m.addAudit(&e, stream) {

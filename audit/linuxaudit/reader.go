@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/latscope/latscope/input"
@@ -42,6 +43,10 @@ type Reader struct {
 	// been idle that long: otherwise the last event would wait for the
 	// next one to arrive.
 	FlushIdle time.Duration
+	// FieldsOnly: events are handed on with their fields and types but
+	// without Records (nil), which saves an allocation an event for a
+	// caller that keeps only the fields.
+	FieldsOnly bool
 }
 
 // Read reads an audit log (gzip-compressed or not) with the default limits.
@@ -142,11 +147,12 @@ type assembler struct {
 	count int
 	// minSec is at most the smallest time of the open events: no event can
 	// be complete before a record Window seconds later than it.
-	minSec int64
-	nodes  map[string]string // interned node names
-	free   []*openEvent
-	spans  [][]fieldSpan // per record of the event being handed on
-	warned map[string]bool
+	minSec  int64
+	nodes   map[string]string // interned node names
+	free    []*openEvent
+	spans   [][]fieldSpan // per record of the event being handed on
+	records []Record      // FieldsOnly: the records of the event being handed on
+	warned  map[string]bool
 }
 
 func newAssembler(name string, lim Reader, diag *input.Diagnostics, fn func(Event) error) *assembler {
@@ -361,7 +367,13 @@ func (a *assembler) event(ev *openEvent) Event {
 	s := string(ev.text)
 	k := ev.key
 	t := time.Unix(k.sec, k.nsec).UTC()
-	records := make([]Record, len(ev.records))
+	var records []Record
+	if a.lim.FieldsOnly {
+		records = slices.Grow(a.records[:0], len(ev.records))[:len(ev.records)]
+		a.records = records
+	} else {
+		records = make([]Record, len(ev.records))
+	}
 	types := make([]string, len(ev.records))
 	spans := a.spans[:0]
 	for i, r := range ev.records {
@@ -374,6 +386,10 @@ func (a *assembler) event(ev *openEvent) Event {
 	a.spans = spans
 	e := Event{Source: a.name, Line: ev.line, Node: k.node, Serial: k.serial, Time: t, Types: types, Records: records}
 	e.fill(s, spans, a)
+	if a.lim.FieldsOnly {
+		e.Records = nil
+		clear(records) // the text is the event's, not to be kept here
+	}
 	return e
 }
 
