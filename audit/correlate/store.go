@@ -343,8 +343,10 @@ func (m *Model) addAuth(rec authlog.Record) bool {
 	return true
 }
 
-// addAudit keeps an audit event a link may use (its records dropped: the
-// fields are what the chains use) and notes session ends.
+// addAudit keeps an audit event a link may use and notes session ends.
+// Read FieldsOnly, its strings hold only its fields' bytes, not its
+// records' whole text; paths, process title and cwd, which no link reads,
+// are dropped.
 func (m *Model) addAudit(e *linuxaudit.Event, stream bool) bool {
 	if e.Time.After(m.now) {
 		m.now = e.Time
@@ -353,7 +355,7 @@ func (m *Model) addAudit(e *linuxaudit.Event, stream bool) bool {
 	if !keepAudit(e) {
 		return false
 	}
-	compact(e)
+	e.Records, e.Paths, e.Proctitle, e.Cwd = nil, nil, "", ""
 	m.insertAudit(e)
 	if tool, _, _ := clusterware(e); tool != "" && strings.Contains(e.Key, "oracrs") {
 		m.watch = append(m.watch, *e)
@@ -370,51 +372,6 @@ func (m *Model) addAudit(e *linuxaudit.Event, stream bool) bool {
 		}
 	}
 	return true
-}
-
-// compact makes a kept event hold only its fields' bytes: they are
-// substrings of the whole event's text (a kilobyte or more with its PATH
-// and PROCTITLE records), which would stay in memory with them. The
-// records, paths, process title and cwd, which no link reads, are dropped.
-func compact(e *linuxaudit.Event) {
-	e.Records, e.Paths, e.Proctitle, e.Cwd = nil, nil, "", ""
-	fields := []*string{&e.AUID, &e.UID, &e.EUID, &e.Session, &e.PID, &e.PPID, &e.Exe, &e.Comm, &e.Key,
-		&e.Terminal, &e.TTY, &e.Addr, &e.Hostname, &e.Acct, &e.Op, &e.Result, &e.Success, &e.Exit,
-		&e.Syscall, &e.Cmd, &e.Unit}
-	n := 0
-	for _, f := range fields {
-		n += len(*f)
-	}
-	for _, t := range e.Types {
-		n += len(t)
-	}
-	for _, a := range e.Command {
-		n += len(a)
-	}
-	var b strings.Builder
-	b.Grow(n)
-	for _, f := range fields {
-		b.WriteString(*f)
-	}
-	for _, t := range e.Types {
-		b.WriteString(t)
-	}
-	for _, a := range e.Command {
-		b.WriteString(a)
-	}
-	text, off := b.String(), 0
-	take := func(s *string) {
-		*s, off = text[off:off+len(*s)], off+len(*s)
-	}
-	for _, f := range fields {
-		take(f)
-	}
-	for i := range e.Types {
-		take(&e.Types[i])
-	}
-	for i := range e.Command {
-		take(&e.Command[i])
-	}
 }
 
 // insertAudit adds an event in time order (auditd's are nearly in order:

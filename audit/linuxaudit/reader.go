@@ -152,6 +152,7 @@ type assembler struct {
 	free    []*openEvent
 	spans   [][]fieldSpan // per record of the event being handed on
 	records []Record      // FieldsOnly: the records of the event being handed on
+	buf     []byte        // FieldsOnly: the fields' bytes of the event being handed on
 	warned  map[string]bool
 }
 
@@ -364,7 +365,12 @@ func (a *assembler) complete(ev *openEvent) error {
 // event builds the Event of an open one: its text copied once into a
 // string, types and values substrings of it.
 func (a *assembler) event(ev *openEvent) Event {
-	s := string(ev.text)
+	var s string
+	if a.lim.FieldsOnly {
+		s = a.fieldsText(ev)
+	} else {
+		s = string(ev.text)
+	}
 	k := ev.key
 	t := time.Unix(k.sec, k.nsec).UTC()
 	var records []Record
@@ -391,6 +397,45 @@ func (a *assembler) event(ev *openEvent) Event {
 		clear(records) // the text is the event's, not to be kept here
 	}
 	return e
+}
+
+// fieldsText copies into one string only the record types and the fields
+// fill reads, and points the event's spans at it (FieldsOnly): the whole
+// text (a kilobyte and more with PATH and PROCTITLE records) is not
+// copied. The records' own offsets are left: their Records are not handed on.
+func (a *assembler) fieldsText(ev *openEvent) string {
+	buf := a.buf[:0]
+	for i := range ev.records {
+		r := &ev.records[i]
+		typ := ev.text[r.typ0:r.typ1]
+		n := int32(len(buf))
+		buf = append(buf, typ...)
+		r.typ0, r.typ1 = n, n+int32(len(typ))
+		execve, path := string(typ) == "EXECVE", string(typ) == "PATH"
+		for j := r.fields; j < r.enriched; j++ {
+			f := &ev.tok.fields[j]
+			key := ev.text[f.k0:f.k1]
+			if !execve && !(path && string(key) == "name") && !filled(key) {
+				*f = fieldSpan{kind: f.kind}
+				continue
+			}
+			d := int32(len(buf)) - f.k0
+			buf = append(buf, ev.text[f.k0:f.v1]...)
+			f.k0, f.k1, f.v0, f.v1 = f.k0+d, f.k1+d, f.v0+d, f.v1+d
+		}
+	}
+	a.buf = buf
+	return string(buf)
+}
+
+// filled says Event.slot has a field for key.
+func filled(key []byte) bool {
+	switch string(key) {
+	case "auid", "uid", "euid", "ses", "pid", "ppid", "exe", "comm", "key", "terminal", "tty", "addr",
+		"hostname", "acct", "op", "res", "success", "exit", "syscall", "cwd", "cmd", "unit", "proctitle":
+		return true
+	}
+	return false
 }
 
 // warnAt warns about line n of the input.

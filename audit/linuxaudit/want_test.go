@@ -2,13 +2,16 @@ package linuxaudit
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/latscope/latscope/input"
+	"github.com/latscope/latscope/internal/testkit/testenv"
 )
 
 // Synthetic records in the shapes of testdata/audit/correlate-synthetic.
@@ -85,5 +88,42 @@ func TestFlushIdleHandsOnTheLastEvent(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("after cancel: %v", err)
+	}
+}
+
+// TestFieldsOnlySameFields: read FieldsOnly, every real file's events have
+// the same fields as read whole, without their Records.
+func TestFieldsOnlySameFields(t *testing.T) {
+	files := testenv.DataFiles(t, "audit/linux-audit/*/*")
+	files = append(files, "") // and the synthetic log above
+	for _, rel := range files {
+		read := func(fieldsOnly bool) []Event {
+			var r io.Reader = strings.NewReader(wantLog)
+			if rel != "" {
+				f, err := os.Open(testenv.DataFile(t, rel))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				r = f
+			}
+			var out []Event
+			err := Reader{FieldsOnly: fieldsOnly}.Read(context.Background(), rel, r, nil, func(e Event) error {
+				e.Records = nil
+				out = append(out, e)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return out
+		}
+		whole, only := read(false), read(true)
+		if len(whole) == 0 {
+			t.Errorf("%s: no events", rel)
+		}
+		if !reflect.DeepEqual(whole, only) {
+			t.Errorf("%s: FieldsOnly events differ", rel)
+		}
 	}
 }
