@@ -592,14 +592,31 @@ type auditIndex struct {
 	execByPID map[string][]int32 // EXECVE events by pid
 	byTTY     map[string][]int32 // events with a session by terminal (ttyName)
 	bySession map[sesKey][]int32
-	watch     []int32 // clusterware commands under the oracrs key
+	watch     []int32           // clusterware commands under the oracrs key
+	ttys      map[string]string // ttyName of the raw values seen
+}
+
+// tty is ttyName, remembered: a log has few terminals, and the name of
+// pts1 is a new string each time it is made.
+func (x *auditIndex) tty(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	if t, ok := x.ttys[raw]; ok {
+		return t
+	}
+	t := ttyName(raw)
+	if len(x.ttys) < 4096 {
+		x.ttys[raw] = t
+	}
+	return t
 }
 
 func (m *Model) index() *auditIndex {
 	if m.idx != nil {
 		return m.idx
 	}
-	x := &auditIndex{execByPID: map[string][]int32{}, byTTY: map[string][]int32{}, bySession: map[sesKey][]int32{}}
+	x := &auditIndex{execByPID: map[string][]int32{}, byTTY: map[string][]int32{}, bySession: map[sesKey][]int32{}, ttys: map[string]string{}}
 	for i := range m.audit {
 		x.add(m.audit, int32(i))
 	}
@@ -619,7 +636,7 @@ func (x *auditIndex) add(audit []linuxaudit.Event, p int32) {
 		}
 		if e.Session != "" && e.Session != linuxaudit.Unset {
 			x.bySession[sesKey{e.Node, e.Session}] = append(x.bySession[sesKey{e.Node, e.Session}], p)
-			a, b := ttyName(e.TTY), ttyName(e.Terminal)
+			a, b := x.tty(e.TTY), x.tty(e.Terminal)
 			if a != "" {
 				x.byTTY[a] = append(x.byTTY[a], p)
 			}
