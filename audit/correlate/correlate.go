@@ -230,11 +230,11 @@ func (m *Model) explainDB(s Subject) Chain {
 	// 1. By process id: the exec of the server process (pid of the file name).
 	if s.PID != 0 {
 		pid := fmt.Sprint(s.PID)
-		if e := m.lastAudit(s.Time.Add(slack), m.index().execByPID[pid], func(e *linuxaudit.Event) bool {
+		if e := m.lastAudit(s.Time.Add(slack), m.index().execs(pid), func(e *linuxaudit.Event) bool {
 			return e.PID == pid && hasType(e, "EXECVE")
 		}); e != nil && s.Time.Sub(e.Time) <= m.opts.maxAge() {
 			what := fmt.Sprintf("server process %s: exec of %s by pid %s (%s)", pid, first(e.Command), e.PPID, e.Comm)
-			if p := m.lastAudit(e.Time.Add(slack), m.index().execByPID[e.PPID], func(x *linuxaudit.Event) bool { return x.PID == e.PPID && hasType(x, "EXECVE") }); p != nil {
+			if p := m.lastAudit(e.Time.Add(slack), m.index().execs(e.PPID), func(x *linuxaudit.Event) bool { return x.PID == e.PPID && hasType(x, "EXECVE") }); p != nil {
 				what += fmt.Sprintf(", itself `%s`", strings.Join(p.Command, " "))
 			}
 			c.Links = append(c.Links, Link{Confidence: ByProcessID, Time: e.Time, Source: e.Source, Line: e.Line, What: what + fmt.Sprintf(", ses %s", e.Session)})

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -589,7 +590,11 @@ func (m *Model) Retained() int { return len(m.audit) + len(m.auth) + len(m.db) +
 // auditIndex finds the kept audit events a link may use without scanning
 // them all: positions in m.audit, in time order.
 type auditIndex struct {
-	execByPID map[string][]int32 // EXECVE events by pid
+	// lastExec is the position of a pid's latest EXECVE event, prevExec
+	// the position of the one before it of the same pid (-1: none), per
+	// position: a map entry a pid, no slice (most pids exec once).
+	lastExec  map[string]int32
+	prevExec  []int32
 	byTTY     map[string][]int32 // events with a session by terminal (ttyName)
 	bySession map[sesKey][]int32
 	watch     []int32           // clusterware commands under the oracrs key
@@ -616,7 +621,7 @@ func (m *Model) index() *auditIndex {
 	if m.idx != nil {
 		return m.idx
 	}
-	x := &auditIndex{execByPID: map[string][]int32{}, byTTY: map[string][]int32{}, bySession: map[sesKey][]int32{}, ttys: map[string]string{}}
+	x := &auditIndex{lastExec: map[string]int32{}, byTTY: map[string][]int32{}, bySession: map[sesKey][]int32{}, ttys: map[string]string{}}
 	for i := range m.audit {
 		x.add(m.audit, int32(i))
 	}
@@ -629,7 +634,13 @@ func (x *auditIndex) add(audit []linuxaudit.Event, p int32) {
 	e := &audit[p]
 	{
 		if hasType(e, "EXECVE") {
-			x.execByPID[e.PID] = append(x.execByPID[e.PID], p)
+			for int32(len(x.prevExec)) <= p {
+				x.prevExec = append(x.prevExec, -1)
+			}
+			if last, ok := x.lastExec[e.PID]; ok {
+				x.prevExec[p] = last
+			}
+			x.lastExec[e.PID] = p
 			if tool, _, _ := clusterware(e); tool != "" && strings.Contains(e.Key, "oracrs") {
 				x.watch = append(x.watch, p)
 			}
@@ -673,6 +684,20 @@ func (m *Model) authIndex() *authIndex {
 	}
 	m.aidx = x
 	return x
+}
+
+// execs are the positions of a pid's EXECVE events, in time order.
+func (x *auditIndex) execs(pid string) []int32 {
+	last, ok := x.lastExec[pid]
+	if !ok {
+		return nil
+	}
+	var out []int32
+	for p := last; p >= 0; p = x.prevExec[p] {
+		out = append(out, p)
+	}
+	slices.Reverse(out)
+	return out
 }
 
 // sessionEvents are the positions of a session's kept events, in time order.
