@@ -5,10 +5,6 @@
 #   AUDIT_MB="100 1000" BENCH_DIR=/tmp/auditbench scripts/audit-bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=${BENCH_OUT:-bench-out}
-mkdir -p "$out"
-bin=bin/latscope
-[ -x "$bin" ] || { echo "audit-bench: build first (make build)"; exit 1; }
 # shellcheck source=scripts/benchlib.sh
 . scripts/benchlib.sh
 # Issue 21: read and correlate at >= 200 MB/s on one core, memory bounded

@@ -7,10 +7,6 @@
 #   BENCH_GB    size of the big trace in GB (default 1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=${BENCH_OUT:-bench-out}
-mkdir -p "$out"
-bin=bin/latscope
-[ -x "$bin" ] || { echo "bench: build first (make build)"; exit 1; }
 
 # shellcheck source=scripts/benchlib.sh
 . scripts/benchlib.sh
