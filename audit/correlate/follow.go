@@ -206,7 +206,7 @@ func followStream(ctx context.Context, in inputFile, id int, fo FollowOptions, d
 	})
 	switch in.kind {
 	case "linux-audit":
-		rd := linuxaudit.Reader{Want: wantAuditType, FlushIdle: fo.FlushIdle, FieldsOnly: true}
+		rd := linuxaudit.Reader{Want: wantAuditType, FlushIdle: fo.FlushIdle, FieldsOnly: true, Skip: skipAuditType}
 		err = rd.Read(ctx, in.name, fl, diag, func(e linuxaudit.Event) error {
 			if !send(followItem{stream: id, audit: &e}) {
 				return ctx.Err()

@@ -307,7 +307,7 @@ func (m *Model) add(ctx context.Context, name string, r io.Reader, diag *input.D
 		})
 	case linuxaudit.Detect(prefix) == input.Yes:
 		sum.Format = "linux-audit"
-		rd := linuxaudit.Reader{Want: wantAuditType, Dropped: &sum.Read, FieldsOnly: true}
+		rd := linuxaudit.Reader{Want: wantAuditType, Dropped: &sum.Read, FieldsOnly: true, Skip: skipAuditType}
 		err = rd.Read(ctx, name, br, diag, func(e linuxaudit.Event) error {
 			sum.Read++
 			if m.addAudit(&e, stream) {
@@ -438,6 +438,15 @@ func (m *Model) noteSession(e *linuxaudit.Event) {
 func wantAuditType(typ []byte) bool {
 	switch string(typ) {
 	case "USER_LOGIN", "USER_START", "CRED_ACQ", "USER_CMD", "LOGIN", "EXECVE", "USER_END", "USER_LOGOUT":
+		return true
+	}
+	return false
+}
+
+// skipAuditType names the records whose fields no link reads.
+func skipAuditType(typ []byte) bool {
+	switch string(typ) {
+	case "PATH", "PROCTITLE", "CWD":
 		return true
 	}
 	return false

@@ -47,6 +47,10 @@ type Reader struct {
 	// without Records (nil), which saves an allocation an event for a
 	// caller that keeps only the fields.
 	FieldsOnly bool
+	// Skip, when set, names record types whose fields are not read: a
+	// caller that needs no Paths, Proctitle or Cwd saves tokenizing PATH,
+	// PROCTITLE and CWD records (their Records' Fields still work).
+	Skip func(typ []byte) bool
 }
 
 // Read reads an audit log (gzip-compressed or not) with the default limits.
@@ -281,6 +285,11 @@ func (a *assembler) tokenize(ev *openEvent) {
 	for i := range ev.records {
 		r := &ev.records[i]
 		r.fields = int32(len(ev.tok.fields))
+		if a.lim.Skip != nil && a.lim.Skip(ev.text[r.typ0:r.typ1]) {
+			r.enriched, r.fend = r.fields, r.fields
+			r.body -= r.start
+			continue
+		}
 		ev.tok.body(ev.text[:r.end], int(r.body))
 		r.enriched = int32(len(ev.tok.fields))
 		for i := int(r.fields); i < len(ev.tok.fields); i++ {
