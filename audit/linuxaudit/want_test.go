@@ -127,3 +127,25 @@ func TestFieldsOnlySameFields(t *testing.T) {
 		}
 	}
 }
+
+// TestSkipLeavesThoseFieldsEmpty: records of a skipped type are not
+// tokenized (the damaged PATH record is not warned about); the other
+// fields are as read whole.
+func TestSkipLeavesThoseFieldsEmpty(t *testing.T) {
+	diag := input.NewDiagnostics(nil, 0)
+	var got []Event
+	rd := Reader{Skip: func(typ []byte) bool { return string(typ) == "PATH" || string(typ) == "PROCTITLE" }}
+	if err := rd.Read(context.Background(), "skip.log", strings.NewReader(wantLog), diag, func(e Event) error {
+		got = append(got, e)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[1].Proctitle != "" || got[2].Paths != nil || got[1].Comm != "sqlplus" ||
+		strings.Join(got[1].Command, " ") != "sqlplus / as sysdba" || got[2].Key != "identity" {
+		t.Errorf("events %+v", got)
+	}
+	if w := diag.Warnings(); len(w) != 0 {
+		t.Errorf("warnings %q", w)
+	}
+}
