@@ -32,7 +32,10 @@ const (
 	ByTerminal    Confidence = "by terminal and time"
 	ByWatch       Confidence = "by execute watch and time"
 	ByAddressTime Confidence = "by address and time"
-	Unknown       Confidence = "unknown"
+	// Ambiguous: several candidates fit and none is preferred; the link
+	// names them all and the chain follows none.
+	Ambiguous Confidence = "ambiguous"
+	Unknown   Confidence = "unknown"
 )
 
 // Options tune loading and the time windows of the links.
@@ -254,7 +257,7 @@ type Chain struct {
 	Confidence Confidence `json:"confidence"`
 }
 
-var rank = map[Confidence]int{Exact: 5, ExactProcess: 5, ByProcessID: 4, ByTerminal: 3, ByWatch: 3, ByAddressTime: 3, Unknown: 0}
+var rank = map[Confidence]int{Exact: 5, ExactProcess: 5, ByProcessID: 4, ByTerminal: 3, ByWatch: 3, ByAddressTime: 3, Ambiguous: 1, Unknown: 0}
 
 // Chains builds the chain of every subject the filter selects, in time order.
 func (m *Model) Chains(f Filter) []Chain {

@@ -29,6 +29,7 @@ audit.log files and login logs (auth.log, secure, journalctl -o export/json), gz
 format of each detected. docs/audit.md lists the auditctl rules and Oracle settings to set.`,
 		Example: `  latscope audit /u01/app/oracle/admin/ORCL/adump/*.aud /var/log/audit/audit.log* /var/log/secure
   latscope audit adump/*.aud audit.log auth.log --year 2026 --since 2026-11-20 --db ORCL
+  latscope audit adump/*.aud audit.log auth.log --year 2026 -o timeline.html
   latscope audit adump/*.aud audit.log auth.log --format json | jq '.chains[] | {t: .subject.time, who: .login}'`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -56,12 +57,16 @@ format of each detected. docs/audit.md lists the auditctl rules and Oracle setti
 			if ac.Options.Year < 0 {
 				return usagef("--year must not be negative")
 			}
+			if err := driver.CheckAuditOutput(ac.Output); err != nil {
+				return usagef("%v", err)
+			}
 			ac.Files, ac.Stdout, ac.Stderr = args, env.stdout, env.stderr
 			return driver.Audit(cmd.Context(), ac)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&ac.Format, "format", "table", "stdout format: table, json, or jsonl (one chain a line, for a log pipeline)")
+	fl.StringVarP(&ac.Output, "output", "o", "", "write to FILE in its extension's format: .html (the timeline page), .json, .jsonl, else the table")
 	fl.StringVar(&since, "since", "", "only subjects at or after this time (RFC 3339, or 2026-11-20 10:00 in UTC)")
 	fl.StringVar(&until, "until", "", "only subjects at or before this time")
 	fl.StringVar(&ac.Filter.DB, "db", "", "only this database: instance name or DBID (clusterware commands: their -d argument)")

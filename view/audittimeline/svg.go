@@ -1,0 +1,221 @@
+package audittimeline
+
+import (
+	"bufio"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/latscope/latscope/audit/correlate"
+)
+
+// The timeline's geometry, in SVG user units (the image scales to the page).
+const (
+	svgWidth   = 1200.0
+	labelWidth = 170.0
+	rightPad   = 20.0
+	axisHeight = 28.0
+	markerRow  = 26.0
+	spanRow    = 17.0
+	lanePad    = 6.0
+)
+
+// lane is one host, or one database of a host.
+type lane struct {
+	host, db string
+	chains   []*correlate.Chain
+	spanRows []int // per chain with a login: its row under the markers
+	rows     int
+}
+
+func (l *lane) label() string {
+	host := l.host
+	if host == "" {
+		host = "host not named"
+	}
+	if l.db == "" {
+		return host
+	}
+	return host + " · " + l.db
+}
+
+func (l *lane) height() float64 { return markerRow + float64(l.rows)*spanRow + lanePad }
+
+// timeline is the page's picture: lanes and the time range.
+type timeline struct {
+	lanes  []*lane
+	t0, t1 time.Time
+}
+
+// layout puts each chain in its lane (Oracle subjects in their host's
+// database lane, clusterware commands in the host's lane) and gives each
+// login span the first row of the lane where it overlaps no other.
+func layout(chains []correlate.Chain) timeline {
+	var tl timeline
+	byKey := map[string]*lane{}
+	for i := range chains {
+		c := &chains[i]
+		db := c.Subject.DB
+		if c.Subject.Kind == "clusterware" {
+			db = ""
+		}
+		key := strings.ToLower(shortHost(c.Subject.Host)) + "\x00" + strings.ToUpper(db)
+		l := byKey[key]
+		if l == nil {
+			l = &lane{host: c.Subject.Host, db: db}
+			byKey[key] = l
+			tl.lanes = append(tl.lanes, l)
+		}
+		l.chains = append(l.chains, c)
+		tl.include(c.Subject.Time)
+		if c.Login != nil {
+			tl.include(c.Login.Time)
+		}
+	}
+	sort.SliceStable(tl.lanes, func(i, j int) bool {
+		a, b := tl.lanes[i], tl.lanes[j]
+		if !strings.EqualFold(a.host, b.host) {
+			return strings.ToLower(a.host) < strings.ToLower(b.host)
+		}
+		return a.db < b.db
+	})
+	for _, l := range tl.lanes {
+		l.packSpans()
+	}
+	pad := tl.t1.Sub(tl.t0) / 20
+	if pad < time.Minute {
+		pad = time.Minute
+	}
+	tl.t0, tl.t1 = tl.t0.Add(-pad), tl.t1.Add(pad)
+	return tl
+}
+
+func (tl *timeline) include(t time.Time) {
+	if tl.t0.IsZero() || t.Before(tl.t0) {
+		tl.t0 = t
+	}
+	if tl.t1.IsZero() || t.After(tl.t1) {
+		tl.t1 = t
+	}
+}
+
+// packSpans assigns rows greedily in order of login time: a span goes in
+// the first row whose last span ended before it begins.
+func (l *lane) packSpans() {
+	l.spanRows = make([]int, len(l.chains))
+	order := make([]int, 0, len(l.chains))
+	for i, c := range l.chains {
+		l.spanRows[i] = -1
+		if c.Login != nil {
+			order = append(order, i)
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		return l.chains[order[a]].Login.Time.Before(l.chains[order[b]].Login.Time)
+	})
+	var ends []time.Time
+	for _, i := range order {
+		c := l.chains[i]
+		row := 0
+		for row < len(ends) && !ends[row].Before(c.Login.Time) {
+			row++
+		}
+		if row == len(ends) {
+			ends = append(ends, time.Time{})
+		}
+		ends[row] = c.Subject.Time
+		l.spanRows[i] = row
+	}
+	l.rows = len(ends)
+}
+
+// shortHost is a host name's first label: db1.example.com and DB1 are one host.
+func shortHost(h string) string {
+	h, _, _ = strings.Cut(h, ".")
+	return h
+}
+
+func (tl timeline) x(t time.Time) float64 {
+	span := tl.t1.Sub(tl.t0)
+	return labelWidth + (svgWidth-labelWidth-rightPad)*float64(t.Sub(tl.t0))/float64(span)
+}
+
+func writeSVG(w *bufio.Writer, tl timeline) {
+	if len(tl.lanes) == 0 {
+		return
+	}
+	height := axisHeight
+	for _, l := range tl.lanes {
+		height += l.height()
+	}
+	fmt.Fprintf(w, `<svg class="timeline" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" role="img" aria-label="timeline of the subjects and their logins">`+"\n", svgWidth, height)
+	writeAxis(w, tl, height)
+	y := axisHeight
+	for _, l := range tl.lanes {
+		fmt.Fprintf(w, `<rect class="lane" x="0" y="%.1f" width="%.0f" height="%.1f"/><text x="4" y="%.1f">%s</text>`+"\n",
+			y+1, svgWidth, l.height()-2, y+markerRow/2+4, esc(l.label()))
+		for i, c := range l.chains {
+			if row := l.spanRows[i]; row >= 0 {
+				writeSpan(w, tl, c, y+markerRow+float64(row)*spanRow)
+			}
+		}
+		for _, c := range l.chains {
+			writeMarker(w, tl, c, y+markerRow/2)
+		}
+		y += l.height()
+	}
+	w.WriteString("</svg>\n")
+}
+
+// tickSteps are the axis's candidate intervals.
+var tickSteps = []time.Duration{time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second, time.Minute,
+	5 * time.Minute, 10 * time.Minute, 30 * time.Minute, time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour,
+	24 * time.Hour, 7 * 24 * time.Hour, 30 * 24 * time.Hour, 365 * 24 * time.Hour}
+
+func writeAxis(w *bufio.Writer, tl timeline, height float64) {
+	span := tl.t1.Sub(tl.t0)
+	step := tickSteps[len(tickSteps)-1]
+	for _, s := range tickSteps {
+		if span/s <= 8 {
+			step = s
+			break
+		}
+	}
+	layout := "15:04:05"
+	if span > 24*time.Hour {
+		layout = "2006-01-02 15:04"
+	}
+	fmt.Fprintf(w, `<text x="4" y="16">UTC</text>`+"\n")
+	for t := tl.t0.Truncate(step).Add(step); t.Before(tl.t1); t = t.Add(step) {
+		x := tl.x(t)
+		fmt.Fprintf(w, `<line class="grid" x1="%.1f" y1="%.0f" x2="%.1f" y2="%.0f"/><text x="%.1f" y="16" text-anchor="middle">%s</text>`+"\n",
+			x, axisHeight-6, x, height, x, t.UTC().Format(layout))
+	}
+}
+
+// writeSpan draws a chain's login span: a bar from the login to the
+// subject, labelled with the address, its title the full chain.
+func writeSpan(w *bufio.Writer, tl timeline, c *correlate.Chain, y float64) {
+	x0, x1 := tl.x(c.Login.Time), tl.x(c.Subject.Time)
+	label := orDash(c.Login.User)
+	if c.Login.Addr != "" {
+		label += " from " + c.Login.Addr
+	}
+	fmt.Fprintf(w, `<a href="#%s"><g class="span %s"><title>login span: %s
+%s</title><rect x="%.1f" y="%.1f" width="%.1f" height="%.0f"/><text x="%.1f" y="%.1f">%s</text></g></a>`+"\n",
+		chainID(*c), confClass(c.Confidence), esc(whoText(*c)), esc(chainText(*c)),
+		x0, y+2, max(x1-x0, 2), spanRow-5, x0+3, y+spanRow-6, esc(label))
+}
+
+// writeMarker draws a subject: a circle for a database record, a diamond
+// for a clusterware command.
+func writeMarker(w *bufio.Writer, tl timeline, c *correlate.Chain, y float64) {
+	x := tl.x(c.Subject.Time)
+	shape := fmt.Sprintf(`<circle cx="%.1f" cy="%.1f" r="6"/>`, x, y)
+	if c.Subject.Kind == "clusterware" {
+		shape = fmt.Sprintf(`<path d="M%.1f %.1fl7 7l-7 7l-7-7z"/>`, x, y-7)
+	}
+	fmt.Fprintf(w, `<a href="#%s"><g class="m %s" data-kind="%s"><title>%s</title>%s</g></a>`+"\n",
+		chainID(*c), subjectClass(c.Subject), esc(c.Subject.Action), esc(chainText(*c)), shape)
+}
