@@ -33,7 +33,7 @@ type AuditConfig struct {
 	InputFormat string
 	Stdin       io.Reader // FILE "-"
 	Stdout      io.Writer
-	Stderr io.Writer
+	Stderr      io.Writer
 }
 
 // AuditReport is `latscope audit --format json`'s document.
