@@ -161,6 +161,13 @@ func writeAuditTable(w io.Writer, files []correlate.FileSummary, chains []correl
 		for _, st := range c.Steps {
 			fmt.Fprintf(tw, "  step\t%s\n", st)
 		}
+		for _, cand := range c.Candidates {
+			who := "unknown"
+			if l := cand.Login; l != nil {
+				who = fmt.Sprintf("%s from %s, ses %s", orDash(l.User), orDash(l.Addr), l.Session)
+			}
+			fmt.Fprintf(tw, "  candidate\t%s\t%s → %s\t[%s:%d]\n", cand.Link.Time.UTC().Format("15:04:05Z"), cand.Link.What, who, cand.Link.Source, cand.Link.Line)
+		}
 		tw.Flush()
 	}
 	_, err := io.WriteString(w, b.String())

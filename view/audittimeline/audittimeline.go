@@ -134,8 +134,9 @@ func subjectText(s correlate.Subject) string {
 }
 
 // whoText is a chain's login in one line, or "unknown".
-func whoText(c correlate.Chain) string {
-	l := c.Login
+func whoText(c correlate.Chain) string { return loginText(c.Login) }
+
+func loginText(l *correlate.Login) string {
 	if l == nil {
 		return "unknown"
 	}
@@ -166,6 +167,9 @@ func chainText(c correlate.Chain) string {
 	for _, st := range c.Steps {
 		b.WriteString("\nstep  " + st)
 	}
+	for _, cand := range c.Candidates {
+		b.WriteString("\ncandidate  " + cand.Link.What + " → " + loginText(cand.Login))
+	}
 	return b.String()
 }
 
@@ -193,6 +197,10 @@ func writeChains(w *bufio.Writer, chains []correlate.Chain) {
 		w.WriteString("</ol>")
 		for _, st := range c.Steps {
 			fmt.Fprintf(w, "<div class=\"step\">step %s</div>", esc(st))
+		}
+		for _, cand := range c.Candidates {
+			fmt.Fprintf(w, "<div class=\"cand\"><span class=\"conf c-unknown\">candidate</span> %s → %s <small>%s:%d</small></div>",
+				esc(cand.Link.What), esc(loginText(cand.Login)), esc(cand.Link.Source), cand.Link.Line)
 		}
 		w.WriteString("</td></tr>\n")
 	}

@@ -121,3 +121,26 @@ func TestScenarioPageInChromium(t *testing.T) {
 		t.Errorf("%d login spans, want 4", n)
 	}
 }
+
+// TestAmbiguousChain: an ambiguous chain draws no login span and lists its
+// candidates with their logins, in the table and the marker's title.
+func TestAmbiguousChain(t *testing.T) {
+	at := time.Date(2026, 11, 20, 10, 6, 5, 0, time.UTC)
+	c := correlate.Chain{Subject: correlate.Subject{Time: at, Host: "db1", DB: "ORCL", Action: "SHUTDOWN", Kind: "oracle", Source: "x.aud", Line: 16},
+		Links:      []correlate.Link{{Confidence: correlate.Ambiguous, What: "2 clusterware commands of different sessions or databases within 2m0s before it: none taken"}},
+		Candidates: []correlate.Candidate{{Link: correlate.Link{Confidence: correlate.Ambiguous, Time: at.Add(-2 * time.Second), What: "execute watch `srvctl stop database -d ORCL`, ses 42", Source: "audit.log", Line: 24}, Login: &correlate.Login{User: "alice", Addr: "203.0.113.7", Session: "42", Time: at.Add(-6 * time.Minute)}}},
+		Confidence: correlate.Ambiguous}
+	var page bytes.Buffer
+	if err := Write(&page, Report{Chains: []correlate.Chain{c}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<span class="conf c-unknown">ambiguous</span> 1`, `<span class="conf c-unknown">candidate</span> execute watch`,
+		"→ alice from 203.0.113.7, login 2026-11-20 10:00:05Z", "\ncandidate  execute watch `srvctl stop database -d ORCL`, ses 42 → alice"} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(page.String(), `<g class="span`) {
+		t.Error("an ambiguous chain drew a login span")
+	}
+}
