@@ -20,7 +20,8 @@ import (
 type AuditConfig struct {
 	Files  []string
 	Filter correlate.Filter
-	// Options: the year of classic syslog stamps, the windows of the links.
+	// Options: the year of classic syslog stamps, the windows of the links,
+	// --input-format and the standard input of FILE "-".
 	Options correlate.Options
 	// Format: table, json (one document) or jsonl (one chain a line, for a
 	// log pipeline).
@@ -28,12 +29,8 @@ type AuditConfig struct {
 	// Output: a file written in its extension's format (.html: the
 	// timeline page, .json, .jsonl, else the table) instead of stdout.
 	Output string
-	// InputFormat forces every file's format (AuditInputFormats); "":
-	// detected per file.
-	InputFormat string
-	Stdin       io.Reader // FILE "-"
-	Stdout      io.Writer
-	Stderr      io.Writer
+	Stdout io.Writer
+	Stderr io.Writer
 }
 
 // AuditReport is `latscope audit --format json`'s document.
@@ -100,6 +97,9 @@ func auditFormatOfPath(path string) string {
 	}
 	return formatOfPath(path)
 }
+
+// AuditInputFormats are --input-format's names.
+func AuditInputFormats() []string { return correlate.InputFormats() }
 
 // CheckAuditOutput refuses an -o file whose extension names no audit
 // format, before any file is read.

@@ -8,11 +8,13 @@ package correlate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -49,6 +51,11 @@ type Options struct {
 	// LoginSlack: the time allowed between an audit USER_LOGIN and the sshd
 	// line of the same login (default 2 s).
 	LoginSlack time.Duration
+	// InputFormat, when set, is every input's format (one of
+	// InputFormats); "": detected per input.
+	InputFormat string
+	// Stdin is read for the file name "-".
+	Stdin io.Reader
 	// MaxAge: how long before a database record the exec of its process or
 	// the last event on its terminal may be (default 12 hours): pids and
 	// terminals are reused, and an audit log of another time or host must
@@ -99,7 +106,19 @@ type FileSummary struct {
 // model. A file in no known format is an error.
 func Load(ctx context.Context, files []string, diag *input.Diagnostics, opts Options) (*Model, error) {
 	m := &Model{opts: opts}
+	if opts.InputFormat != "" && !slices.Contains(InputFormats(), opts.InputFormat) {
+		return nil, fmt.Errorf("unknown input format %q (known: %s)", opts.InputFormat, strings.Join(InputFormats(), ", "))
+	}
 	for _, name := range files {
+		if name == "-" {
+			if opts.Stdin == nil {
+				return nil, errors.New("-: no standard input")
+			}
+			if err := m.Add(ctx, name, opts.Stdin, diag); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		f, err := os.Open(name)
 		if err != nil {
 			return nil, err
@@ -111,6 +130,31 @@ func Load(ctx context.Context, files []string, diag *input.Diagnostics, opts Opt
 		}
 	}
 	return m, nil
+}
+
+// InputFormats are the names Options.InputFormat takes: the readers' own.
+func InputFormats() []string {
+	return []string{string(oracleaud.FormatText), string(oracleaud.FormatXML), string(oracleaud.FormatUnifiedCSV),
+		string(oracleaud.FormatSyslog), linuxAuditFormat, string(authlog.FormatSyslog),
+		string(authlog.FormatJournalExport), string(authlog.FormatJournalJSON)}
+}
+
+// linuxAuditFormat names the Linux audit log's format.
+const linuxAuditFormat = "linux-audit"
+
+// detectFormat is the format of an input by its first bytes (and, for
+// Oracle's files, its name), or "".
+func detectFormat(prefix []byte, name string) string {
+	if f := oracleaud.Kind(prefix, strings.TrimSuffix(name, ".gz")); f != "" {
+		return string(f)
+	}
+	if linuxaudit.Detect(prefix) == input.Yes {
+		return linuxAuditFormat
+	}
+	if f, v := authlog.DetectFormat(prefix); v == input.Yes {
+		return string(f)
+	}
+	return ""
 }
 
 // Add reads one input into the model, detecting its format.
@@ -125,12 +169,16 @@ func (m *Model) Add(ctx context.Context, name string, r io.Reader, diag *input.D
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	prefix, _ := br.Peek(input.DetectLimit)
-	sum := FileSummary{Name: name}
-	switch {
-	case oracleaud.Kind(prefix, strings.TrimSuffix(name, ".gz")) != "":
-		sum.Format = string(oracleaud.Kind(prefix, strings.TrimSuffix(name, ".gz")))
-		err = oracleaud.Read(ctx, name, br, diag, func(rec oracleaud.Record) error {
+	sum := FileSummary{Name: name, Format: m.opts.InputFormat}
+	if sum.Format == "" {
+		prefix, _ := br.Peek(input.DetectLimit)
+		sum.Format = detectFormat(prefix, name)
+	}
+	switch sum.Format {
+	case "":
+		return fmt.Errorf("%s: not an Oracle audit file, a Linux audit log nor a login log", name)
+	case string(oracleaud.FormatText), string(oracleaud.FormatXML), string(oracleaud.FormatUnifiedCSV), string(oracleaud.FormatSyslog):
+		err = oracleaud.ReaderFor(oracleaud.Format(sum.Format))(ctx, name, br, diag, func(rec oracleaud.Record) error {
 			sum.Read++
 			if isDBSubject(rec) {
 				m.db = append(m.db, rec)
@@ -138,8 +186,7 @@ func (m *Model) Add(ctx context.Context, name string, r io.Reader, diag *input.D
 			}
 			return nil
 		})
-	case linuxaudit.Detect(prefix) == input.Yes:
-		sum.Format = "linux-audit"
+	case linuxAuditFormat:
 		err = linuxaudit.Read(ctx, name, br, diag, func(e linuxaudit.Event) error {
 			sum.Read++
 			if keepAudit(&e) {
@@ -150,12 +197,7 @@ func (m *Model) Add(ctx context.Context, name string, r io.Reader, diag *input.D
 			return nil
 		})
 	default:
-		format, v := authlog.DetectFormat(prefix)
-		if v != input.Yes {
-			return fmt.Errorf("%s: not an Oracle audit file, a Linux audit log nor a login log", name)
-		}
-		sum.Format = string(format)
-		rd := authlog.Reader{Year: m.opts.Year, Reference: ref}
+		rd := authlog.Reader{Year: m.opts.Year, Reference: ref, Format: authlog.Format(sum.Format)}
 		err = rd.Read(ctx, name, br, diag, func(rec authlog.Record) error {
 			sum.Read++
 			switch rec.Kind {
