@@ -25,7 +25,9 @@ for Grid Infrastructure's records without a terminal, the srvctl/crsctl command 
 it; then the Linux audit session (ses=, which survives sudo and su), its sudo/su steps, and the
 ssh login with its address and port. Every link says its confidence: exact (same ses, same
 process), by process id, by terminal and time, by execute watch and time, by address and
-time, or unknown: never guessed.
+time, ambiguous (several clusterware commands fit: none taken, each listed as a candidate),
+or unknown: never guessed. No link joins two hosts (audit node=, the Oracle header's host,
+the login log's host).
 
 FILEs are Oracle audit trails (.aud text, XML, UNIFIED_AUDIT_TRAIL CSV, syslog), Linux
 audit.log files and login logs (auth.log, secure, journalctl -o export/json), gzip or not, the

@@ -157,4 +157,4 @@ func TestAuditOutputAndInputFormat(t *testing.T) {
 	}
 }
 
-func TestAuditDocExample(t *testing.T) { checkDocExamples(t, "audit.md", 1) }
+func TestAuditDocExample(t *testing.T) { checkDocExamples(t, "audit.md", 2) }
