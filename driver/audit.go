@@ -166,7 +166,7 @@ func writeAuditTable(w io.Writer, files []correlate.FileSummary, chains []correl
 			if l := cand.Login; l != nil {
 				who = fmt.Sprintf("%s from %s, ses %s", orDash(l.User), orDash(l.Addr), l.Session)
 			}
-			fmt.Fprintf(tw, "  candidate\t%s\t%s → %s\t[%s:%d]\n", cand.Link.Time.UTC().Format("15:04:05Z"), cand.Link.What, who, cand.Link.Source, cand.Link.Line)
+			fmt.Fprintf(tw, "  candidate\t%s\t%s\t%s → %s\t[%s:%d]\n", cand.Link.Confidence, cand.Link.Time.UTC().Format("15:04:05Z"), cand.Link.What, who, cand.Link.Source, cand.Link.Line)
 		}
 		tw.Flush()
 	}

@@ -118,7 +118,7 @@ func writeLegend(w *bufio.Writer) {
 		{"k-connect", "SYSDBA / SYSOPER connect"}, {"k-crs", "clusterware command"}} {
 		fmt.Fprintf(w, `<span class="sw %s"></span>%s `, k[0], k[1])
 	}
-	w.WriteString(`· login span: <span class="bar c-exact"></span>exact <span class="bar c-by"></span>by process, terminal, watch or address and time <span class="bar c-unknown"></span>ambiguous or unknown. Hover a marker or span for its chain.</p>` + "\n")
+	w.WriteString(`· login span: <span class="bar c-exact"></span>exact <span class="bar c-by"></span>by process, terminal, watch or address and time <span class="bar c-unknown"></span>ambiguous or unknown (dashed: a candidate, not taken). Hover a marker or span for its chain.</p>` + "\n")
 }
 
 // subjectText is a subject in one line: action, command, privilege.
@@ -263,7 +263,7 @@ table{border-collapse:collapse;margin:.5em 0}td,th{padding:3px 8px;text-align:le
 .k-connect{background:#8a5ac8;fill:#8a5ac8}.k-crs{background:#e08a00;fill:#e08a00}
 svg.timeline{display:block;width:100%;height:auto;margin:.5em 0}svg text{font:11px system-ui,sans-serif;fill:#444}
 svg .lane{fill:#f6f6f6}svg .grid{stroke:#ddd}svg .span rect{stroke:#777;stroke-width:.5}
-svg .span.c-exact rect{fill:#cdeccd}svg .span.c-by rect{fill:#fbe3b0}svg .span.c-unknown rect{fill:#f6c4c4}
+svg .span.cand rect{stroke-dasharray:4 2;stroke:#a33}svg .span.c-exact rect{fill:#cdeccd}svg .span.c-by rect{fill:#fbe3b0}svg .span.c-unknown rect{fill:#f6c4c4}
 svg .m circle,svg .m path{stroke:#222;stroke-width:.6}svg a:hover circle,svg a:hover path,svg a:hover rect{stroke-width:2}
 .legend{color:#444}.t{white-space:nowrap}
 `

@@ -25,14 +25,23 @@ const (
 type lane struct {
 	host, db string
 	chains   []*correlate.Chain
-	spanRows []int // per chain with a login: its row under the markers
+	spans    []span
 	rows     int
+}
+
+// span is a login span: from a chain's login, or from the login of one
+// of an ambiguous chain's candidates, to the subject.
+type span struct {
+	chain     *correlate.Chain
+	login     *correlate.Login
+	candidate bool
+	row       int
 }
 
 func (l *lane) label() string {
 	host := l.host
 	if host == "" {
-		host = "host not named"
+		host = "host not named (no node=)"
 	}
 	if l.db == "" {
 		return host
@@ -70,7 +79,14 @@ func layout(chains []correlate.Chain) timeline {
 		l.chains = append(l.chains, c)
 		tl.include(c.Subject.Time)
 		if c.Login != nil {
+			l.spans = append(l.spans, span{chain: c, login: c.Login})
 			tl.include(c.Login.Time)
+		}
+		for _, cand := range c.Candidates {
+			if cand.Login != nil {
+				l.spans = append(l.spans, span{chain: c, login: cand.Login, candidate: true})
+				tl.include(cand.Login.Time)
+			}
 		}
 	}
 	sort.SliceStable(tl.lanes, func(i, j int) bool {
@@ -103,29 +119,19 @@ func (tl *timeline) include(t time.Time) {
 // packSpans assigns rows greedily in order of login time: a span goes in
 // the first row whose last span ended before it begins.
 func (l *lane) packSpans() {
-	l.spanRows = make([]int, len(l.chains))
-	order := make([]int, 0, len(l.chains))
-	for i, c := range l.chains {
-		l.spanRows[i] = -1
-		if c.Login != nil {
-			order = append(order, i)
-		}
-	}
-	sort.SliceStable(order, func(a, b int) bool {
-		return l.chains[order[a]].Login.Time.Before(l.chains[order[b]].Login.Time)
-	})
+	sort.SliceStable(l.spans, func(a, b int) bool { return l.spans[a].login.Time.Before(l.spans[b].login.Time) })
 	var ends []time.Time
-	for _, i := range order {
-		c := l.chains[i]
+	for i := range l.spans {
+		sp := &l.spans[i]
 		row := 0
-		for row < len(ends) && !ends[row].Before(c.Login.Time) {
+		for row < len(ends) && !ends[row].Before(sp.login.Time) {
 			row++
 		}
 		if row == len(ends) {
 			ends = append(ends, time.Time{})
 		}
-		ends[row] = c.Subject.Time
-		l.spanRows[i] = row
+		ends[row] = sp.chain.Subject.Time
+		sp.row = row
 	}
 	l.rows = len(ends)
 }
@@ -155,10 +161,8 @@ func writeSVG(w *bufio.Writer, tl timeline) {
 	for _, l := range tl.lanes {
 		fmt.Fprintf(w, `<rect class="lane" x="0" y="%.1f" width="%.0f" height="%.1f"/><text x="4" y="%.1f">%s</text>`+"\n",
 			y+1, svgWidth, l.height()-2, y+markerRow/2+4, esc(l.label()))
-		for i, c := range l.chains {
-			if row := l.spanRows[i]; row >= 0 {
-				writeSpan(w, tl, c, y+markerRow+float64(row)*spanRow)
-			}
+		for _, sp := range l.spans {
+			writeSpan(w, tl, sp, y+markerRow+float64(sp.row)*spanRow)
 		}
 		for _, c := range l.chains {
 			writeMarker(w, tl, c, y+markerRow/2)
@@ -194,17 +198,23 @@ func writeAxis(w *bufio.Writer, tl timeline, height float64) {
 	}
 }
 
-// writeSpan draws a chain's login span: a bar from the login to the
-// subject, labelled with the address, its title the full chain.
-func writeSpan(w *bufio.Writer, tl timeline, c *correlate.Chain, y float64) {
-	x0, x1 := tl.x(c.Login.Time), tl.x(c.Subject.Time)
-	label := orDash(c.Login.User)
-	if c.Login.Addr != "" {
-		label += " from " + c.Login.Addr
+// writeSpan draws a login span: a bar from the login to the subject,
+// labelled with the user and address, its title the full chain. An
+// ambiguous chain's candidates are drawn dashed, their labels marked "?".
+func writeSpan(w *bufio.Writer, tl timeline, sp span, y float64) {
+	c := sp.chain
+	x0, x1 := tl.x(sp.login.Time), tl.x(c.Subject.Time)
+	label := orDash(sp.login.User)
+	if sp.login.Addr != "" {
+		label += " from " + sp.login.Addr
 	}
-	fmt.Fprintf(w, `<a href="#%s"><g class="span %s"><title>login span: %s
+	class, what := "span "+confClass(c.Confidence), "login span"
+	if sp.candidate {
+		class, what, label = class+" cand", "candidate login span (ambiguous: not taken)", "? "+label
+	}
+	fmt.Fprintf(w, `<a href="#%s"><g class="%s"><title>%s: %s
 %s</title><rect x="%.1f" y="%.1f" width="%.1f" height="%.0f"/><text x="%.1f" y="%.1f">%s</text></g></a>`+"\n",
-		chainID(*c), confClass(c.Confidence), esc(whoText(*c)), esc(chainText(*c)),
+		chainID(*c), class, what, esc(loginText(sp.login)), esc(chainText(*c)),
 		x0, y+2, max(x1-x0, 2), spanRow-5, x0+3, y+spanRow-6, esc(label))
 }
 
