@@ -255,20 +255,23 @@ type Filter struct {
 
 // Subject is what a chain explains.
 type Subject struct {
-	Time      time.Time `json:"time"`
-	Host      string    `json:"host,omitempty"`
-	DB        string    `json:"db,omitempty"`
-	DBID      string    `json:"dbid,omitempty"`
-	Action    string    `json:"action"`
-	Kind      string    `json:"kind"` // "oracle" or "clusterware"
-	Privilege string    `json:"privilege,omitempty"`
-	OSUser    string    `json:"os_user,omitempty"`
-	Terminal  string    `json:"terminal,omitempty"`
-	PID       int       `json:"pid,omitempty"`
-	Command   string    `json:"command,omitempty"`
-	Status    string    `json:"status,omitempty"`
-	Source    string    `json:"source"`
-	Line      int       `json:"line"`
+	Time time.Time `json:"time"`
+	Host string    `json:"host,omitempty"`
+	// ClientHost: an Oracle record's USERHOST, the host of the client
+	// (and of its terminal); the server's own for a local connection.
+	ClientHost string `json:"client_host,omitempty"`
+	DB         string `json:"db,omitempty"`
+	DBID       string `json:"dbid,omitempty"`
+	Action     string `json:"action"`
+	Kind       string `json:"kind"` // "oracle" or "clusterware"
+	Privilege  string `json:"privilege,omitempty"`
+	OSUser     string `json:"os_user,omitempty"`
+	Terminal   string `json:"terminal,omitempty"`
+	PID        int    `json:"pid,omitempty"`
+	Command    string `json:"command,omitempty"`
+	Status     string `json:"status,omitempty"`
+	Source     string `json:"source"`
+	Line       int    `json:"line"`
 }
 
 // Link is one step of a chain.
@@ -321,6 +324,7 @@ func (m *Model) Chains(f Filter) []Chain {
 		s := Subject{Time: r.Time, Host: r.Process.Host, DB: r.Process.Instance, DBID: r.DBID,
 			Action: string(r.Kind), Kind: "oracle", Privilege: r.Privilege, OSUser: r.ClientUser,
 			Terminal: r.ClientTerminal, PID: r.Process.PID, Status: r.Status, Source: r.Source, Line: r.Line}
+		s.ClientHost = r.Userhost
 		if s.Host == "" {
 			s.Host = r.Userhost
 		}
@@ -433,7 +437,7 @@ func (m *Model) explainDB(s Subject) Chain {
 	if tty := ttyName(s.Terminal); tty != "" {
 		if e := m.lastAudit(s.Time.Add(slack), func(e *linuxaudit.Event) bool {
 			return e.Session != "" && e.Session != linuxaudit.Unset && (ttyName(e.TTY) == tty || ttyName(e.Terminal) == tty) &&
-				sameHost(s.Host, e.Node)
+				sameHost(s.terminalHost(), e.Node)
 		}); e != nil && s.Time.Sub(e.Time) <= m.opts.maxAge() {
 			c.Links = append(c.Links, Link{Confidence: ByTerminal, Time: e.Time, Source: e.Source, Line: e.Line,
 				What: fmt.Sprintf("terminal %s: last audit event %s on it, ses %s", s.Terminal, strings.Join(e.Types, ","), e.Session)})
@@ -441,7 +445,7 @@ func (m *Model) explainDB(s Subject) Chain {
 			return finish(c)
 		}
 		if a := m.lastAuth(s.Time.Add(slack), func(a *authlog.Record) bool {
-			return (a.Kind == authlog.KindSudo || a.Kind == authlog.KindSu) && ttyName(a.TTY) == tty && sameHost(s.Host, a.Host)
+			return (a.Kind == authlog.KindSudo || a.Kind == authlog.KindSu) && ttyName(a.TTY) == tty && sameHost(s.terminalHost(), a.Host)
 		}); a != nil && s.Time.Sub(a.Time) <= m.opts.maxAge() {
 			c.Links = append(c.Links, Link{Confidence: ByTerminal, Time: a.Time, Source: a.Source, Line: a.Line,
 				What: fmt.Sprintf("terminal %s: %s by %s to %s (no audit session)", s.Terminal, a.Kind, a.User, a.TargetUser)})
@@ -469,6 +473,16 @@ func (m *Model) explainDB(s Subject) Chain {
 	}
 	c.Links = append(c.Links, Link{Confidence: Unknown, What: "no process, terminal or execute watch matches"})
 	return finish(c)
+}
+
+// terminalHost is the host of a record's CLIENT TERMINAL: the client's
+// (USERHOST), else the server's. The process and the clusterware command
+// are the server's (Host).
+func (s Subject) terminalHost() string {
+	if s.ClientHost != "" {
+		return s.ClientHost
+	}
+	return s.Host
 }
 
 // ttyName normalises /dev/pts/1, pts/1 and pts1 to pts/1; "" for none.

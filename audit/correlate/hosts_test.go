@@ -152,3 +152,23 @@ func TestWatchNotAmbiguous(t *testing.T) {
 		}
 	}
 }
+
+func TestSameHost(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"db1", "db1", true}, {"DB1", "db1", true}, {"db1", "db1.example.com", true}, {"DB1.Example.com", "db1.example.com", true},
+		{"db1.example.com", "db1.other.net", false}, {"db1", "db2", false}, {"db1", "", true}, {"", "db2", true},
+		{"10.0.0.1", "10.0.0.1", true}, {"10.0.0.1", "10", false}, {"db1", "db10.example.com", false},
+	} {
+		if got := sameHost(tc.a, tc.b); got != tc.want {
+			t.Errorf("sameHost(%q, %q) = %v", tc.a, tc.b, got)
+		}
+	}
+	// A remote client's terminal is on its USERHOST, the process on the server.
+	s := Subject{Host: "db1", ClientHost: "app7"}
+	if s.terminalHost() != "app7" || (Subject{Host: "db1"}).terminalHost() != "db1" {
+		t.Error("terminalHost")
+	}
+}
