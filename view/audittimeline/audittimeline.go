@@ -262,7 +262,7 @@ table{border-collapse:collapse;margin:.5em 0}td,th{padding:3px 8px;text-align:le
 .k-startup{background:#2e9b3e;fill:#2e9b3e}.k-shutdown{background:#d23a2e;fill:#d23a2e}.k-mount{background:#2f6fd0;fill:#2f6fd0}
 .k-connect{background:#8a5ac8;fill:#8a5ac8}.k-crs{background:#e08a00;fill:#e08a00}
 svg.timeline{display:block;width:100%;height:auto;margin:.5em 0}svg text{font:11px system-ui,sans-serif;fill:#444}
-svg .lane{fill:#f6f6f6}svg .grid{stroke:#ddd}svg .span rect{stroke:#777;stroke-width:.5}
+svg .lane{fill:#f6f6f6}svg .moved{stroke:#888}svg .grid{stroke:#ddd}svg .span rect{stroke:#777;stroke-width:.5}
 svg .span.cand rect{stroke-dasharray:4 2;stroke:#a33}svg .span.c-exact rect{fill:#cdeccd}svg .span.c-by rect{fill:#fbe3b0}svg .span.c-unknown rect{fill:#f6c4c4}
 svg .m circle,svg .m path{stroke:#222;stroke-width:.6}svg a:hover circle,svg a:hover path,svg a:hover rect{stroke-width:2}
 .legend{color:#444}.t{white-space:nowrap}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -144,5 +145,30 @@ func TestAmbiguousChain(t *testing.T) {
 	if n := strings.Count(page.String(), `<g class="span `); n != 1 || !strings.Contains(page.String(), `<g class="span c-unknown cand"><title>candidate login span (ambiguous: not taken): alice from 203.0.113.7`) ||
 		!strings.Contains(page.String(), ">? alice from 203.0.113.7</text>") {
 		t.Errorf("%d spans; want the candidate's, dashed", n)
+	}
+}
+
+// TestCloseMarkersMoved: subjects seconds apart (a real STARTUP, MOUNT and
+// OPEN sequence) are drawn apart, each with a tick at its true time.
+func TestCloseMarkersMoved(t *testing.T) {
+	at := time.Date(2020, 10, 7, 17, 5, 33, 0, time.UTC)
+	var chains []correlate.Chain
+	for i, action := range []string{"ALTER DATABASE OPEN", "STARTUP", "ALTER DATABASE MOUNT"} { // not in time order
+		chains = append(chains, correlate.Chain{Subject: correlate.Subject{Time: at.Add(time.Duration(2-i) * time.Second), Host: "db1", DB: "ORCL", Action: action, Kind: "oracle", Line: i + 1}, Confidence: correlate.Unknown})
+	}
+	var page bytes.Buffer
+	if err := Write(&page, Report{Chains: chains}); err != nil {
+		t.Fatal(err)
+	}
+	xs := regexp.MustCompile(`<circle cx="([0-9.]+)"`).FindAllStringSubmatch(page.String(), -1)
+	if len(xs) != 3 || strings.Count(page.String(), `<line class="moved"`) != 2 {
+		t.Fatalf("markers %v, %d moved", xs, strings.Count(page.String(), `<line class="moved"`))
+	}
+	for i := 1; i < 3; i++ {
+		a, _ := strconv.ParseFloat(xs[i-1][1], 64)
+		b, _ := strconv.ParseFloat(xs[i][1], 64)
+		if b-a < markerGap-0.1 {
+			t.Errorf("markers at %v and %v overlap", a, b)
+		}
 	}
 }

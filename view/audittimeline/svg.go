@@ -97,6 +97,7 @@ func layout(chains []correlate.Chain) timeline {
 		return a.db < b.db
 	})
 	for _, l := range tl.lanes {
+		sort.SliceStable(l.chains, func(i, j int) bool { return l.chains[i].Subject.Time.Before(l.chains[j].Subject.Time) })
 		l.packSpans()
 	}
 	pad := tl.t1.Sub(tl.t0) / 20
@@ -164,8 +165,9 @@ func writeSVG(w *bufio.Writer, tl timeline) {
 		for _, sp := range l.spans {
 			writeSpan(w, tl, sp, y+markerRow+float64(sp.row)*spanRow)
 		}
-		for _, c := range l.chains {
-			writeMarker(w, tl, c, y+markerRow/2)
+		prev := -markerGap
+		for _, c := range l.chains { // in time order
+			prev = writeMarker(w, tl, c, y+markerRow/2, prev)
 		}
 		y += l.height()
 	}
@@ -218,14 +220,24 @@ func writeSpan(w *bufio.Writer, tl timeline, sp span, y float64) {
 		x0, y+2, max(x1-x0, 2), spanRow-5, x0+3, y+spanRow-6, esc(label))
 }
 
+// markerGap: markers closer than this are moved right so that each can be
+// seen and hovered; a tick marks the true time of a moved one.
+const markerGap = 13.0
+
 // writeMarker draws a subject: a circle for a database record, a diamond
-// for a clusterware command.
-func writeMarker(w *bufio.Writer, tl timeline, c *correlate.Chain, y float64) {
-	x := tl.x(c.Subject.Time)
+// for a clusterware command, no closer than markerGap to the previous
+// marker of its lane (at prev); it returns where it drew.
+func writeMarker(w *bufio.Writer, tl timeline, c *correlate.Chain, y, prev float64) float64 {
+	at := tl.x(c.Subject.Time)
+	x := max(at, prev+markerGap)
+	if x != at {
+		fmt.Fprintf(w, `<line class="moved" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`+"\n", at, y+7, x, y+3)
+	}
 	shape := fmt.Sprintf(`<circle cx="%.1f" cy="%.1f" r="6"/>`, x, y)
 	if c.Subject.Kind == "clusterware" {
 		shape = fmt.Sprintf(`<path d="M%.1f %.1fl7 7l-7 7l-7-7z"/>`, x, y-7)
 	}
 	fmt.Fprintf(w, `<a href="#%s"><g class="m %s" data-kind="%s"><title>%s</title>%s</g></a>`+"\n",
 		chainID(*c), subjectClass(c.Subject), esc(c.Subject.Action), esc(chainText(*c)), shape)
+	return x
 }
