@@ -29,6 +29,9 @@ type Reader struct {
 	Location *time.Location
 	// MaxLineBytes bounds a line or journal field (0: DefaultMaxLineBytes).
 	MaxLineBytes int
+	// Format, when set, is the input's format (--input-format); "": the
+	// format the first bytes show.
+	Format Format
 }
 
 // Read reads r with the Reader's defaults; see Reader.Read.
@@ -46,8 +49,12 @@ func (rd Reader) Read(ctx context.Context, name string, r io.Reader, diag *input
 	if err != nil {
 		return err
 	}
-	prefix, _ := br.Peek(input.DetectLimit)
-	switch f, _ := DetectFormat(prefix); f {
+	f := rd.Format
+	if f == "" {
+		prefix, _ := br.Peek(input.DetectLimit)
+		f, _ = DetectFormat(prefix)
+	}
+	switch f {
 	case FormatJournalExport:
 		return rd.readExport(ctx, name, br, diag, fn)
 	case FormatJournalJSON:
