@@ -14,13 +14,15 @@ import (
 
 // uringWorker is a closed-loop reader (or writer) that keeps depth random
 // I/Os in flight on its own io_uring and issues a new one as each
-// completes, as fio's io_uring engine does at --iodepth.
+// completes, in the pattern of fio's io_uring engine with its defaults
+// (iodepth_batch_submit=1, iodepth_batch_complete_min=1): take every
+// completion ready, then submit each replacement with its own
+// io_uring_enter, and wait only when none is ready.
 //
 // Its latency is fio's "lat": from submission (the clock read just before
-// the io_uring_enter that hands the I/O to the kernel) to completion (the
-// clock read when the worker takes that completion from the ring), as
-// fio's io_uring engine does with its default batch settings: one I/O per
-// submission, one completion taken at a time.
+// the io_uring_enter that hands the I/O to the kernel) to completion (one
+// clock read when the worker takes the completions ready, as fio reads the
+// clock once per reaped batch).
 type uringWorker struct {
 	*worker
 	depth int
@@ -65,7 +67,7 @@ func (u *uringWorker) runClosed(stop *atomic.Bool, report func(error)) {
 	defer r.close()
 	inFlight := 0
 	for slot := range u.depth {
-		took, err := u.issue(r, slot, slot == u.depth-1)
+		took, err := u.issue(r, slot)
 		inFlight += took
 		if err != nil {
 			report(err)
@@ -73,37 +75,34 @@ func (u *uringWorker) runClosed(stop *atomic.Bool, report func(error)) {
 			return
 		}
 	}
-	waited := true // the last submission waited for a completion
+	u.counts.maxInFlight.Store(int32(inFlight))
 	for inFlight > 0 {
-		if !waited {
+		head, tail := r.ready()
+		if head == tail {
 			if _, err := r.wait(); err != nil {
 				report(err)
 				u.drain(r, inFlight)
 				return
 			}
+			continue
 		}
-		took, done, waitedNow, err := u.reap(r, stop, report)
-		inFlight += took - done
-		waited = waitedNow
+		took, err := u.reap(r, head, tail, stop, report)
+		inFlight += took - int(tail-head)
 		if err != nil {
 			report(err)
 			u.drain(r, inFlight)
 			return
 		}
-		if int32(inFlight) > u.counts.maxInFlight.Load() {
-			u.counts.maxInFlight.Store(int32(inFlight))
-		}
 	}
 }
 
 // issue submits slot's next I/O at a random block with its own
-// io_uring_enter, as fio does (iodepth_batch_submit=1), also waiting for
-// a completion when wait is set. One enter for several I/Os would be
-// cheaper, but the kernel plugs such a batch and dispatches it to the
-// device at once, and completions then come in bunches (p50 15–30 %
-// above fio's at iodepth 8 and 32 here, the mean unchanged). It returns
-// how many I/Os the kernel took (0 or 1).
-func (u *uringWorker) issue(r *ring, slot int, wait bool) (int, error) {
+// io_uring_enter, as fio does (iodepth_batch_submit=1). One enter for
+// several I/Os would be cheaper, but the kernel plugs such a batch and
+// dispatches it to the device at once, and completions then come in
+// bunches (p50 15–30 % above fio's at iodepth 8 and 32 here, the mean
+// unchanged). It returns how many I/Os the kernel took (0 or 1).
+func (u *uringWorker) issue(r *ring, slot int) (int, error) {
 	off := u.randomOffset()
 	if u.write {
 		u.restamp(u.bufs[slot])
@@ -111,22 +110,16 @@ func (u *uringWorker) issue(r *ring, slot int, wait bool) (int, error) {
 	u.offs[slot] = off
 	r.prepare(u.write, u.fd, u.bufs[slot], off, uint64(slot))
 	u.issued[slot] = time.Since(u.base)
-	w := uint32(0)
-	if wait {
-		w = 1
-	}
-	n, err := r.submitN(1, w)
+	n, err := r.submitN(1, 0)
 	return int(n), err
 }
 
-// reap takes the completions ready one at a time, as fio does
-// (iodepth_batch_complete_max=1): each is timed when taken, then, unless
-// stopped, its slot's next I/O is submitted before the next is taken; the
-// last submission also waits for a completion (one system call per I/O
-// at depth 1). It returns how many I/Os it submitted and how many
-// completed, whether the last submission waited, and a submission error.
-func (u *uringWorker) reap(r *ring, stop *atomic.Bool, report func(error)) (took, done int, waited bool, err error) {
-	head, tail := r.ready()
+// reap takes the completions from head up to tail: it records them all
+// at one clock read, then, unless stopped, submits each one's slot's next
+// I/O, and frees them. It returns how many I/Os it submitted and a
+// submission error.
+func (u *uringWorker) reap(r *ring, head, tail uint32, stop *atomic.Bool, report func(error)) (took int, err error) {
+	now := time.Since(u.base)
 	failed := false
 	for i := head; i != tail; i++ {
 		c := r.cqe(i)
@@ -135,27 +128,27 @@ func (u *uringWorker) reap(r *ring, stop *atomic.Bool, report func(error)) (took
 			report(err)
 			failed = true
 		} else {
-			u.shard.Record(time.Since(u.base) - u.issued[slot])
-		}
-		r.consume(i + 1)
-		done++
-		u.counts.completed.Add(1)
-		if stop.Load() {
-			continue
-		}
-		if failed {
-			u.backoff(stop)
-			failed = false
-		}
-		last := i+1 == tail
-		n, err := u.issue(r, slot, last)
-		took += n
-		waited = last && n == 1
-		if err != nil {
-			return took, done, false, err
+			u.shard.Record(now - u.issued[slot])
 		}
 	}
-	return took, done, waited, nil
+	u.counts.completed.Add(int64(tail - head))
+	// The entries stay unfreed while their slots are resubmitted: the
+	// kernel cannot need them, as a slot is either in flight or here.
+	defer r.consume(tail)
+	if stop.Load() {
+		return 0, nil
+	}
+	if failed {
+		u.backoff(stop)
+	}
+	for i := head; i != tail; i++ {
+		n, err := u.issue(r, int(r.cqe(i).userData))
+		took += n
+		if err != nil {
+			return took, err
+		}
+	}
+	return took, nil
 }
 
 // check turns a completion's result into the error of its I/O, if any.
