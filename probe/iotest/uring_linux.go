@@ -242,8 +242,9 @@ func (r *ring) submitN(n, wait uint32) (uint32, error) {
 		// processor while the kernel waits for completions. GETEVENTS
 		// even when not waiting, as fio does: on a ring that defers task
 		// work, it is what posts the completions the device has finished,
-		// so the worker sees them, and refills the queue, a submission
-		// sooner (without it: 0.85–0.91× fio's IOPS at iodepth 8).
+		// so the worker takes them and refills the queue without waiting
+		// (without it the worker waited every 4 reads at iodepth 8, fio
+		// every 8; docs/benchmarks.md).
 		got, _, errno := unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(n), uintptr(wait), ioringEnterGetevents, 0, 0)
 		switch errno {
 		case 0:

@@ -14,15 +14,15 @@ import (
 
 // uringWorker is a closed-loop reader (or writer) that keeps depth random
 // I/Os in flight on its own io_uring and issues a new one as each
-// completes, in the pattern of fio's io_uring engine with its defaults
-// (iodepth_batch_submit=1, iodepth_batch_complete_min=1): take every
-// completion ready, then submit each replacement with its own
-// io_uring_enter, and wait only when none is ready.
+// completes, in the loop of fio's io_uring engine with its defaults
+// (iodepth_batch_submit=1, iodepth_batch_complete_min=max=1): take one
+// completion, submit its replacement with its own io_uring_enter, take
+// the next, and wait only when none is ready.
 //
 // Its latency is fio's "lat": from submission (the clock read just before
-// the io_uring_enter that hands the I/O to the kernel) to completion (one
-// clock read when the worker takes the completions ready, as fio reads the
-// clock once per reaped batch).
+// the io_uring_enter that hands the I/O to the kernel) to completion (the
+// clock read when the worker takes it from the ring, after the
+// replacements of those taken before it, as fio times it).
 type uringWorker struct {
 	*worker
 	depth int
@@ -86,8 +86,8 @@ func (u *uringWorker) runClosed(stop *atomic.Bool, report func(error)) {
 			}
 			continue
 		}
-		took, err := u.reap(r, head, tail, stop, report)
-		inFlight += took - int(tail-head)
+		took, err := u.take(r, head, stop, report)
+		inFlight += took - 1
 		if err != nil {
 			report(err)
 			u.drain(r, inFlight)
@@ -114,41 +114,26 @@ func (u *uringWorker) issue(r *ring, slot int) (int, error) {
 	return int(n), err
 }
 
-// reap takes the completions from head up to tail: it records them all
-// at one clock read, then, unless stopped, submits each one's slot's next
-// I/O, and frees them. It returns how many I/Os it submitted and a
-// submission error.
-func (u *uringWorker) reap(r *ring, head, tail uint32, stop *atomic.Bool, report func(error)) (took int, err error) {
-	now := time.Since(u.base)
-	failed := false
-	for i := head; i != tail; i++ {
-		c := r.cqe(i)
-		slot := int(c.userData)
-		if err := u.check(c.res, slot); err != nil {
-			report(err)
-			failed = true
-		} else {
-			u.shard.Record(now - u.issued[slot])
-		}
+// take records the completion at head and frees it, then, unless
+// stopped, submits its slot's next I/O. It returns how many I/Os it
+// submitted (0 or 1) and a submission error.
+func (u *uringWorker) take(r *ring, head uint32, stop *atomic.Bool, report func(error)) (int, error) {
+	c := r.cqe(head)
+	slot := int(c.userData)
+	failed := u.check(c.res, slot)
+	if failed == nil {
+		u.shard.Record(time.Since(u.base) - u.issued[slot])
 	}
-	u.counts.completed.Add(int64(tail - head))
-	// The entries stay unfreed while their slots are resubmitted: the
-	// kernel cannot need them, as a slot is either in flight or here.
-	defer r.consume(tail)
+	r.consume(head + 1)
+	u.counts.completed.Add(1)
+	if failed != nil {
+		report(failed)
+		u.backoff(stop)
+	}
 	if stop.Load() {
 		return 0, nil
 	}
-	if failed {
-		u.backoff(stop)
-	}
-	for i := head; i != tail; i++ {
-		n, err := u.issue(r, int(r.cqe(i).userData))
-		took += n
-		if err != nil {
-			return took, err
-		}
-	}
-	return took, nil
+	return u.issue(r, slot)
 }
 
 // check turns a completion's result into the error of its I/O, if any.
