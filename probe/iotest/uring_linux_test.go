@@ -206,7 +206,11 @@ func TestUringErrorsAreCountedAndIOGoesOn(t *testing.T) {
 	var stop atomic.Bool
 	finished := make(chan struct{})
 	go func() { u.runClosed(&stop, test.reportIOError); close(finished) }()
-	time.Sleep(5 * errorBackoff)
+	// Several rounds of errors, each followed by errorBackoff; a loaded
+	// machine may take longer than 5 rounds' worth of time.
+	for deadline := time.Now().Add(10 * time.Second); w.counts.completed.Load() < 12 && time.Now().Before(deadline); {
+		time.Sleep(errorBackoff)
+	}
 	stop.Store(true)
 	<-finished
 	if n := diag.Count(test.name); n < 8 {
