@@ -1,23 +1,27 @@
 package driver
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/latscope/latscope/audit/correlate"
 	"github.com/latscope/latscope/input"
+	"github.com/latscope/latscope/view/audittimeline"
 )
 
 // AuditConfig is `latscope audit`'s configuration.
 type AuditConfig struct {
 	Files  []string
 	Filter correlate.Filter
-	// Options: the year of classic syslog stamps, the windows of the links.
+	// Options: the year of classic syslog stamps, the windows of the links,
+	// --input-format and the standard input of FILE "-".
 	Options correlate.Options
 	// Format: table, json (one document) or jsonl (one chain a line, for a
 	// log pipeline).
@@ -26,8 +30,11 @@ type AuditConfig struct {
 	// directories given) and prints each new chain once.
 	Follow        bool
 	FollowOptions correlate.FollowOptions
-	Stdout        io.Writer
-	Stderr        io.Writer
+	// Output: a file written in its extension's format (.html: the
+	// timeline page, .json, .jsonl, else the table) instead of stdout.
+	Output string
+	Stdout io.Writer
+	Stderr io.Writer
 }
 
 // AuditReport is `latscope audit --format json`'s document.
@@ -62,24 +69,52 @@ func Audit(ctx context.Context, ac AuditConfig) error {
 	}
 	chains := m.Chains(ac.Filter)
 	defer diag.PrintSummary(ac.Stderr)
-	if ac.Format == "jsonl" {
-		enc := json.NewEncoder(ac.Stdout)
-		for _, c := range chains {
-			if err := enc.Encode(c); err != nil {
-				return err
+	return writeOutput(ac.Output, ac.Stdout, ac.Format, func(w *bufio.Writer, format string) error {
+		if ac.Output != "" {
+			format = auditFormatOfPath(ac.Output)
+		}
+		switch format {
+		case "html":
+			return audittimeline.Write(w, audittimeline.Report{Files: m.Files, Chains: chains,
+				Problems: diag.Problems(), Warnings: diag.Warnings()})
+		case "jsonl":
+			enc := json.NewEncoder(w)
+			for _, c := range chains {
+				if err := enc.Encode(c); err != nil {
+					return err
+				}
 			}
+			return nil
+		case "json":
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			if chains == nil {
+				chains = []correlate.Chain{}
+			}
+			return enc.Encode(AuditReport{Files: m.Files, Chains: chains})
 		}
-		return nil
+		return writeAuditTable(w, m.Files, chains)
+	})
+}
+
+// auditFormatOfPath is formatOfPath with .jsonl; a .csv has no audit format.
+func auditFormatOfPath(path string) string {
+	if strings.EqualFold(filepath.Ext(path), ".jsonl") {
+		return "jsonl"
 	}
-	if ac.Format == "json" {
-		enc := json.NewEncoder(ac.Stdout)
-		enc.SetIndent("", "  ")
-		if chains == nil {
-			chains = []correlate.Chain{}
-		}
-		return enc.Encode(AuditReport{Files: m.Files, Chains: chains})
+	return formatOfPath(path)
+}
+
+// AuditInputFormats are --input-format's names.
+func AuditInputFormats() []string { return correlate.InputFormats() }
+
+// CheckAuditOutput refuses an -o file whose extension names no audit
+// format, before any file is read.
+func CheckAuditOutput(path string) error {
+	if path != "" && auditFormatOfPath(path) == "csv" {
+		return fmt.Errorf("-o %s: latscope audit writes .html, .json, .jsonl or a text table, not CSV", path)
 	}
-	return writeAuditTable(ac.Stdout, m.Files, chains)
+	return nil
 }
 
 func writeAuditTable(w io.Writer, files []correlate.FileSummary, chains []correlate.Chain) error {
@@ -163,6 +198,13 @@ func writeChain(b *strings.Builder, c correlate.Chain) {
 		}
 		for _, st := range c.Steps {
 			fmt.Fprintf(tw, "  step\t%s\n", st)
+		}
+		for _, cand := range c.Candidates {
+			who := "unknown"
+			if l := cand.Login; l != nil {
+				who = fmt.Sprintf("%s from %s, ses %s", orDash(l.User), orDash(l.Addr), l.Session)
+			}
+			fmt.Fprintf(tw, "  candidate\t%s\t%s\t%s → %s\t[%s:%d]\n", cand.Link.Confidence, cand.Link.Time.UTC().Format("15:04:05Z"), cand.Link.What, who, cand.Link.Source, cand.Link.Line)
 		}
 		tw.Flush()
 	}

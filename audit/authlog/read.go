@@ -29,8 +29,8 @@ type Reader struct {
 	Location *time.Location
 	// MaxLineBytes bounds a line or journal field (0: DefaultMaxLineBytes).
 	MaxLineBytes int
-	// Format, when set, is the input's format: not detected (a followed
-	// file may not have the bytes detection reads yet).
+	// Format, when set, is the input's format (--input-format); "": the
+	// format the first bytes show.
 	Format Format
 }
 

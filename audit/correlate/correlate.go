@@ -8,6 +8,8 @@ package correlate
 
 import (
 	"fmt"
+	"io"
+	"net"
 	"path"
 	"sort"
 	"strings"
@@ -16,6 +18,7 @@ import (
 	"github.com/latscope/latscope/audit/authlog"
 	"github.com/latscope/latscope/audit/linuxaudit"
 	"github.com/latscope/latscope/audit/oracleaud"
+	"github.com/latscope/latscope/input"
 )
 
 // Confidence says what a link rests on.
@@ -28,7 +31,10 @@ const (
 	ByTerminal    Confidence = "by terminal and time"
 	ByWatch       Confidence = "by execute watch and time"
 	ByAddressTime Confidence = "by address and time"
-	Unknown       Confidence = "unknown"
+	// Ambiguous: several candidates fit and none is preferred; the link
+	// names them all and the chain follows none.
+	Ambiguous Confidence = "ambiguous"
+	Unknown   Confidence = "unknown"
 )
 
 // Options tune loading and the time windows of the links.
@@ -41,6 +47,11 @@ type Options struct {
 	// LoginSlack: the time allowed between an audit USER_LOGIN and the sshd
 	// line of the same login (default 2 s).
 	LoginSlack time.Duration
+	// InputFormat, when set, is every input's format (one of
+	// InputFormats); "": detected per input.
+	InputFormat string
+	// Stdin is read for the file name "-".
+	Stdin io.Reader
 	// MaxAge: how long before a database record the exec of its process or
 	// the last event on its terminal may be (default 12 hours): pids and
 	// terminals are reused, and an audit log of another time or host must
@@ -69,6 +80,31 @@ func (o Options) loginSlack() time.Duration {
 	return 2 * time.Second
 }
 
+// InputFormats are the names Options.InputFormat takes: the readers' own.
+func InputFormats() []string {
+	return []string{string(oracleaud.FormatText), string(oracleaud.FormatXML), string(oracleaud.FormatUnifiedCSV),
+		string(oracleaud.FormatSyslog), linuxAuditFormat, string(authlog.FormatSyslog),
+		string(authlog.FormatJournalExport), string(authlog.FormatJournalJSON)}
+}
+
+// linuxAuditFormat names the Linux audit log's format.
+const linuxAuditFormat = "linux-audit"
+
+// detectFormat is the format of an input by its first bytes (and, for
+// Oracle's files, its name), or "".
+func detectFormat(prefix []byte, name string) string {
+	if f := oracleaud.Kind(prefix, strings.TrimSuffix(name, ".gz")); f != "" {
+		return string(f)
+	}
+	if linuxaudit.Detect(prefix) == input.Yes {
+		return linuxAuditFormat
+	}
+	if f, v := authlog.DetectFormat(prefix); v == input.Yes {
+		return string(f)
+	}
+	return ""
+}
+
 // Filter selects subjects.
 type Filter struct {
 	Since, Until time.Time // zero: open
@@ -79,20 +115,23 @@ type Filter struct {
 
 // Subject is what a chain explains.
 type Subject struct {
-	Time      time.Time `json:"time"`
-	Host      string    `json:"host,omitempty"`
-	DB        string    `json:"db,omitempty"`
-	DBID      string    `json:"dbid,omitempty"`
-	Action    string    `json:"action"`
-	Kind      string    `json:"kind"` // "oracle" or "clusterware"
-	Privilege string    `json:"privilege,omitempty"`
-	OSUser    string    `json:"os_user,omitempty"`
-	Terminal  string    `json:"terminal,omitempty"`
-	PID       int       `json:"pid,omitempty"`
-	Command   string    `json:"command,omitempty"`
-	Status    string    `json:"status,omitempty"`
-	Source    string    `json:"source"`
-	Line      int       `json:"line"`
+	Time time.Time `json:"time"`
+	Host string    `json:"host,omitempty"`
+	// ClientHost: an Oracle record's USERHOST, the host of the client
+	// (and of its terminal); the server's own for a local connection.
+	ClientHost string `json:"client_host,omitempty"`
+	DB         string `json:"db,omitempty"`
+	DBID       string `json:"dbid,omitempty"`
+	Action     string `json:"action"`
+	Kind       string `json:"kind"` // "oracle" or "clusterware"
+	Privilege  string `json:"privilege,omitempty"`
+	OSUser     string `json:"os_user,omitempty"`
+	Terminal   string `json:"terminal,omitempty"`
+	PID        int    `json:"pid,omitempty"`
+	Command    string `json:"command,omitempty"`
+	Status     string `json:"status,omitempty"`
+	Source     string `json:"source"`
+	Line       int    `json:"line"`
 }
 
 // Link is one step of a chain.
@@ -115,16 +154,26 @@ type Login struct {
 	Method  string    `json:"method,omitempty"`
 }
 
-// Chain explains one subject. Confidence is the weakest link's.
+// Chain explains one subject. Confidence is the weakest link's; a chain
+// whose link is ambiguous follows none of its candidates (it has no Login)
+// and lists each with the login it leads to.
 type Chain struct {
-	Subject    Subject    `json:"subject"`
-	Links      []Link     `json:"links"`
-	Steps      []string   `json:"steps,omitempty"` // sudo/su steps in the session
-	Login      *Login     `json:"login,omitempty"`
-	Confidence Confidence `json:"confidence"`
+	Subject    Subject     `json:"subject"`
+	Links      []Link      `json:"links"`
+	Steps      []string    `json:"steps,omitempty"` // sudo/su steps in the session
+	Login      *Login      `json:"login,omitempty"`
+	Candidates []Candidate `json:"candidates,omitempty"`
+	Confidence Confidence  `json:"confidence"`
 }
 
-var rank = map[Confidence]int{Exact: 5, ExactProcess: 5, ByProcessID: 4, ByTerminal: 3, ByWatch: 3, ByAddressTime: 3, Unknown: 0}
+// Candidate is one of the events an ambiguous link could rest on, followed
+// through its session to its login.
+type Candidate struct {
+	Link  Link   `json:"link"`
+	Login *Login `json:"login,omitempty"`
+}
+
+var rank = map[Confidence]int{Exact: 5, ExactProcess: 5, ByProcessID: 4, ByTerminal: 3, ByWatch: 3, ByAddressTime: 3, Ambiguous: 1, Unknown: 0}
 
 // Chains returns the chain of every subject the filter selects, in time
 // order, explaining those not explained yet.
@@ -144,7 +193,8 @@ func (m *Model) Chains(f Filter) []Chain {
 func dbSubject(r oracleaud.Record) Subject {
 	s := Subject{Time: r.Time, Host: r.Process.Host, DB: r.Process.Instance, DBID: r.DBID,
 		Action: string(r.Kind), Kind: "oracle", Privilege: r.Privilege, OSUser: r.ClientUser,
-		Terminal: r.ClientTerminal, PID: r.Process.PID, Status: r.Status, Source: r.Source, Line: r.Line}
+		Terminal: r.ClientTerminal, PID: r.Process.PID, Status: r.Status, Source: r.Source, Line: r.Line,
+		ClientHost: r.Userhost}
 	if s.Host == "" {
 		s.Host = r.Userhost
 	}
@@ -184,6 +234,9 @@ func finish(c Chain) Chain {
 	c.Confidence = Exact
 	if c.Login == nil {
 		c.Confidence = Unknown
+		if len(c.Candidates) > 0 {
+			c.Confidence = Ambiguous
+		}
 	}
 	for _, l := range c.Links {
 		if rank[l.Confidence] < rank[c.Confidence] {
@@ -231,10 +284,10 @@ func (m *Model) explainDB(s Subject) Chain {
 	if s.PID != 0 {
 		pid := fmt.Sprint(s.PID)
 		if e := m.lastAudit(s.Time.Add(slack), m.index().execs(pid), func(e *linuxaudit.Event) bool {
-			return e.PID == pid && hasType(e, "EXECVE")
+			return e.PID == pid && hasType(e, "EXECVE") && sameHost(s.Host, e.Node)
 		}); e != nil && s.Time.Sub(e.Time) <= m.opts.maxAge() {
 			what := fmt.Sprintf("server process %s: exec of %s by pid %s (%s)", pid, first(e.Command), e.PPID, e.Comm)
-			if p := m.lastAudit(e.Time.Add(slack), m.index().execs(e.PPID), func(x *linuxaudit.Event) bool { return x.PID == e.PPID && hasType(x, "EXECVE") }); p != nil {
+			if p := m.lastAudit(e.Time.Add(slack), m.index().execs(e.PPID), func(x *linuxaudit.Event) bool { return x.PID == e.PPID && x.Node == e.Node && hasType(x, "EXECVE") }); p != nil {
 				what += fmt.Sprintf(", itself `%s`", strings.Join(p.Command, " "))
 			}
 			c.Links = append(c.Links, Link{Confidence: ByProcessID, Time: e.Time, Source: e.Source, Line: e.Line, What: what + fmt.Sprintf(", ses %s", e.Session)})
@@ -245,7 +298,8 @@ func (m *Model) explainDB(s Subject) Chain {
 	// 2. By terminal and time: the latest event of that terminal before it.
 	if tty := ttyName(s.Terminal); tty != "" {
 		if e := m.lastAudit(s.Time.Add(slack), m.index().byTTY[tty], func(e *linuxaudit.Event) bool {
-			return e.Session != "" && e.Session != linuxaudit.Unset && (ttyName(e.TTY) == tty || ttyName(e.Terminal) == tty)
+			return e.Session != "" && e.Session != linuxaudit.Unset && (ttyName(e.TTY) == tty || ttyName(e.Terminal) == tty) &&
+				sameHost(s.terminalHost(), e.Node)
 		}); e != nil && s.Time.Sub(e.Time) <= m.opts.maxAge() {
 			c.Links = append(c.Links, Link{Confidence: ByTerminal, Time: e.Time, Source: e.Source, Line: e.Line,
 				What: fmt.Sprintf("terminal %s: last audit event %s on it, ses %s", s.Terminal, strings.Join(e.Types, ","), e.Session)})
@@ -253,7 +307,7 @@ func (m *Model) explainDB(s Subject) Chain {
 			return finish(c)
 		}
 		if a := m.lastAuth(s.Time.Add(slack), m.authIndex().byTTY[tty], func(a *authlog.Record) bool {
-			return (a.Kind == authlog.KindSudo || a.Kind == authlog.KindSu) && ttyName(a.TTY) == tty
+			return (a.Kind == authlog.KindSudo || a.Kind == authlog.KindSu) && ttyName(a.TTY) == tty && sameHost(s.terminalHost(), a.Host)
 		}); a != nil && s.Time.Sub(a.Time) <= m.opts.maxAge() {
 			c.Links = append(c.Links, Link{Confidence: ByTerminal, Time: a.Time, Source: a.Source, Line: a.Line,
 				What: fmt.Sprintf("terminal %s: %s by %s to %s (no audit session)", s.Terminal, a.Kind, a.User, a.TargetUser)})
@@ -263,19 +317,34 @@ func (m *Model) explainDB(s Subject) Chain {
 	}
 	// 3. By execute watch: a clusterware command of this database just before.
 	if tty := ttyName(s.Terminal); tty == "" {
-		if e := m.lastAudit(s.Time.Add(slack), m.index().watch, func(e *linuxaudit.Event) bool {
-			tool, _, db := clusterware(e)
-			return tool != "" && strings.Contains(e.Key, "oracrs") && e.Time.After(s.Time.Add(-m.opts.watchWindow())) &&
-				(db == "" || strings.EqualFold(db, s.DB) || strings.HasPrefix(strings.ToUpper(s.DB), strings.ToUpper(db)))
-		}); e != nil {
-			c.Links = append(c.Links, Link{Confidence: ByWatch, Time: e.Time, Source: e.Source, Line: e.Line,
-				What: fmt.Sprintf("execute watch (key %s) %s before: `%s`, pid %s ses %s", e.Key, s.Time.Sub(e.Time).Round(time.Second), strings.Join(e.Command, " "), e.PID, e.Session)})
+		if cands := m.watchCandidates(s); len(cands) == 1 {
+			e := cands[0]
+			c.Links = append(c.Links, m.watchLink(s, e, ByWatch))
 			m.session(&c, e.Node, e.Session)
+			return finish(c)
+		} else if len(cands) > 1 {
+			c.Links = append(c.Links, Link{Confidence: Ambiguous,
+				What: fmt.Sprintf("%d clusterware commands of different sessions or databases within %s before it: none taken", len(cands), m.opts.watchWindow())})
+			for _, e := range cands {
+				alt := Chain{Subject: s}
+				m.session(&alt, e.Node, e.Session)
+				c.Candidates = append(c.Candidates, Candidate{Link: m.watchLink(s, e, Ambiguous), Login: alt.Login})
+			}
 			return finish(c)
 		}
 	}
 	c.Links = append(c.Links, Link{Confidence: Unknown, What: "no process, terminal or execute watch matches"})
 	return finish(c)
+}
+
+// terminalHost is the host of a record's CLIENT TERMINAL: the client's
+// (USERHOST), else the server's. The process and the clusterware command
+// are the server's (Host).
+func (s Subject) terminalHost() string {
+	if s.ClientHost != "" {
+		return s.ClientHost
+	}
+	return s.Host
 }
 
 // ttyName normalises /dev/pts/1, pts/1 and pts1 to pts/1; "" for none.
@@ -328,7 +397,7 @@ func (m *Model) session(c *Chain, node, ses string) {
 		What: fmt.Sprintf("ses %s: USER_LOGIN auid %s from %s on %s by %s pid %s", ses, login.AUID, login.Addr, login.Terminal, path.Base(login.Exe), login.PID)})
 	slack := m.opts.loginSlack()
 	if a := m.lastAuth(login.Time.Add(slack), m.authIndex().byAddr[login.Addr], func(a *authlog.Record) bool {
-		return a.Kind == authlog.KindSSHAccepted && a.Addr == login.Addr && login.Time.Sub(a.Time) <= slack
+		return a.Kind == authlog.KindSSHAccepted && a.Addr == login.Addr && login.Time.Sub(a.Time) <= slack && sameHost(node, a.Host)
 	}); a != nil {
 		conf := ByAddressTime
 		if fmt.Sprint(a.PID) == login.PID {
@@ -339,4 +408,88 @@ func (m *Model) session(c *Chain, node, ses string) {
 			What: fmt.Sprintf("sshd[%d] Accepted %s for %s from %s port %d", a.PID, a.Method, a.User, a.Addr, a.Port)})
 	}
 	c.Login = l
+}
+
+// watchCandidates returns the clusterware commands under the execute watch
+// that may explain s: within the watch window before it, on its host, for
+// its database (-d) or none named. When some have the verb of s's action
+// (stop for SHUTDOWN, start for STARTUP, MOUNT, OPEN), only those are kept.
+// Of each session, database and host only the latest is kept: the same
+// person's retry is one candidate, two sessions or two databases are two.
+func (m *Model) watchCandidates(s Subject) []*linuxaudit.Event {
+	var all []*linuxaudit.Event
+	from := s.Time.Add(-m.opts.watchWindow())
+	to := s.Time.Add(2 * time.Second)
+	i := sort.Search(len(m.audit), func(i int) bool { return m.audit[i].Time.After(to) })
+	for i--; i >= 0 && m.audit[i].Time.After(from); i-- {
+		e := &m.audit[i]
+		tool, _, db := clusterware(e)
+		if tool != "" && strings.Contains(e.Key, "oracrs") && sameHost(s.Host, e.Node) &&
+			(db == "" || strings.EqualFold(db, s.DB) || strings.HasPrefix(strings.ToUpper(s.DB), strings.ToUpper(db))) {
+			all = append(all, e)
+		}
+	}
+	var fitting []*linuxaudit.Event
+	for _, e := range all {
+		if _, verb, _ := clusterware(e); verbFits(verb, s.Action) {
+			fitting = append(fitting, e)
+		}
+	}
+	if len(fitting) > 0 {
+		all = fitting
+	}
+	seen := map[string]bool{}
+	var out []*linuxaudit.Event // latest first
+	for _, e := range all {
+		_, _, db := clusterware(e)
+		key := strings.ToLower(e.Node) + "\x00" + e.Session + "\x00" + strings.ToUpper(db)
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// verbFits says whether a clusterware verb (stop database, start instance)
+// does what a database record shows.
+func verbFits(verb, action string) bool {
+	switch oracleaud.ActionKind(action) {
+	case oracleaud.KindShutdown:
+		return strings.HasPrefix(verb, "stop")
+	case oracleaud.KindStartup, oracleaud.KindAlterMount, oracleaud.KindAlterOpen:
+		return strings.HasPrefix(verb, "start")
+	}
+	return false
+}
+
+func (m *Model) watchLink(s Subject, e *linuxaudit.Event, conf Confidence) Link {
+	return Link{Confidence: conf, Time: e.Time, Source: e.Source, Line: e.Line,
+		What: fmt.Sprintf("execute watch (key %s) %s before: `%s`, pid %s ses %s%s", e.Key, s.Time.Sub(e.Time).Round(time.Second),
+			strings.Join(e.Command, " "), e.PID, e.Session, onNode(e.Node))}
+}
+
+func onNode(node string) string {
+	if node == "" {
+		return ""
+	}
+	return " on " + node
+}
+
+// sameHost says whether two host names may be one host: an empty name (the
+// file did not say) may be any; names compare case-insensitively, a short
+// name and a fully qualified one by the first label; addresses whole.
+func sameHost(a, b string) bool {
+	if a == "" || b == "" || strings.EqualFold(a, b) {
+		return true
+	}
+	if net.ParseIP(a) != nil || net.ParseIP(b) != nil {
+		return false
+	}
+	if strings.Contains(a, ".") && strings.Contains(b, ".") {
+		return false
+	}
+	a, _, _ = strings.Cut(a, ".")
+	b, _, _ = strings.Cut(b, ".")
+	return strings.EqualFold(a, b)
 }

@@ -93,7 +93,7 @@ func Follow(ctx context.Context, paths []string, diag *input.Diagnostics, fo Fol
 		case err != nil:
 			return err
 		}
-		f, err := classify(p, make([]byte, input.DetectLimit))
+		f, err := classify(p, make([]byte, input.DetectLimit), fo.InputFormat)
 		if err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package correlate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -97,6 +98,7 @@ type inputFile struct {
 	login  authlog.Format
 	node   string
 	first  time.Time
+	stdin  bool // "-": Options.Stdin
 }
 
 // Load reads every file (format detected per file, gzip unwrapped) into a
@@ -106,6 +108,9 @@ type inputFile struct {
 // memory stays bounded by open sessions (see Model).
 func Load(ctx context.Context, files []string, diag *input.Diagnostics, opts Options) (*Model, error) {
 	m := newModel(opts)
+	if opts.InputFormat != "" && !slices.Contains(InputFormats(), opts.InputFormat) {
+		return nil, fmt.Errorf("unknown input format %q (known: %s)", opts.InputFormat, strings.Join(InputFormats(), ", "))
+	}
 	files, fromDir, err := expandDirs(files)
 	if err != nil {
 		return nil, err
@@ -113,7 +118,16 @@ func Load(ctx context.Context, files []string, diag *input.Diagnostics, opts Opt
 	var order []inputFile
 	buf := make([]byte, input.DetectLimit)
 	for i, name := range files {
-		f, err := classify(name, buf)
+		if name == "-" {
+			if opts.Stdin == nil {
+				return nil, errors.New("-: no standard input")
+			}
+			// Read with the login logs: after the Oracle files, before the
+			// audit logs' stream, whatever it holds.
+			order = append(order, inputFile{i: i, name: name, kind: "login", stdin: true})
+			continue
+		}
+		f, err := classify(name, buf, opts.InputFormat)
 		if err != nil {
 			return nil, err
 		}
@@ -203,8 +217,8 @@ func (m *Model) reserve(files []inputFile) {
 
 // classify opens a file and says which reader takes it, from its first
 // bytes read into buf (DetectLimit long, reused: an adump holds thousands
-// of small files).
-func classify(name string, buf []byte) (inputFile, error) {
+// of small files), or from format (--input-format) when given.
+func classify(name string, buf []byte, format string) (inputFile, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return inputFile{}, err
@@ -227,23 +241,37 @@ func classify(name string, buf []byte) (inputFile, error) {
 		prefix, _ = br.Peek(input.DetectLimit)
 	}
 	out := inputFile{name: name}
+	if format == "" {
+		format = detectFormat(prefix, name)
+	}
 	switch {
-	case oracleaud.Kind(prefix, strings.TrimSuffix(name, ".gz")) != "":
+	case isOracleFormat(format):
 		out.kind = "oracle"
 		if !gzipped {
-			out.oracle = oracleaud.Kind(prefix, name)
+			out.oracle = oracleaud.Format(format)
 		}
-	case linuxaudit.Detect(prefix) == input.Yes:
+	case format == linuxAuditFormat:
 		out.kind = "linux-audit"
 		out.node, out.first, _ = linuxaudit.FirstRecord(prefix)
 	default:
-		out.kind = "login" // or unknown: add says which
-		out.login, _ = authlog.DetectFormat(prefix)
+		out.kind = "login" // or unknown ("" format): add says which
+		out.login = authlog.Format(format)
 	}
 	return out, nil
 }
 
+func isOracleFormat(f string) bool {
+	switch oracleaud.Format(f) {
+	case oracleaud.FormatText, oracleaud.FormatXML, oracleaud.FormatUnifiedCSV, oracleaud.FormatSyslog:
+		return true
+	}
+	return false
+}
+
 func (m *Model) readFile(ctx context.Context, in inputFile, diag *input.Diagnostics, stream bool) (FileSummary, error) {
+	if in.stdin {
+		return m.add(ctx, in.name, m.opts.Stdin, diag, false)
+	}
 	f, err := os.Open(in.name)
 	if err != nil {
 		return FileSummary{Name: in.name}, err
@@ -294,19 +322,23 @@ func (m *Model) add(ctx context.Context, name string, r io.Reader, diag *input.D
 	if err != nil {
 		return sum, fmt.Errorf("%s: %w", name, err)
 	}
-	prefix, _ := br.Peek(input.DetectLimit)
+	sum.Format = m.opts.InputFormat
+	if sum.Format == "" {
+		prefix, _ := br.Peek(input.DetectLimit)
+		sum.Format = detectFormat(prefix, name)
+	}
 	switch {
-	case oracleaud.Kind(prefix, strings.TrimSuffix(name, ".gz")) != "":
-		sum.Format = string(oracleaud.Kind(prefix, strings.TrimSuffix(name, ".gz")))
-		err = oracleaud.Read(ctx, name, br, diag, func(rec oracleaud.Record) error {
+	case sum.Format == "":
+		return sum, fmt.Errorf("%s: not an Oracle audit file, a Linux audit log nor a login log", name)
+	case isOracleFormat(sum.Format):
+		err = oracleaud.ReaderFor(oracleaud.Format(sum.Format))(ctx, name, br, diag, func(rec oracleaud.Record) error {
 			sum.Read++
 			if m.addDB(rec) {
 				sum.Kept++
 			}
 			return nil
 		})
-	case linuxaudit.Detect(prefix) == input.Yes:
-		sum.Format = "linux-audit"
+	case sum.Format == linuxAuditFormat:
 		rd := linuxaudit.Reader{Want: wantAuditType, Dropped: &sum.Read, FieldsOnly: true, Skip: skipAuditType}
 		err = rd.Read(ctx, name, br, diag, func(e linuxaudit.Event) error {
 			sum.Read++
@@ -316,12 +348,7 @@ func (m *Model) add(ctx context.Context, name string, r io.Reader, diag *input.D
 			return nil
 		})
 	default:
-		format, v := authlog.DetectFormat(prefix)
-		if v != input.Yes {
-			return sum, fmt.Errorf("%s: not an Oracle audit file, a Linux audit log nor a login log", name)
-		}
-		sum.Format = string(format)
-		rd := authlog.Reader{Year: m.opts.Year, Reference: ref}
+		rd := authlog.Reader{Year: m.opts.Year, Reference: ref, Format: authlog.Format(sum.Format)}
 		err = rd.Read(ctx, name, br, diag, func(rec authlog.Record) error {
 			sum.Read++
 			if m.addAuth(rec) {

@@ -88,14 +88,14 @@ func TestWebLoginRolesAndPages(t *testing.T) {
 	if spark[0] != 1 || spark[1] != 1 || spark[2] < 50 {
 		t.Errorf("sparkline: %d p50, %d p99 lines, %d gap columns; want 1, 1 and most of 60", spark[0], spark[1], spark[2])
 	}
-	if nav := navLinks(b); !slices.Equal(nav, []string{"Dashboard", "History", "Compare", "Runs", "New run", "Tokens", "Users", "Audit log"}) {
+	if nav := navLinks(b); !slices.Equal(nav, []string{"Dashboard", "History", "Compare", "Runs", "New run", "DB audit", "Tokens", "Users", "Audit log"}) {
 		t.Errorf("admin's navigation %v", nav)
 	}
 	logout(t, b, ws)
 
 	// A viewer: no run or admin controls, and the server refuses them.
 	b.Login(ws.base, "vera", webViewerPassword)
-	if nav := navLinks(b); !slices.Equal(nav, []string{"Dashboard", "History", "Compare", "Runs", "Tokens"}) {
+	if nav := navLinks(b); !slices.Equal(nav, []string{"Dashboard", "History", "Compare", "Runs", "DB audit", "Tokens"}) {
 		t.Errorf("viewer's navigation %v", nav)
 	}
 	b.Open(ws.base + "/tokens")
@@ -128,7 +128,7 @@ func TestWebLoginRolesAndPages(t *testing.T) {
 
 	// An operator may start runs but not administer.
 	b.Login(ws.base, "otto", webOperatorPassword)
-	if nav := navLinks(b); !slices.Equal(nav, []string{"Dashboard", "History", "Compare", "Runs", "New run", "Tokens"}) {
+	if nav := navLinks(b); !slices.Equal(nav, []string{"Dashboard", "History", "Compare", "Runs", "New run", "DB audit", "Tokens"}) {
 		t.Errorf("operator's navigation %v", nav)
 	}
 	logout(t, b, ws)

@@ -14,13 +14,15 @@ import (
 
 // uringWorker is a closed-loop reader (or writer) that keeps depth random
 // I/Os in flight on its own io_uring and issues a new one as each
-// completes, as fio's io_uring engine does at --iodepth.
+// completes, in the loop of fio's io_uring engine with its defaults
+// (iodepth_batch_submit=1, iodepth_batch_complete_min=max=1): take one
+// completion, submit its replacement with its own io_uring_enter, take
+// the next, and wait only when none is ready.
 //
 // Its latency is fio's "lat": from submission (the clock read just before
 // the io_uring_enter that hands the I/O to the kernel) to completion (the
-// clock read when the worker takes that completion from the ring), as
-// fio's io_uring engine does with its default batch settings: one I/O per
-// submission, one completion taken at a time.
+// clock read when the worker takes it from the ring, after the
+// replacements of those taken before it, as fio times it).
 type uringWorker struct {
 	*worker
 	depth int
@@ -65,7 +67,7 @@ func (u *uringWorker) runClosed(stop *atomic.Bool, report func(error)) {
 	defer r.close()
 	inFlight := 0
 	for slot := range u.depth {
-		took, err := u.issue(r, slot, slot == u.depth-1)
+		took, err := u.issue(r, slot)
 		inFlight += took
 		if err != nil {
 			report(err)
@@ -73,37 +75,34 @@ func (u *uringWorker) runClosed(stop *atomic.Bool, report func(error)) {
 			return
 		}
 	}
-	waited := true // the last submission waited for a completion
+	u.counts.maxInFlight.Store(int32(inFlight))
 	for inFlight > 0 {
-		if !waited {
+		head, tail := r.ready()
+		if head == tail {
 			if _, err := r.wait(); err != nil {
 				report(err)
 				u.drain(r, inFlight)
 				return
 			}
+			continue
 		}
-		took, done, waitedNow, err := u.reap(r, stop, report)
-		inFlight += took - done
-		waited = waitedNow
+		took, err := u.take(r, head, stop, report)
+		inFlight += took - 1
 		if err != nil {
 			report(err)
 			u.drain(r, inFlight)
 			return
 		}
-		if int32(inFlight) > u.counts.maxInFlight.Load() {
-			u.counts.maxInFlight.Store(int32(inFlight))
-		}
 	}
 }
 
 // issue submits slot's next I/O at a random block with its own
-// io_uring_enter, as fio does (iodepth_batch_submit=1), also waiting for
-// a completion when wait is set. One enter for several I/Os would be
-// cheaper, but the kernel plugs such a batch and dispatches it to the
-// device at once, and completions then come in bunches (p50 15–30 %
-// above fio's at iodepth 8 and 32 here, the mean unchanged). It returns
-// how many I/Os the kernel took (0 or 1).
-func (u *uringWorker) issue(r *ring, slot int, wait bool) (int, error) {
+// io_uring_enter, as fio does (iodepth_batch_submit=1). One enter for
+// several I/Os would be cheaper, but the kernel plugs such a batch and
+// dispatches it to the device at once, and completions then come in
+// bunches (p50 15–30 % above fio's at iodepth 8 and 32 here, the mean
+// unchanged). It returns how many I/Os the kernel took (0 or 1).
+func (u *uringWorker) issue(r *ring, slot int) (int, error) {
 	off := u.randomOffset()
 	if u.write {
 		u.restamp(u.bufs[slot])
@@ -111,51 +110,30 @@ func (u *uringWorker) issue(r *ring, slot int, wait bool) (int, error) {
 	u.offs[slot] = off
 	r.prepare(u.write, u.fd, u.bufs[slot], off, uint64(slot))
 	u.issued[slot] = time.Since(u.base)
-	w := uint32(0)
-	if wait {
-		w = 1
-	}
-	n, err := r.submitN(1, w)
+	n, err := r.submitN(1, 0)
 	return int(n), err
 }
 
-// reap takes the completions ready one at a time, as fio does
-// (iodepth_batch_complete_max=1): each is timed when taken, then, unless
-// stopped, its slot's next I/O is submitted before the next is taken; the
-// last submission also waits for a completion (one system call per I/O
-// at depth 1). It returns how many I/Os it submitted and how many
-// completed, whether the last submission waited, and a submission error.
-func (u *uringWorker) reap(r *ring, stop *atomic.Bool, report func(error)) (took, done int, waited bool, err error) {
-	head, tail := r.ready()
-	failed := false
-	for i := head; i != tail; i++ {
-		c := r.cqe(i)
-		slot := int(c.userData)
-		if err := u.check(c.res, slot); err != nil {
-			report(err)
-			failed = true
-		} else {
-			u.shard.Record(time.Since(u.base) - u.issued[slot])
-		}
-		r.consume(i + 1)
-		done++
-		u.counts.completed.Add(1)
-		if stop.Load() {
-			continue
-		}
-		if failed {
-			u.backoff(stop)
-			failed = false
-		}
-		last := i+1 == tail
-		n, err := u.issue(r, slot, last)
-		took += n
-		waited = last && n == 1
-		if err != nil {
-			return took, done, false, err
-		}
+// take records the completion at head and frees it, then, unless
+// stopped, submits its slot's next I/O. It returns how many I/Os it
+// submitted (0 or 1) and a submission error.
+func (u *uringWorker) take(r *ring, head uint32, stop *atomic.Bool, report func(error)) (int, error) {
+	c := r.cqe(head)
+	slot := int(c.userData)
+	failed := u.check(c.res, slot)
+	if failed == nil {
+		u.shard.Record(time.Since(u.base) - u.issued[slot])
 	}
-	return took, done, waited, nil
+	r.consume(head + 1)
+	u.counts.completed.Add(1)
+	if failed != nil {
+		report(failed)
+		u.backoff(stop)
+	}
+	if stop.Load() {
+		return 0, nil
+	}
+	return u.issue(r, slot)
 }
 
 // check turns a completion's result into the error of its I/O, if any.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/archive"
+	"github.com/latscope/latscope/server/auditwatch"
 	"github.com/latscope/latscope/server/auth"
 	"github.com/latscope/latscope/server/httpsec"
 	"github.com/latscope/latscope/server/jobctl"
@@ -48,6 +49,10 @@ type Data struct {
 	Metrics *promnative.Mapper
 	// Fleet is the store the fleet routes read (nil: none configured).
 	Fleet *Fleet
+	// AuditWatches are the audit watches (nil: none configured) and
+	// AuditTimeline draws their timeline page.
+	AuditWatches  *auditwatch.Set
+	AuditTimeline auditwatch.Render
 }
 
 // RegisterServe adds every route of latscope serve: the auth API of
@@ -58,6 +63,7 @@ func RegisterServe(rt *httpsec.Router, d Data) {
 	rt.RegisterAuthAPI()
 	Register(rt, d)
 	runs.Register(rt, d.Runs)
+	auditwatch.Register(rt, d.AuditWatches, d.AuditTimeline)
 }
 
 // Register adds the data routes, each with the least role it needs.

@@ -21,9 +21,13 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/latscope/latscope/archive"
+	"github.com/latscope/latscope/audit/correlate"
 	"github.com/latscope/latscope/hist"
+	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/testkit/authtest"
+	"github.com/latscope/latscope/internal/testkit/testenv"
 	"github.com/latscope/latscope/server/api"
+	"github.com/latscope/latscope/server/auditwatch"
 	"github.com/latscope/latscope/server/auth"
 	"github.com/latscope/latscope/server/config"
 	"github.com/latscope/latscope/server/httpsec"
@@ -37,6 +41,7 @@ import (
 	"github.com/latscope/latscope/sink/promnative"
 	"github.com/latscope/latscope/source"
 	"github.com/latscope/latscope/stream"
+	"github.com/latscope/latscope/view/audittimeline"
 )
 
 // openAPIFile is the API's contract, published in docs/.
@@ -99,8 +104,43 @@ func serveRouter(t *testing.T) *httpsec.Router {
 	}
 	rt := httpsec.NewRouter(store, httpsec.Config{})
 	api.RegisterServe(rt, api.Data{Archive: a, Jobs: status, Sinks: []sink.Format{lsrsink.Format(), jsonl.Format(), csvsink.Format()}, JobControl: jobControl(t, store, dir), Runs: fakeRuns(t, dir),
-		Metrics: series})
+		Metrics: series, AuditWatches: auditWatches(t, dir), AuditTimeline: auditTimeline})
 	return rt
+}
+
+// auditWatches is one audit watch, "orcl", holding the chains of the
+// synthetic scenario (testdata/audit/correlate-synthetic) as the server
+// reads them back from its data directory; it is not run.
+func auditWatches(t *testing.T, dir string) *auditwatch.Set {
+	t.Helper()
+	scenario := filepath.Dir(testenv.DataFile(t, "audit/correlate-synthetic/audit.log"))
+	files, _ := filepath.Glob(filepath.Join(scenario, "*"))
+	m, err := correlate.Load(t.Context(), slices.DeleteFunc(files, func(f string) bool { return strings.HasSuffix(f, ".md") }),
+		input.NewDiagnostics(io.Discard, 0), correlate.Options{Year: 2026})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	for _, c := range m.Chains(correlate.Filter{}) {
+		line, _ := json.Marshal(c)
+		b.Write(append(line, '\n'))
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "auditwatch"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "auditwatch", "orcl.jsonl"), b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	set, err := auditwatch.Open(auditwatch.Options{Data: dir}, []auditwatch.Watch{{Name: "orcl", Files: []string{scenario}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(set.Close)
+	return set
+}
+
+func auditTimeline(w io.Writer, title string, chains []correlate.Chain) error {
+	return audittimeline.Write(w, audittimeline.Report{Title: title, Chains: chains})
 }
 
 // jobControl is a job manager over a runner that is not started: changes
@@ -310,6 +350,17 @@ func TestOpenAPIResponses(t *testing.T) {
 	c.call("DELETE", "/api/v1/jobs/cfg", "/api/v1/jobs/{name}", nil, http.StatusConflict)
 	c.call("DELETE", "/api/v1/jobs/probe1", "/api/v1/jobs/{name}", nil, http.StatusNoContent)
 	callRuns(t, c)
+	if w := c.call("GET", "/api/v1/audit-watches", "/api/v1/audit-watches", nil, http.StatusOK); len(w["watches"].([]any)) != 1 {
+		t.Errorf("audit watches: %v", w)
+	}
+	if ch := c.call("GET", "/api/v1/audit-watches/orcl/chains?since=2026-11-20T10:06:01Z", "/api/v1/audit-watches/{name}/chains", nil, http.StatusOK); len(ch["chains"].([]any)) == 0 {
+		t.Errorf("audit watch chains: %v", ch)
+	}
+	c.call("GET", "/api/v1/audit-watches/orcl/chains?format=jsonl", "/api/v1/audit-watches/{name}/chains", nil, http.StatusOK)
+	c.call("GET", "/api/v1/audit-watches/orcl/chains?since=yesterday", "/api/v1/audit-watches/{name}/chains", nil, http.StatusBadRequest)
+	c.call("GET", "/api/v1/audit-watches/nope/chains", "/api/v1/audit-watches/{name}/chains", nil, http.StatusNotFound)
+	c.call("GET", "/api/v1/audit-watches/orcl/timeline", "/api/v1/audit-watches/{name}/timeline", nil, http.StatusOK)
+	c.call("GET", "/api/v1/audit-watches/nope/timeline", "/api/v1/audit-watches/{name}/timeline", nil, http.StatusNotFound)
 	c.call("DELETE", "/api/v1/tokens/"+tok["id"].(string), "/api/v1/tokens/{id}", nil, http.StatusNoContent)
 	c.call("DELETE", "/api/v1/users/alice", "/api/v1/users/{name}", nil, http.StatusNoContent)
 	c.call("POST", "/api/v1/logout", "/api/v1/logout", nil, http.StatusNoContent)

@@ -48,6 +48,8 @@ type Config struct {
 	RemoteWrite []RemoteWrite `yaml:"remote_write"`
 	// Fleet is the store the browser view reads every host's series from.
 	Fleet Fleet `yaml:"fleet"`
+	// AuditWatches follow audit trails and login logs (docs/audit.md).
+	AuditWatches []AuditWatch `yaml:"audit_watches"`
 }
 
 // Prometheus configures how intervals become Prometheus series.
@@ -196,6 +198,9 @@ func Parse(name string, b []byte) (*Config, error) {
 	}
 	if err := c.Fleet.Check(); err != nil {
 		return nil, fmt.Errorf("%s:%d: fleet: %w", name, keyLine(&doc, "fleet"), err)
+	}
+	if err := checkAuditWatches(name, c.AuditWatches, itemLines(&doc, "audit_watches")); err != nil {
+		return nil, err
 	}
 	return &c, nil
 }

@@ -68,6 +68,9 @@ func TestDocumentedExampleLoads(t *testing.T) {
 	if !c.OTLP.Enabled() || c.OTLP.Every != 10*time.Second || c.OTLP.HeadersFile == "" {
 		t.Errorf("otlp settings %+v", c.OTLP)
 	}
+	if len(c.AuditWatches) != 1 || c.AuditWatches[0].Name != "orcl" || len(c.AuditWatches[0].Files) != 3 || c.AuditWatches[0].Line == 0 {
+		t.Errorf("audit watches %+v", c.AuditWatches)
+	}
 	if c.Jobs[3].Keep != 3*day || c.Jobs[0].Keep != 0 {
 		t.Errorf("retentions %s %s", c.Jobs[3].Keep, c.Jobs[0].Keep)
 	}
@@ -108,6 +111,10 @@ func TestErrorsNameFileAndLine(t *testing.T) {
 		{"data: d\notlp:\n  endpoint: 127.0.0.1:4318\n", "f.yaml:2: otlp: endpoint \"127.0.0.1:4318\": want http://HOST:PORT"},
 		{"data: d\notlp:\n  endpoint: http://c:4318\n  interval: 0s\n", "f.yaml:2: otlp: interval \"0s\""},
 		{"data: d\notlp:\n  interval: 5s\n", "f.yaml:2: otlp: give endpoint"},
+		{"data: d\naudit_watches:\n  - name: orcl\n", "f.yaml:3: audit watch 1: \"orcl\" has no files"},
+		{"data: d\naudit_watches:\n  - name: orcl\n    files: [adump]\n", "f.yaml:3: audit watch 1: \"orcl\": file \"adump\": want an absolute path"},
+		{"data: d\naudit_watches:\n  - name: a\n    files: [/x]\n  - name: a\n    files: [/y]\n", "f.yaml:5: audit watch \"a\" is already defined at line 3"},
+		{"data: d\naudit_watches:\n  - files: [/x]\n", "f.yaml:3: audit watch 1:"},
 		{"", "empty configuration"},
 	} {
 		_, err := Parse("f.yaml", []byte(tc.yaml))

@@ -63,6 +63,7 @@ func Pages() []Page {
 		{Path: "/runs/new", Role: auth.Operator, Script: "runform", Title: "New run"},
 		{Path: "/runs/{id}", Role: auth.Viewer, Script: "run", Title: "Run"},
 		{Path: "/flame", Role: auth.Viewer, Script: "flame", Title: "Flame graph"},
+		{Path: "/audit-watches", Role: auth.Viewer, Script: "auditwatch", Title: "Database audit watches"},
 		{Path: "/tokens", Role: auth.Viewer, Script: "tokens", Title: "Tokens"},
 		{Path: "/admin/users", Role: auth.Admin, Script: "users", Title: "Users"},
 		{Path: "/admin/audit", Role: auth.Admin, Script: "audit", Title: "Audit log"},

@@ -168,7 +168,7 @@
   // ---- navigation -------------------------------------------------------------
   function buildNav(me) {
     var links = [["/", "Dashboard", "viewer"], ["/history", "History", "viewer"], ["/compare", "Compare", "viewer"], ["/runs", "Runs", "viewer"],
-      ["/runs/new", "New run", "operator"], ["/tokens", "Tokens", "viewer"], ["/admin/users", "Users", "admin"], ["/admin/audit", "Audit log", "admin"]];
+      ["/runs/new", "New run", "operator"], ["/audit-watches", "DB audit", "viewer"], ["/tokens", "Tokens", "viewer"], ["/admin/users", "Users", "admin"], ["/admin/audit", "Audit log", "admin"]];
     var nav = document.getElementById("nav");
     links.forEach(function (l) {
       if (!LS.can(l[2])) return;
