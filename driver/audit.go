@@ -26,6 +26,10 @@ type AuditConfig struct {
 	// Format: table, json (one document) or jsonl (one chain a line, for a
 	// log pipeline).
 	Format string
+	// Follow keeps reading the files (and the Oracle audit files new in
+	// directories given) and prints each new chain once.
+	Follow        bool
+	FollowOptions correlate.FollowOptions
 	// Output: a file written in its extension's format (.html: the
 	// timeline page, .json, .jsonl, else the table) instead of stdout.
 	Output string
@@ -56,6 +60,9 @@ func ParseAuditTime(s string) (time.Time, error) {
 // Audit reads the files and prints every subject's chain.
 func Audit(ctx context.Context, ac AuditConfig) error {
 	diag := input.NewDiagnostics(ac.Stderr, input.DefaultReportLimit)
+	if ac.Follow {
+		return followAudit(ctx, ac, diag)
+	}
 	m, err := correlate.Load(ctx, ac.Files, diag, ac.Options)
 	if err != nil {
 		return err
@@ -123,30 +130,61 @@ func writeAuditTable(w io.Writer, files []correlate.FileSummary, chains []correl
 		b.WriteString("no database start, stop, SYSDBA/SYSOPER connection or clusterware command in the files read\n")
 	}
 	for _, c := range chains {
+		writeChain(&b, c)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// followAudit prints each chain as Follow hands it on: a JSON line, or
+// the table's block.
+func followAudit(ctx context.Context, ac AuditConfig, diag *input.Diagnostics) error {
+	fo := ac.FollowOptions
+	fo.Options = ac.Options
+	enc := json.NewEncoder(ac.Stdout)
+	err := correlate.Follow(ctx, ac.Files, diag, fo, func(c correlate.Chain) error {
+		if !ac.Filter.Match(c.Subject) {
+			return nil
+		}
+		if ac.Format == "jsonl" {
+			return enc.Encode(c)
+		}
+		var b strings.Builder
+		writeChain(&b, c)
+		_, err := io.WriteString(ac.Stdout, b.String())
+		return err
+	})
+	diag.PrintSummary(ac.Stderr)
+	return err
+}
+
+// writeChain writes a chain's block of the table.
+func writeChain(b *strings.Builder, c correlate.Chain) {
+	{
 		s := c.Subject
 		b.WriteString("\n")
 		what := s.Action
 		if s.Command != "" {
 			what += ": " + s.Command
 		}
-		fmt.Fprintf(&b, "%s  %s  %s  %s", s.Time.UTC().Format("2006-01-02 15:04:05Z"), orDash(s.Host), orDash(s.DB), what)
+		fmt.Fprintf(b, "%s  %s  %s  %s", s.Time.UTC().Format("2006-01-02 15:04:05Z"), orDash(s.Host), orDash(s.DB), what)
 		if s.Privilege != "" {
-			fmt.Fprintf(&b, " (%s)", s.Privilege)
+			fmt.Fprintf(b, " (%s)", s.Privilege)
 		}
-		fmt.Fprintf(&b, "  [%s:%d]\n", s.Source, s.Line)
+		fmt.Fprintf(b, "  [%s:%d]\n", s.Source, s.Line)
 		if c.Login != nil {
-			fmt.Fprintf(&b, "  who: %s", orDash(c.Login.User))
+			fmt.Fprintf(b, "  who: %s", orDash(c.Login.User))
 			if c.Login.Addr != "" {
-				fmt.Fprintf(&b, " from %s", c.Login.Addr)
+				fmt.Fprintf(b, " from %s", c.Login.Addr)
 				if c.Login.Port != 0 {
-					fmt.Fprintf(&b, " port %d", c.Login.Port)
+					fmt.Fprintf(b, " port %d", c.Login.Port)
 				}
 			}
-			fmt.Fprintf(&b, ", login %s, auid %s ses %s — %s\n", c.Login.Time.UTC().Format("15:04:05Z"), orDash(c.Login.AUID), c.Login.Session, c.Confidence)
+			fmt.Fprintf(b, ", login %s, auid %s ses %s — %s\n", c.Login.Time.UTC().Format("15:04:05Z"), orDash(c.Login.AUID), c.Login.Session, c.Confidence)
 		} else {
-			fmt.Fprintf(&b, "  who: unknown — %s\n", c.Confidence)
+			fmt.Fprintf(b, "  who: unknown — %s\n", c.Confidence)
 		}
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 		for _, l := range c.Links {
 			at := ""
 			if !l.Time.IsZero() {
@@ -170,8 +208,6 @@ func writeAuditTable(w io.Writer, files []correlate.FileSummary, chains []correl
 		}
 		tw.Flush()
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 func orDash(s string) string {

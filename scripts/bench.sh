@@ -7,19 +7,9 @@
 #   BENCH_GB    size of the big trace in GB (default 1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=${BENCH_OUT:-bench-out}
-mkdir -p "$out"
-bin=bin/latscope
-[ -x "$bin" ] || { echo "bench: build first (make build)"; exit 1; }
 
-# Peers and measuring tools are installed when missing and we can: as
-# root with apt-get, which updates its lists only when an install fails.
-can_install() { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; }
-apt_install() {
-	echo "bench: installing $*"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null ||
-		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null; }
-}
+# shellcheck source=scripts/benchlib.sh
+. scripts/benchlib.sh
 need=()
 command -v hyperfine >/dev/null || need+=(hyperfine)
 [ -x /usr/bin/time ] || need+=(time)
@@ -130,6 +120,10 @@ fi
 [ -n "${BENCH_DIR:-}" ] || rm -rf "$dir"
 }
 trace_bench
+
+echo
+echo "== latscope audit vs ausearch -i: a generated host's audit.log (scripts/auditgen) with its .aud files and auth.log, one core (docs/benchmarks.md) =="
+BENCH_OUT=$out scripts/audit-bench.sh
 
 echo
 echo "== iotest vs fio: 8 KiB random reads, psync, O_DIRECT, same file, alternating runs =="

@@ -74,18 +74,18 @@ func (o *Opener) Open(ctx context.Context, spec string) (Source, error) {
 	}
 	var r io.Reader = f
 	var closer io.Closer = f
-	var follow *followReader
+	var follow *input.Follower
 	if o.WrapFile != nil && !o.Options.Follow {
 		if st, err := f.Stat(); err == nil {
 			r = o.WrapFile(spec, st.Size(), f)
 		}
 	}
 	if o.Options.Follow {
-		if err := waitForData(ctx, f); err != nil {
+		if err := input.WaitForData(ctx, f, 200*time.Millisecond); err != nil {
 			f.Close()
 			return nil, err
 		}
-		fr := &followReader{ctx: ctx, path: spec, f: f, poll: 200 * time.Millisecond}
+		fr := input.Follow(ctx, spec, f, 200*time.Millisecond)
 		r, closer, follow = fr, fr, fr
 	}
 	var mod time.Time
@@ -174,96 +174,19 @@ func (o *Opener) FormatNames() []string {
 	return names
 }
 
-// waitForData blocks until a followed file has some content.
-func waitForData(ctx context.Context, f *os.File) error {
-	for {
-		st, err := f.Stat()
-		if err != nil {
-			return err
-		}
-		if st.Size() > 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-}
-
-// followReader reads a growing file like tail -F: at the end it waits for
-// more data; when the file shrinks (truncated in place) it starts again from
-// the top, and when the path names a new file (rotated by rename) it
-// switches to that file. It returns io.EOF once ctx is done.
-type followReader struct {
-	ctx  context.Context
-	path string
-	f    *os.File
-	poll time.Duration
-	off  int64
-}
-
-func (r *followReader) Read(p []byte) (int, error) {
-	for {
-		n, err := r.f.Read(p)
-		r.off += int64(n)
-		if n > 0 {
-			return n, nil
-		}
-		if err != nil && err != io.EOF {
-			return 0, err
-		}
-		if r.rotated() {
-			continue
-		}
-		select {
-		case <-r.ctx.Done():
-			return 0, io.EOF
-		case <-time.After(r.poll):
-		}
-	}
-}
-
-// rotated switches to the start of the file when it was truncated or
-// replaced; it reports whether reading should be retried at once.
-func (r *followReader) rotated() bool {
-	cur, err := r.f.Stat()
-	if err != nil {
-		return false
-	}
-	if named, err := os.Stat(r.path); err == nil && !os.SameFile(cur, named) {
-		if nf, err := os.Open(r.path); err == nil {
-			r.f.Close()
-			r.f, r.off = nf, 0
-			return true
-		}
-	}
-	if cur.Size() < r.off {
-		if _, err := r.f.Seek(0, io.SeekStart); err == nil {
-			r.off = 0
-			return true
-		}
-	}
-	return false
-}
-
-// Close closes the file currently followed.
-func (r *followReader) Close() error { return r.f.Close() }
-
 // closingSource closes the file when the source is done. A followed file
 // waits for data until the context of Run (not of Open) is done, so that
 // --duration and a quitting view stop it.
 type closingSource struct {
 	Source
 	c      io.Closer
-	follow *followReader
+	follow *input.Follower
 }
 
 func (s *closingSource) Run(ctx context.Context, emit func(stream.Interval) error) error {
 	defer s.c.Close()
 	if s.follow != nil {
-		s.follow.ctx = ctx
+		s.follow.SetContext(ctx)
 	}
 	return s.Source.Run(ctx, emit)
 }

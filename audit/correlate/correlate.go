@@ -7,14 +7,10 @@
 package correlate
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"path"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -84,54 +80,6 @@ func (o Options) loginSlack() time.Duration {
 	return 2 * time.Second
 }
 
-// Model holds what the chains need of the files read, in time order.
-type Model struct {
-	opts  Options
-	db    []oracleaud.Record
-	audit []linuxaudit.Event // kept events only
-	auth  []authlog.Record   // kept records only
-	// Counts of records read and kept, per kind of file.
-	Files []FileSummary
-}
-
-// FileSummary says how a file was read.
-type FileSummary struct {
-	Name   string `json:"name"`
-	Format string `json:"format"`
-	Read   int    `json:"read"`
-	Kept   int    `json:"kept"`
-}
-
-// Load reads every file (format detected per file, gzip unwrapped) into a
-// model. A file in no known format is an error.
-func Load(ctx context.Context, files []string, diag *input.Diagnostics, opts Options) (*Model, error) {
-	m := &Model{opts: opts}
-	if opts.InputFormat != "" && !slices.Contains(InputFormats(), opts.InputFormat) {
-		return nil, fmt.Errorf("unknown input format %q (known: %s)", opts.InputFormat, strings.Join(InputFormats(), ", "))
-	}
-	for _, name := range files {
-		if name == "-" {
-			if opts.Stdin == nil {
-				return nil, errors.New("-: no standard input")
-			}
-			if err := m.Add(ctx, name, opts.Stdin, diag); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, err
-		}
-		err = m.Add(ctx, name, f, diag)
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
-}
-
 // InputFormats are the names Options.InputFormat takes: the readers' own.
 func InputFormats() []string {
 	return []string{string(oracleaud.FormatText), string(oracleaud.FormatXML), string(oracleaud.FormatUnifiedCSV),
@@ -155,94 +103,6 @@ func detectFormat(prefix []byte, name string) string {
 		return string(f)
 	}
 	return ""
-}
-
-// Add reads one input into the model, detecting its format.
-func (m *Model) Add(ctx context.Context, name string, r io.Reader, diag *input.Diagnostics) error {
-	var ref time.Time
-	if f, ok := r.(*os.File); ok {
-		if st, err := f.Stat(); err == nil {
-			ref = st.ModTime()
-		}
-	}
-	br, err := input.Decompressed(name, r, input.DetectLimit)
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	sum := FileSummary{Name: name, Format: m.opts.InputFormat}
-	if sum.Format == "" {
-		prefix, _ := br.Peek(input.DetectLimit)
-		sum.Format = detectFormat(prefix, name)
-	}
-	switch sum.Format {
-	case "":
-		return fmt.Errorf("%s: not an Oracle audit file, a Linux audit log nor a login log", name)
-	case string(oracleaud.FormatText), string(oracleaud.FormatXML), string(oracleaud.FormatUnifiedCSV), string(oracleaud.FormatSyslog):
-		err = oracleaud.ReaderFor(oracleaud.Format(sum.Format))(ctx, name, br, diag, func(rec oracleaud.Record) error {
-			sum.Read++
-			if isDBSubject(rec) {
-				m.db = append(m.db, rec)
-				sum.Kept++
-			}
-			return nil
-		})
-	case linuxAuditFormat:
-		err = linuxaudit.Read(ctx, name, br, diag, func(e linuxaudit.Event) error {
-			sum.Read++
-			if keepAudit(&e) {
-				e.Records = nil // the fields are what the chains use
-				m.audit = append(m.audit, e)
-				sum.Kept++
-			}
-			return nil
-		})
-	default:
-		rd := authlog.Reader{Year: m.opts.Year, Reference: ref, Format: authlog.Format(sum.Format)}
-		err = rd.Read(ctx, name, br, diag, func(rec authlog.Record) error {
-			sum.Read++
-			switch rec.Kind {
-			case authlog.KindSSHAccepted, authlog.KindSudo, authlog.KindSu, authlog.KindSessionOpened:
-				m.auth = append(m.auth, rec)
-				sum.Kept++
-			}
-			return nil
-		})
-	}
-	m.Files = append(m.Files, sum)
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	return nil
-}
-
-func isDBSubject(r oracleaud.Record) bool {
-	switch r.Kind {
-	case oracleaud.KindStartup, oracleaud.KindShutdown, oracleaud.KindAlterMount, oracleaud.KindAlterOpen:
-		return true
-	case oracleaud.KindConnect:
-		p := strings.ToUpper(r.Privilege)
-		return strings.Contains(p, "SYSDBA") || strings.Contains(p, "SYSOPER")
-	}
-	return false
-}
-
-func hasType(e *linuxaudit.Event, t string) bool {
-	for _, x := range e.Types {
-		if x == t {
-			return true
-		}
-	}
-	return false
-}
-
-func keepAudit(e *linuxaudit.Event) bool {
-	for _, t := range e.Types {
-		switch t {
-		case "USER_LOGIN", "USER_START", "CRED_ACQ", "USER_CMD", "LOGIN", "EXECVE":
-			return true
-		}
-	}
-	return false
 }
 
 // Filter selects subjects.
@@ -315,45 +175,47 @@ type Candidate struct {
 
 var rank = map[Confidence]int{Exact: 5, ExactProcess: 5, ByProcessID: 4, ByTerminal: 3, ByWatch: 3, ByAddressTime: 3, Ambiguous: 1, Unknown: 0}
 
-// Chains builds the chain of every subject the filter selects, in time order.
+// Chains returns the chain of every subject the filter selects, in time
+// order, explaining those not explained yet.
 func (m *Model) Chains(f Filter) []Chain {
-	sort.SliceStable(m.audit, func(i, j int) bool { return m.audit[i].Time.Before(m.audit[j].Time) })
-	sort.SliceStable(m.auth, func(i, j int) bool { return m.auth[i].Time.Before(m.auth[j].Time) })
+	m.settle(time.Unix(1<<62, 0))
 	var out []Chain
-	for _, r := range m.db {
-		s := Subject{Time: r.Time, Host: r.Process.Host, DB: r.Process.Instance, DBID: r.DBID,
-			Action: string(r.Kind), Kind: "oracle", Privilege: r.Privilege, OSUser: r.ClientUser,
-			Terminal: r.ClientTerminal, PID: r.Process.PID, Status: r.Status, Source: r.Source, Line: r.Line}
-		s.ClientHost = r.Userhost
-		if s.Host == "" {
-			s.Host = r.Userhost
+	for _, c := range m.done {
+		if f.match(c.Subject, c.Subject.DBID) {
+			out = append(out, c)
 		}
-		if !f.match(s, r.DBID) {
-			continue
-		}
-		out = append(out, m.explainDB(s))
-	}
-	for i := range m.audit {
-		e := &m.audit[i]
-		tool, verb, db := clusterware(e)
-		if tool == "" || !strings.Contains(e.Key, "oracrs") {
-			continue
-		}
-		s := Subject{Time: e.Time, Host: e.Node, DB: db, Action: tool + " " + verb, Kind: "clusterware",
-			OSUser: e.UID, Terminal: e.TTY, Command: strings.Join(e.Command, " "), Status: e.Outcome(),
-			Source: e.Source, Line: e.Line}
-		if !f.match(s, "") {
-			continue
-		}
-		c := Chain{Subject: s}
-		c.Links = append(c.Links, Link{Confidence: Exact, Time: e.Time, Source: e.Source, Line: e.Line,
-			What: fmt.Sprintf("execute watch (key %s): pid %s auid %s ses %s", e.Key, e.PID, e.AUID, e.Session)})
-		m.session(&c, e.Node, e.Session)
-		out = append(out, finish(c))
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Subject.Time.Before(out[j].Subject.Time) })
 	return out
 }
+
+// dbSubject is what an Oracle record says of itself.
+func dbSubject(r oracleaud.Record) Subject {
+	s := Subject{Time: r.Time, Host: r.Process.Host, DB: r.Process.Instance, DBID: r.DBID,
+		Action: string(r.Kind), Kind: "oracle", Privilege: r.Privilege, OSUser: r.ClientUser,
+		Terminal: r.ClientTerminal, PID: r.Process.PID, Status: r.Status, Source: r.Source, Line: r.Line,
+		ClientHost: r.Userhost}
+	if s.Host == "" {
+		s.Host = r.Userhost
+	}
+	return s
+}
+
+// explainWatch is the chain of a clusterware command under the execute watch.
+func (m *Model) explainWatch(e *linuxaudit.Event) Chain {
+	tool, verb, db := clusterware(e)
+	s := Subject{Time: e.Time, Host: e.Node, DB: db, Action: tool + " " + verb, Kind: "clusterware",
+		OSUser: e.UID, Terminal: e.TTY, Command: strings.Join(e.Command, " "), Status: e.Outcome(),
+		Source: e.Source, Line: e.Line}
+	c := Chain{Subject: s}
+	c.Links = append(c.Links, Link{Confidence: Exact, Time: e.Time, Source: e.Source, Line: e.Line,
+		What: fmt.Sprintf("execute watch (key %s): pid %s auid %s ses %s", e.Key, e.PID, e.AUID, e.Session)})
+	m.session(&c, e.Node, e.Session)
+	return finish(c)
+}
+
+// Match says the filter selects the subject.
+func (f Filter) Match(s Subject) bool { return f.match(s, s.DBID) }
 
 func (f Filter) match(s Subject, dbid string) bool {
 	if !f.Since.IsZero() && s.Time.Before(f.Since) {
@@ -421,11 +283,11 @@ func (m *Model) explainDB(s Subject) Chain {
 	// 1. By process id: the exec of the server process (pid of the file name).
 	if s.PID != 0 {
 		pid := fmt.Sprint(s.PID)
-		if e := m.lastAudit(s.Time.Add(slack), func(e *linuxaudit.Event) bool {
+		if e := m.lastAudit(s.Time.Add(slack), m.index().execs(pid), func(e *linuxaudit.Event) bool {
 			return e.PID == pid && hasType(e, "EXECVE") && sameHost(s.Host, e.Node)
 		}); e != nil && s.Time.Sub(e.Time) <= m.opts.maxAge() {
 			what := fmt.Sprintf("server process %s: exec of %s by pid %s (%s)", pid, first(e.Command), e.PPID, e.Comm)
-			if p := m.lastAudit(e.Time.Add(slack), func(x *linuxaudit.Event) bool { return x.PID == e.PPID && x.Node == e.Node && hasType(x, "EXECVE") }); p != nil {
+			if p := m.lastAudit(e.Time.Add(slack), m.index().execs(e.PPID), func(x *linuxaudit.Event) bool { return x.PID == e.PPID && x.Node == e.Node && hasType(x, "EXECVE") }); p != nil {
 				what += fmt.Sprintf(", itself `%s`", strings.Join(p.Command, " "))
 			}
 			c.Links = append(c.Links, Link{Confidence: ByProcessID, Time: e.Time, Source: e.Source, Line: e.Line, What: what + fmt.Sprintf(", ses %s", e.Session)})
@@ -435,7 +297,7 @@ func (m *Model) explainDB(s Subject) Chain {
 	}
 	// 2. By terminal and time: the latest event of that terminal before it.
 	if tty := ttyName(s.Terminal); tty != "" {
-		if e := m.lastAudit(s.Time.Add(slack), func(e *linuxaudit.Event) bool {
+		if e := m.lastAudit(s.Time.Add(slack), m.index().byTTY[tty], func(e *linuxaudit.Event) bool {
 			return e.Session != "" && e.Session != linuxaudit.Unset && (ttyName(e.TTY) == tty || ttyName(e.Terminal) == tty) &&
 				sameHost(s.terminalHost(), e.Node)
 		}); e != nil && s.Time.Sub(e.Time) <= m.opts.maxAge() {
@@ -444,7 +306,7 @@ func (m *Model) explainDB(s Subject) Chain {
 			m.session(&c, e.Node, e.Session)
 			return finish(c)
 		}
-		if a := m.lastAuth(s.Time.Add(slack), func(a *authlog.Record) bool {
+		if a := m.lastAuth(s.Time.Add(slack), m.authIndex().byTTY[tty], func(a *authlog.Record) bool {
 			return (a.Kind == authlog.KindSudo || a.Kind == authlog.KindSu) && ttyName(a.TTY) == tty && sameHost(s.terminalHost(), a.Host)
 		}); a != nil && s.Time.Sub(a.Time) <= m.opts.maxAge() {
 			c.Links = append(c.Links, Link{Confidence: ByTerminal, Time: a.Time, Source: a.Source, Line: a.Line,
@@ -505,27 +367,6 @@ func first(s []string) string {
 	return s[0]
 }
 
-// lastAudit returns the latest kept audit event at or before t that ok accepts.
-func (m *Model) lastAudit(t time.Time, ok func(*linuxaudit.Event) bool) *linuxaudit.Event {
-	i := sort.Search(len(m.audit), func(i int) bool { return m.audit[i].Time.After(t) })
-	for i--; i >= 0; i-- {
-		if ok(&m.audit[i]) {
-			return &m.audit[i]
-		}
-	}
-	return nil
-}
-
-func (m *Model) lastAuth(t time.Time, ok func(*authlog.Record) bool) *authlog.Record {
-	i := sort.Search(len(m.auth), func(i int) bool { return m.auth[i].Time.After(t) })
-	for i--; i >= 0; i-- {
-		if ok(&m.auth[i]) {
-			return &m.auth[i]
-		}
-	}
-	return nil
-}
-
 // session follows an audit session id to its sudo/su steps and its login.
 func (m *Model) session(c *Chain, node, ses string) {
 	if ses == "" || ses == linuxaudit.Unset {
@@ -533,7 +374,7 @@ func (m *Model) session(c *Chain, node, ses string) {
 		return
 	}
 	var login *linuxaudit.Event
-	for i := range m.audit {
+	for _, i := range m.sessionEvents(node, ses) {
 		e := &m.audit[i]
 		if e.Node != node || e.Session != ses || e.Time.After(c.Subject.Time) {
 			continue
@@ -555,7 +396,7 @@ func (m *Model) session(c *Chain, node, ses string) {
 	c.Links = append(c.Links, Link{Confidence: Exact, Time: login.Time, Source: login.Source, Line: login.Line,
 		What: fmt.Sprintf("ses %s: USER_LOGIN auid %s from %s on %s by %s pid %s", ses, login.AUID, login.Addr, login.Terminal, path.Base(login.Exe), login.PID)})
 	slack := m.opts.loginSlack()
-	if a := m.lastAuth(login.Time.Add(slack), func(a *authlog.Record) bool {
+	if a := m.lastAuth(login.Time.Add(slack), m.authIndex().byAddr[login.Addr], func(a *authlog.Record) bool {
 		return a.Kind == authlog.KindSSHAccepted && a.Addr == login.Addr && login.Time.Sub(a.Time) <= slack && sameHost(node, a.Host)
 	}); a != nil {
 		conf := ByAddressTime

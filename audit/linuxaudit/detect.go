@@ -1,6 +1,10 @@
 package linuxaudit
 
-import "github.com/latscope/latscope/input"
+import (
+	"time"
+
+	"github.com/latscope/latscope/input"
+)
 
 // detectLines is how many lines Detect reads: an audit log starts with
 // records, but a line or two may be damaged.
@@ -29,4 +33,17 @@ func Detect(prefix []byte) input.Verdict {
 		return input.No
 	}
 	return scan.Undecided(prefix)
+}
+
+// FirstRecord returns the node and time of the first audit record among
+// an input prefix's lines (ok false when there is none), so that a caller
+// can order rotated logs and tell hosts apart before reading them.
+func FirstRecord(prefix []byte) (node string, t time.Time, ok bool) {
+	scan := input.LineScan{SkipBOM: true, MaxLines: detectLines}
+	for l := range scan.Lines(prefix) {
+		if h, err := parseHeader(l.Text); err == nil {
+			return string(h.node), time.Unix(h.sec, h.nsec).UTC(), true
+		}
+	}
+	return "", time.Time{}, false
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -52,6 +53,20 @@ func FuzzRead(f *testing.F) {
 		}
 		if got := records + diag.Count("fuzz"); got != nonBlank {
 			t.Fatalf("%d records + %d skipped lines, the input has %d non-blank lines", records, diag.Count("fuzz"), nonBlank)
+		}
+		// FieldsOnly fills the same fields from its copy of them.
+		read := func(rd Reader) []Event {
+			var out []Event
+			rd.MaxLineBytes, rd.MaxOpen = 4096, 8
+			_ = rd.Read(context.Background(), "fuzz", bytes.NewReader(data), nil, func(e Event) error {
+				e.Records = nil
+				out = append(out, e)
+				return nil
+			})
+			return out
+		}
+		if whole, only := read(Reader{}), read(Reader{FieldsOnly: true}); !reflect.DeepEqual(whole, only) {
+			t.Fatalf("FieldsOnly events differ:\n%+v\n%+v", whole, only)
 		}
 	})
 }

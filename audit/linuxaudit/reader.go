@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/latscope/latscope/input"
@@ -31,6 +32,25 @@ type Reader struct {
 	// MaxOpen: with more events open, the oldest is handed on, with a
 	// warning (memory is bounded by open events).
 	MaxOpen int
+	// Want, when set, selects events by their records' types: an event
+	// none of whose records' types it accepts is dropped before its fields
+	// are tokenized (reading it then costs little more than finding its
+	// lines) and counted in *Dropped when Dropped is set.
+	Want    func(typ []byte) bool
+	Dropped *int
+	// FlushIdle, when set and the input is a followed file (an
+	// input.IdleNotifier), hands on every open event once the input has
+	// been idle that long: otherwise the last event would wait for the
+	// next one to arrive.
+	FlushIdle time.Duration
+	// FieldsOnly: events are handed on with their fields and types but
+	// without Records (nil), which saves an allocation an event for a
+	// caller that keeps only the fields.
+	FieldsOnly bool
+	// Skip, when set, names record types whose fields are not read: a
+	// caller that needs no Paths, Proctitle or Cwd saves tokenizing PATH,
+	// PROCTITLE and CWD records (their Records' Fields still work).
+	Skip func(typ []byte) bool
 }
 
 // Read reads an audit log (gzip-compressed or not) with the default limits.
@@ -49,6 +69,9 @@ func (rd Reader) Read(ctx context.Context, name string, r io.Reader, diag *input
 		return err
 	}
 	a := newAssembler(name, rd.limits(), diag, fn)
+	if idle, ok := r.(input.IdleNotifier); ok && rd.FlushIdle > 0 {
+		idle.NotifyIdle(rd.FlushIdle, a.flush)
+	}
 	lr := input.NewLineReader(br, a.lim.MaxLineBytes)
 	for n := 0; ; n++ {
 		if n&4095 == 0 {
@@ -100,6 +123,7 @@ type eventKey struct {
 type openEvent struct {
 	key        eventKey
 	line       int
+	wanted     bool // a record's type is one Reader.Want accepts
 	text       []byte
 	records    []recordSpan
 	tok        tokenizer
@@ -127,11 +151,13 @@ type assembler struct {
 	count int
 	// minSec is at most the smallest time of the open events: no event can
 	// be complete before a record Window seconds later than it.
-	minSec int64
-	nodes  map[string]string // interned node names
-	free   []*openEvent
-	spans  [][]fieldSpan // per record of the event being handed on
-	warned map[string]bool
+	minSec  int64
+	nodes   map[string]string // interned node names
+	free    []*openEvent
+	spans   [][]fieldSpan // per record of the event being handed on
+	records []Record      // FieldsOnly: the records of the event being handed on
+	buf     []byte        // FieldsOnly: the fields' bytes of the event being handed on
+	warned  map[string]bool
 }
 
 func newAssembler(name string, lim Reader, diag *input.Diagnostics, fn func(Event) error) *assembler {
@@ -173,9 +199,8 @@ func (a *assembler) line(n int, line []byte, tooLong bool) error {
 		ev = a.begin(key, n)
 	}
 	ev.add(n, h, line)
-	if ev.tok.unterminated {
-		ev.tok.unterminated = false
-		a.diag.Warn("", "%s:%d: a quoted value runs to the end of the line (truncated record?): kept as it is", a.name, n)
+	if !ev.wanted && (a.lim.Want == nil || a.lim.Want(h.typ)) {
+		ev.wanted = true
 	}
 	if endsEvent(h.typ) {
 		return a.complete(ev)
@@ -244,23 +269,42 @@ func (a *assembler) begin(key eventKey, line int) *openEvent {
 	return ev
 }
 
-// add appends a record line to the event.
+// add appends a record line to the event; its fields are tokenized when
+// the event is complete (and wanted).
 func (ev *openEvent) add(n int, h header, line []byte) {
 	base := len(ev.text)
 	ev.text = append(ev.text, line...)
 	typ0 := int32(base + h.typStart)
-	r := recordSpan{line: n, start: int32(base), end: int32(len(ev.text)), body: int32(h.body),
-		typ0: typ0, typ1: typ0 + int32(len(h.typ)), fields: int32(len(ev.tok.fields))}
-	ev.tok.body(ev.text, base+h.body)
-	r.enriched = int32(len(ev.tok.fields))
-	for i := int(r.fields); i < len(ev.tok.fields); i++ {
-		if ev.tok.fields[i].kind == enrichedField {
-			r.enriched = int32(i)
-			break
+	ev.records = append(ev.records, recordSpan{line: n, start: int32(base), end: int32(len(ev.text)),
+		body: int32(base + h.body), typ0: typ0, typ1: typ0 + int32(len(h.typ))})
+}
+
+// tokenize splits every record's fields, warning about a quoted value that
+// runs to the end of its line.
+func (a *assembler) tokenize(ev *openEvent) {
+	for i := range ev.records {
+		r := &ev.records[i]
+		r.fields = int32(len(ev.tok.fields))
+		if a.lim.Skip != nil && a.lim.Skip(ev.text[r.typ0:r.typ1]) {
+			r.enriched, r.fend = r.fields, r.fields
+			r.body -= r.start
+			continue
+		}
+		ev.tok.body(ev.text[:r.end], int(r.body))
+		r.enriched = int32(len(ev.tok.fields))
+		for i := int(r.fields); i < len(ev.tok.fields); i++ {
+			if ev.tok.fields[i].kind == enrichedField {
+				r.enriched = int32(i)
+				break
+			}
+		}
+		r.fend = int32(len(ev.tok.fields))
+		r.body -= r.start // Record.body is relative to its line
+		if ev.tok.unterminated {
+			ev.tok.unterminated = false
+			a.diag.Warn("", "%s:%d: a quoted value runs to the end of the line (truncated record?): kept as it is", a.name, r.line)
 		}
 	}
-	r.fend = int32(len(ev.tok.fields))
-	ev.records = append(ev.records, r)
 }
 
 // expire hands on the events that a new event at sec completes: those
@@ -308,11 +352,21 @@ func (a *assembler) complete(ev *openEvent) error {
 		a.last = ev.prev
 	}
 	a.count--
-	e := a.event(ev)
-	ev.text, ev.records, ev.tok.fields = ev.text[:0], ev.records[:0], ev.tok.fields[:0]
+	wanted := ev.wanted
+	var e Event
+	if wanted {
+		a.tokenize(ev)
+		e = a.event(ev)
+	} else if a.lim.Dropped != nil {
+		*a.lim.Dropped++
+	}
+	ev.text, ev.records, ev.tok.fields, ev.wanted = ev.text[:0], ev.records[:0], ev.tok.fields[:0], false
 	ev.prev, ev.next = nil, nil
 	if len(a.free) < maxFree && cap(ev.text) <= 16<<10 {
 		a.free = append(a.free, ev)
+	}
+	if !wanted {
+		return nil
 	}
 	return a.fn(e)
 }
@@ -320,10 +374,21 @@ func (a *assembler) complete(ev *openEvent) error {
 // event builds the Event of an open one: its text copied once into a
 // string, types and values substrings of it.
 func (a *assembler) event(ev *openEvent) Event {
-	s := string(ev.text)
+	var s string
+	if a.lim.FieldsOnly {
+		s = a.fieldsText(ev)
+	} else {
+		s = string(ev.text)
+	}
 	k := ev.key
 	t := time.Unix(k.sec, k.nsec).UTC()
-	records := make([]Record, len(ev.records))
+	var records []Record
+	if a.lim.FieldsOnly {
+		records = slices.Grow(a.records[:0], len(ev.records))[:len(ev.records)]
+		a.records = records
+	} else {
+		records = make([]Record, len(ev.records))
+	}
 	types := make([]string, len(ev.records))
 	spans := a.spans[:0]
 	for i, r := range ev.records {
@@ -336,7 +401,50 @@ func (a *assembler) event(ev *openEvent) Event {
 	a.spans = spans
 	e := Event{Source: a.name, Line: ev.line, Node: k.node, Serial: k.serial, Time: t, Types: types, Records: records}
 	e.fill(s, spans, a)
+	if a.lim.FieldsOnly {
+		e.Records = nil
+		clear(records) // the text is the event's, not to be kept here
+	}
 	return e
+}
+
+// fieldsText copies into one string only the record types and the fields
+// fill reads, and points the event's spans at it (FieldsOnly): the whole
+// text (a kilobyte and more with PATH and PROCTITLE records) is not
+// copied. The records' own offsets are left: their Records are not handed on.
+func (a *assembler) fieldsText(ev *openEvent) string {
+	buf := a.buf[:0]
+	for i := range ev.records {
+		r := &ev.records[i]
+		typ := ev.text[r.typ0:r.typ1]
+		n := int32(len(buf))
+		buf = append(buf, typ...)
+		r.typ0, r.typ1 = n, n+int32(len(typ))
+		execve, path := string(typ) == "EXECVE", string(typ) == "PATH"
+		for j := r.fields; j < r.enriched; j++ {
+			f := &ev.tok.fields[j]
+			key := ev.text[f.k0:f.k1]
+			if !execve && !(path && string(key) == "name") && !filled(key) {
+				*f = fieldSpan{kind: f.kind}
+				continue
+			}
+			d := int32(len(buf)) - f.k0
+			buf = append(buf, ev.text[f.k0:f.v1]...)
+			f.k0, f.k1, f.v0, f.v1 = f.k0+d, f.k1+d, f.v0+d, f.v1+d
+		}
+	}
+	a.buf = buf
+	return string(buf)
+}
+
+// filled says Event.slot has a field for key.
+func filled(key []byte) bool {
+	switch string(key) {
+	case "auid", "uid", "euid", "ses", "pid", "ppid", "exe", "comm", "key", "terminal", "tty", "addr",
+		"hostname", "acct", "op", "res", "success", "exit", "syscall", "cwd", "cmd", "unit", "proctitle":
+		return true
+	}
+	return false
 }
 
 // warnAt warns about line n of the input.

@@ -36,6 +36,7 @@ docs/audit.md lists the auditctl rules and Oracle settings to set.`,
 		Example: `  latscope audit /u01/app/oracle/admin/ORCL/adump/*.aud /var/log/audit/audit.log* /var/log/secure
   latscope audit adump/*.aud audit.log auth.log --year 2026 --since 2026-11-20 --db ORCL
   latscope audit adump/*.aud audit.log auth.log --year 2026 -o timeline.html
+  latscope audit /u01/app/oracle/admin/ORCL/adump /var/log/audit/audit.log /var/log/secure --follow --format jsonl
   latscope audit adump/*.aud audit.log auth.log --format json | jq '.chains[] | {t: .subject.time, who: .login}'`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -48,6 +49,12 @@ docs/audit.md lists the auditctl rules and Oracle settings to set.`,
 			case "table", "json", "jsonl":
 			default:
 				return usagef("--format %q: want table, json or jsonl", ac.Format)
+			}
+			if ac.Follow && ac.Format == "json" {
+				return usagef("--follow prints one chain at a time: --format jsonl or table, not json")
+			}
+			if ac.Follow && (ac.Output != "" || slices.Contains(args, "-")) {
+				return usagef("--follow reads files and prints to stdout as they grow: not with -o or - (standard input)")
 			}
 			var err error
 			if since != "" {
@@ -85,6 +92,8 @@ docs/audit.md lists the auditctl rules and Oracle settings to set.`,
 	fl.StringVar(&ac.Filter.DB, "db", "", "only this database: instance name or DBID (clusterware commands: their -d argument)")
 	fl.IntVar(&ac.Options.Year, "year", 0, "year of login logs' classic syslog stamps (default: from the file's modification time)")
 	fl.DurationVar(&ac.Options.WatchWindow, "watch-window", 0, "how long a clusterware command may precede the database record it explains (default 2m)")
+	fl.BoolVar(&ac.Follow, "follow", false, "keep reading the files (rotation-safe) and the Oracle audit files new in directories or quoted globs; print each new chain once")
+	fl.DurationVar(&ac.FollowOptions.Settle, "settle", 0, "--follow: how long after its subject is read a chain is printed (default 3s): links written later still count")
 	fl.DurationVar(&ac.Options.MaxAge, "max-age", 0, "how long before a database record its process's exec or its terminal's last event may be (default 12h)")
 	return cmd
 }
