@@ -18,6 +18,7 @@ import (
 	"github.com/latscope/latscope/archive"
 	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/server/api"
+	"github.com/latscope/latscope/server/auditwatch"
 	"github.com/latscope/latscope/server/auth"
 	"github.com/latscope/latscope/server/config"
 	"github.com/latscope/latscope/server/httpsec"
@@ -102,8 +103,8 @@ func (sc ServeConfig) resolve() (*config.Config, error) {
 	if c.Data == "" {
 		return nil, errors.New("serve needs a data directory: --data DIR or data: in the configuration")
 	}
-	if len(c.Jobs) == 0 && !c.Fleet.Enabled() {
-		return nil, errors.New("serve needs at least one SOURCE to record, jobs: in the configuration, or a fleet store to show (--prometheus)")
+	if len(c.Jobs) == 0 && !c.Fleet.Enabled() && len(c.AuditWatches) == 0 {
+		return nil, errors.New("serve needs at least one SOURCE to record, jobs: or audit_watches: in the configuration, or a fleet store to show (--prometheus)")
 	}
 	return c, nil
 }
@@ -213,12 +214,18 @@ func serveJobs(ctx context.Context, sc ServeConfig, c *config.Config, defs []job
 	}
 	rt := httpsec.NewRouter(store, httpsec.Config{TLS: tlsConfig != nil, Logger: logger})
 	fleet, err := openFleet(c.Fleet, sc.Stderr)
+	var watches *auditwatch.Set
+	if err == nil {
+		watches, err = openAuditWatches(c, logger)
+	}
 	if err != nil {
 		executor.Close()
 		arch.Close()
 		return err
 	}
-	api.RegisterServe(rt, api.Data{Archive: arch, Jobs: runner.Status, Sinks: Sinks(), JobControl: control, Runs: executor, Live: hub, Tiers: c.Archive.Parsed, Metrics: series, Fleet: fleet})
+	defer runAuditWatches(ctx, watches)()
+	api.RegisterServe(rt, api.Data{Archive: arch, Jobs: runner.Status, Sinks: Sinks(), JobControl: control, Runs: executor, Live: hub, Tiers: c.Archive.Parsed, Metrics: series, Fleet: fleet,
+		AuditWatches: watches, AuditTimeline: auditTimelinePage})
 	err = web.Register(rt)
 	var h http.Handler
 	if err == nil {
@@ -237,7 +244,11 @@ func serveJobs(ctx context.Context, sc ServeConfig, c *config.Config, defs []job
 	if tlsConfig != nil {
 		scheme = "https"
 	}
-	fmt.Fprintf(sc.Stderr, "latscope: serving on %s://%s: %d job(s), data in %s\n", scheme, ln.Addr(), len(runner.Status()), c.Data)
+	watching := ""
+	if n := len(c.AuditWatches); n > 0 {
+		watching = fmt.Sprintf(", %d audit watch(es)", n)
+	}
+	fmt.Fprintf(sc.Stderr, "latscope: serving on %s://%s: %d job(s)%s, data in %s\n", scheme, ln.Addr(), len(runner.Status()), watching, c.Data)
 	return runServer(ctx, srv, ln, runner, arch, maintenance{arch: arch, users: store, auditKeep: c.Audit.Retention(), runs: executor, log: logger})
 }
 
