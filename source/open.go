@@ -57,7 +57,7 @@ func (o *Opener) Open(ctx context.Context, spec string) (Source, error) {
 		if o.Stdin == nil {
 			return nil, errors.New("no standard input")
 		}
-		return o.openReader("-", o.Stdin, time.Time{})
+		return o.openReader("-", o.Stdin, time.Time{}, 0)
 	}
 	for _, st := range o.Stores {
 		if st.Match(spec) || st.Name == o.Options.Format {
@@ -89,10 +89,14 @@ func (o *Opener) Open(ctx context.Context, spec string) (Source, error) {
 		r, closer, follow = fr, fr, fr
 	}
 	var mod time.Time
+	var size int64
 	if st, err := f.Stat(); err == nil {
 		mod = st.ModTime()
+		if st.Mode().IsRegular() && !o.Options.Follow {
+			size = st.Size()
+		}
 	}
-	src, err := o.openReader(spec, r, mod)
+	src, err := o.openReader(spec, r, mod, size)
 	if err != nil {
 		closer.Close()
 		return nil, err
@@ -101,12 +105,12 @@ func (o *Opener) Open(ctx context.Context, spec string) (Source, error) {
 }
 
 // openReader detects the format (or takes --input-format) and opens it.
-func (o *Opener) openReader(name string, r io.Reader, modTime time.Time) (Source, error) {
+func (o *Opener) openReader(name string, r io.Reader, modTime time.Time, size int64) (Source, error) {
 	br, err := input.Decompressed(name, r, detectLimit)
 	if err != nil {
 		return nil, err
 	}
-	input := Input{Name: name, Reader: br, Diag: o.Diag, ModTime: modTime}
+	input := Input{Name: name, Reader: br, Diag: o.Diag, ModTime: modTime, Size: size}
 	if o.Options.Format != "" {
 		for _, f := range o.Formats {
 			if f.Name == o.Options.Format {

@@ -243,6 +243,10 @@ type Input struct {
 	Diag *input.Diagnostics
 	// ModTime is the file's modification time (zero for stdin).
 	ModTime time.Time
+	// Size is the size of a regular file read once from start to end (0
+	// for stdin, --follow and anything else): parsers may read such a
+	// file in parallel chunks.
+	Size int64
 }
 
 // Store is an input that is a path to a database rather than a stream of
