@@ -184,10 +184,10 @@ func scanCall(line []byte) callLine {
 }
 
 // call places a call line (pre: already scanned).
-func (p *parser) call(line []byte, pre *scanned) error {
+func (p *parser) call(line []byte, pre scanned) error {
 	var cl callLine
-	if pre != nil {
-		cl = pre.call
+	if pre.call != nil {
+		cl = *pre.call
 	} else {
 		cl = scanCall(line)
 	}

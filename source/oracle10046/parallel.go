@@ -31,7 +31,7 @@ import (
 // a small part of a trace, so this costs little.
 const (
 	// parallelChunk is the size of the chunks scanned in parallel.
-	parallelChunk = 4 << 20
+	parallelChunk = 256 << 10
 	// parallelMinSize is the smallest input parsed in parallel: below it
 	// the sequential parse is as fast.
 	parallelMinSize = 4 * parallelChunk
@@ -58,7 +58,8 @@ type chunk struct {
 	// lines is how many lines data holds.
 	lines int
 	recs  []record
-	pre   []scanned
+	waits []waitLine    // the fields of WAIT lines
+	calls []callLine    // and of call lines (calls as series)
 	done  chan struct{} // closed when the worker is done
 }
 
@@ -67,14 +68,26 @@ type chunk struct {
 type record struct {
 	at, end   int32 // the line's bytes in data (cut at maxLineLen)
 	line      int32 // its number in the chunk, from 1
-	pre       int32 // its fields in pre, or -1
-	truncated bool  // the line is longer than maxLineLen
+	pre       int32 // its fields in waits or calls (by kind)
+	kind      scanKind
+	truncated bool // the line is longer than maxLineLen
 }
+
+// scanKind says which fields of a line a worker read.
+type scanKind uint8
+
+const (
+	scannedNone scanKind = iota
+	scannedWait
+	scannedCall
+	// scannedTimOnly: the line only matters to a pending timestamp.
+	scannedTimOnly
+)
 
 // scan finds the chunk's lines worth handling and reads the fields of its
 // WAIT lines (and call lines when calls are series).
 func (c *chunk) scan(calls bool) {
-	c.recs, c.pre = c.recs[:0], c.pre[:0]
+	c.recs, c.waits, c.calls = c.recs[:0], c.waits[:0], c.calls[:0]
 	if c.long {
 		c.lines = 1
 		c.add(0, len(c.data), 1, true, calls)
@@ -101,27 +114,56 @@ func (c *chunk) scan(calls bool) {
 	c.lines = n
 }
 
-// add records line n, data[at:end], reading its fields the way handle
-// would see them.
+// add records line n, data[at:end], if handle may do something with it
+// outside SQL text, reading its fields the way handle would see them.
 func (c *chunk) add(at, end, n int, truncated, calls bool) {
-	r := record{at: int32(at), end: int32(end), line: int32(n), pre: -1, truncated: truncated}
+	r := record{at: int32(at), end: int32(end), line: int32(n), truncated: truncated}
 	line := c.data[at:end]
 	if c.first && n == 1 {
 		line = bytes.TrimPrefix(line, utf8BOM)
 	}
-	line = bytes.TrimSuffix(line, []byte{'\r'})
+	line = trimCR(line)
 	switch {
 	case len(line) == 0:
+		return
 	case line[0] == 'W' && bytes.HasPrefix(line, waitPrefix):
-		r.pre = int32(len(c.pre))
-		c.pre = append(c.pre, scanned{wait: scanWait(line, truncated)})
-	case calls && (line[0] == 'P' || line[0] == 'E' || line[0] == 'F' || line[0] == 'C'):
-		if cl := scanCall(line); cl.typ != 0 {
-			r.pre = int32(len(c.pre))
-			c.pre = append(c.pre, scanned{call: cl})
-		}
+		r.pre, r.kind = int32(len(c.waits)), scannedWait
+		c.waits = append(c.waits, scanWait(line, truncated))
+	case calls && (line[0] == 'P' || line[0] == 'E' || line[0] == 'F' || line[0] == 'C') && callPrefixed(line):
+		r.pre, r.kind = int32(len(c.calls)), scannedCall
+		c.calls = append(c.calls, scanCall(line))
+	case changesState(line):
+	case line[0] >= 'A' && line[0] <= 'Z':
+		r.kind = scannedTimOnly
+	default:
+		return
 	}
 	c.recs = append(c.recs, r)
+}
+
+// callPrefixed says whether a line starts like a call ("EXEC #"...).
+func callPrefixed(line []byte) bool {
+	typ, _ := callType(line)
+	return typ != 0
+}
+
+// changesState says whether handle does more with a line (outside SQL text,
+// with no call handler) than resolve a pending timestamp with its tim:
+// timestamps and sections, SQL text starts, file headers and instances.
+func changesState(line []byte) bool {
+	switch line[0] {
+	case '*':
+		return bytes.HasPrefix(line, starsPrefix)
+	case 'P':
+		return bytes.HasPrefix(line, parsingPrefix) || bytes.HasPrefix(line, parseErrorPrefix)
+	case 'T':
+		return bytes.HasPrefix(line, traceFilePrefix)
+	case 'O':
+		return bytes.HasPrefix(line, bannerPrefix)
+	case 'I':
+		return bytes.HasPrefix(line, instancePrefix)
+	}
+	return false
 }
 
 // replay hands the chunk's lines to handle in order; base is the number of
@@ -158,10 +200,16 @@ func (p *parser) replay(c *chunk, base int) error {
 		}
 		r := &c.recs[i]
 		i++
+		if r.kind == scannedTimOnly && !p.pending {
+			continue
+		}
 		p.line = base + int(r.line)
-		var pre *scanned
-		if r.pre >= 0 {
-			pre = &c.pre[r.pre]
+		var pre scanned
+		switch r.kind {
+		case scannedWait:
+			pre.wait = &c.waits[r.pre]
+		case scannedCall:
+			pre.call = &c.calls[r.pre]
 		}
 		if err := p.handle(c.data[r.at:r.end], r.truncated, pre); err != nil {
 			return err
@@ -190,7 +238,7 @@ func (p *parser) sqlLines(c *chunk, pos, base, line int) (int, int, error) {
 		if len(text) >= maxLineLen {
 			text, truncated = text[:maxLineLen], true
 		}
-		if err := p.handle(text, truncated, nil); err != nil {
+		if err := p.handle(text, truncated, scanned{}); err != nil {
 			return 0, 0, err
 		}
 		pos = end + 1

@@ -116,33 +116,31 @@ func newParser(in source.Input, opts source.Options, emit func(stream.Interval) 
 }
 
 // scanned is a WAIT or call line read ahead of its turn by a chunk worker
-// of the parallel parse (parallel.go).
+// of the parallel parse (parallel.go); nil when not.
 type scanned struct {
-	wait waitLine
-	call callLine
+	wait *waitLine
+	call *callLine
 }
 
 // handle dispatches one line (without its newline). truncated says the line
 // was longer than the buffer and only its start is given; pre, when not
 // nil, is the line already scanned.
-func (p *parser) handle(line []byte, truncated bool, pre *scanned) error {
+func (p *parser) handle(line []byte, truncated bool, pre scanned) error {
 	if p.line == 1 {
 		line = bytes.TrimPrefix(line, utf8BOM)
 	}
 	if p.sqlMode != sqlNone && p.sqlText(line) {
 		return nil
 	}
-	if n := len(line); n > 0 && line[n-1] == '\r' {
-		line = line[:n-1]
-	}
+	line = trimCR(line)
 	if len(line) == 0 {
 		return nil
 	}
 	switch line[0] {
 	case 'W':
 		if bytes.HasPrefix(line, waitPrefix) {
-			if pre != nil {
-				return p.wait(line, pre.wait)
+			if pre.wait != nil {
+				return p.wait(line, *pre.wait)
 			}
 			return p.wait(line, scanWait(line, truncated))
 		}
@@ -221,7 +219,7 @@ func (p *parser) enterSQL(line []byte, mode sqlMode) {
 // sqlText consumes a line of SQL text; it returns false when the line turns
 // out not to be SQL text and must be read as a trace line.
 func (p *parser) sqlText(line []byte) bool {
-	trimmed := bytes.TrimSuffix(line, []byte{'\r'})
+	trimmed := trimCR(line)
 	if bytes.Equal(trimmed, endOfStmt) {
 		p.sqlMode = sqlNone
 		if p.calls != nil {
@@ -253,19 +251,45 @@ func (p *parser) sqlText(line []byte) bool {
 }
 
 // waitLine is what a WAIT line says, read without the parser's state (so
-// that chunks of a file can be read ahead in parallel): bad is why the line
-// is malformed ("" when it is not), name and params are offsets in the line.
+// that chunks of a file can be read ahead in parallel): bad says why the
+// line is malformed (badNone when it is not), name and params are offsets
+// in the line. It holds no pointer, so that the garbage collector need not
+// look at chunks of them.
 type waitLine struct {
-	bad              string
 	cursor, ela, tim int64
 	nameAt, nameEnd  int32
 	paramsAt         int32
+	bad              badWait
+}
+
+// badWait says why a WAIT line is malformed.
+type badWait uint8
+
+const (
+	badNone badWait = iota
+	badLong
+	badNoName
+	badNoEla
+	badEla
+	badNoTim
+	badTim
+	badEmptyName
+)
+
+var badWaitReasons = [...]string{
+	badLong:      "WAIT line longer than 1 MiB",
+	badNoName:    "WAIT line without nam='...'",
+	badNoEla:     "WAIT line without ela=",
+	badEla:       "WAIT line with a bad ela value",
+	badNoTim:     "WAIT line without tim=",
+	badTim:       "WAIT line with a bad tim value",
+	badEmptyName: "WAIT line with an empty event name",
 }
 
 // scanWait reads "WAIT #c: nam='<event>' ela= N <params> tim=T".
 func scanWait(line []byte, truncated bool) waitLine {
 	if truncated {
-		return waitLine{bad: "WAIT line longer than 1 MiB"}
+		return waitLine{bad: badLong}
 	}
 	at := len(waitPrefix)
 	rest := line[at:]
@@ -276,14 +300,14 @@ func scanWait(line []byte, truncated bool) waitLine {
 	} else if i := bytes.Index(rest, namKey); i >= 0 {
 		at += i + len(namKey)
 	} else {
-		return waitLine{bad: "WAIT line without nam='...'"}
+		return waitLine{bad: badNoName}
 	}
 	rest = line[at:]
 	// Event names contain quotes, colons and asterisks: the name ends at
 	// the "' ela=" delimiter, not at the first quote.
 	j := bytes.Index(rest, elaDelim)
 	if j < 0 {
-		return waitLine{bad: "WAIT line without ela="}
+		return waitLine{bad: badNoEla}
 	}
 	w := waitLine{cursor: cursor, nameAt: int32(at), nameEnd: int32(at + j)}
 	at += j + len(elaDelim)
@@ -292,17 +316,17 @@ func scanWait(line []byte, truncated bool) waitLine {
 	}
 	ela, n, ok := parseUint(line[at:])
 	if !ok || (at+n < len(line) && line[at+n] != ' ') {
-		return waitLine{bad: "WAIT line with a bad ela value"}
+		return waitLine{bad: badEla}
 	}
 	at += n
 	tim, found, ok := waitTim(line[at:])
 	switch {
 	case !found:
-		return waitLine{bad: "WAIT line without tim="}
+		return waitLine{bad: badNoTim}
 	case !ok:
-		return waitLine{bad: "WAIT line with a bad tim value"}
+		return waitLine{bad: badTim}
 	case w.nameEnd == w.nameAt:
-		return waitLine{bad: "WAIT line with an empty event name"}
+		return waitLine{bad: badEmptyName}
 	}
 	w.ela, w.tim, w.paramsAt = ela, tim, int32(at)
 	return w
@@ -310,8 +334,8 @@ func scanWait(line []byte, truncated bool) waitLine {
 
 // wait places a WAIT line read by scanWait.
 func (p *parser) wait(line []byte, w waitLine) error {
-	if w.bad != "" {
-		p.malformed(w.bad)
+	if w.bad != badNone {
+		p.malformed(badWaitReasons[w.bad])
 		return nil
 	}
 	s, ok := p.seriesOf(line[w.nameAt:w.nameEnd])
@@ -522,4 +546,12 @@ func findTim(line []byte) (int64, bool) {
 		}
 		end = i
 	}
+}
+
+// trimCR removes a line's carriage return.
+func trimCR(line []byte) []byte {
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		return line[:n-1]
+	}
+	return line
 }
