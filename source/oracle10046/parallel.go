@@ -8,6 +8,7 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/latscope/latscope/source"
 )
@@ -56,11 +57,12 @@ type chunk struct {
 	// the chunk (its rest is skipped, as the sequential parse does).
 	long bool
 	// lines is how many lines data holds.
-	lines int
-	recs  []record
-	waits []waitLine    // the fields of WAIT lines
-	calls []callLine    // and of call lines (calls as series)
-	done  chan struct{} // closed when the worker is done
+	lines   int
+	recs    []record
+	waits   []waitLine    // the fields of WAIT lines
+	calls   []callLine    // and of call lines (calls as series)
+	claimed atomic.Bool   // a worker (or the replay) is scanning it
+	done    chan struct{} // closed when a worker has scanned it
 }
 
 // record is one line a worker found worth handling: every line outside SQL
@@ -341,25 +343,39 @@ func (p *parser) runParallel(ctx context.Context, r io.Reader, workers, size int
 				return
 			}
 			c.first, c.done = first, make(chan struct{})
-			todo <- c // never blocks: at most slots chunks are out
-			inOrder <- c
+			c.claimed.Store(false)
+			for _, ch := range [2]chan *chunk{todo, inOrder} {
+				select {
+				case ch <- c:
+				case <-ctx.Done():
+					return
+				}
+			}
 		}
 	}()
 	for range workers {
 		go func() {
 			defer wg.Done()
 			for c := range todo {
-				c.scan(calls)
-				close(c.done)
+				if c.claimed.CompareAndSwap(false, true) {
+					c.scan(calls)
+					close(c.done)
+				}
 			}
 		}()
 	}
 	base := 0
 	for c := range inOrder {
-		select {
-		case <-c.done:
-		case <-ctx.Done():
-			return ctx.Err()
+		// A chunk no worker has started is scanned here rather than
+		// waited for: on a busy machine the workers may not be running.
+		if c.claimed.CompareAndSwap(false, true) {
+			c.scan(calls)
+		} else {
+			select {
+			case <-c.done:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
 		if err := p.replay(c, base); err != nil {
 			return err
