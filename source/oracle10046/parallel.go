@@ -98,12 +98,7 @@ func (c *chunk) scan(calls bool) {
 	data := c.data
 	n := 0
 	for at := 0; at < len(data); {
-		end := bytes.IndexByte(data[at:], '\n')
-		if end < 0 {
-			end = len(data)
-		} else {
-			end += at
-		}
+		end := lineEnd(data, at)
 		n++
 		switch {
 		case end-at >= maxLineLen:
@@ -176,10 +171,7 @@ func (p *parser) replay(c *chunk, base int) error {
 		if p.sqlMode != sqlNone {
 			pos := 0
 			if prevEnd >= 0 {
-				pos = len(c.data)
-				if nl := bytes.IndexByte(c.data[prevEnd:], '\n'); nl >= 0 {
-					pos = prevEnd + nl + 1
-				}
+				pos = min(lineEnd(c.data, prevEnd)+1, len(c.data))
 			}
 			end, line, err := p.sqlLines(c, pos, base, prevLine)
 			if err != nil {
@@ -228,12 +220,7 @@ func (p *parser) replay(c *chunk, base int) error {
 func (p *parser) sqlLines(c *chunk, pos, base, line int) (int, int, error) {
 	data := c.data
 	for pos < len(data) && p.sqlMode != sqlNone {
-		end := bytes.IndexByte(data[pos:], '\n')
-		if end < 0 {
-			end = len(data)
-		} else {
-			end += pos
-		}
+		end := lineEnd(data, pos)
 		line++
 		p.line = base + line
 		text, truncated := data[pos:end], c.long
@@ -246,6 +233,15 @@ func (p *parser) sqlLines(c *chunk, pos, base, line int) (int, int, error) {
 		pos = end + 1
 	}
 	return min(pos, len(data)), line, nil
+}
+
+// lineEnd returns where the line starting at data[at] ends: at its newline
+// or at the end of data.
+func lineEnd(data []byte, at int) int {
+	if i := bytes.IndexByte(data[at:], '\n'); i >= 0 {
+		return at + i
+	}
+	return len(data)
 }
 
 // chunker cuts an input into chunks of whole lines.
