@@ -3,11 +3,14 @@ package oracle10046
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"runtime"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/latscope/latscope/input"
@@ -165,4 +168,28 @@ func FuzzParallelParse(f *testing.F) {
 		}
 		sameParse(t, "fuzz", data, opts, 1+int(chunk), 2)
 	})
+}
+
+// TestParallelParseStops checks that an error of the sink, a read error
+// and a cancelled context end the parallel parse (with every goroutine)
+// as they end the sequential one.
+func TestParallelParseStops(t *testing.T) {
+	data := bytes.Repeat(readShared(t, fileTrcsess), 4)
+	stop := errors.New("sink full")
+	in := source.Input{Name: "t.trc", Reader: bytes.NewReader(data)}
+	p := newParser(in, source.Options{Interval: time.Second}, func(stream.Interval) error { return stop })
+	if err := p.runParallel(context.Background(), in.Reader, 2, 4<<10); !errors.Is(err, stop) {
+		t.Errorf("sink error: got %v", err)
+	}
+	broken := io.MultiReader(bytes.NewReader(data[:len(data)/2]), iotest.ErrReader(errors.New("disk gone")))
+	p = newParser(source.Input{Name: "t.trc"}, source.Options{}, func(stream.Interval) error { return nil })
+	if err := p.runParallel(context.Background(), broken, 2, 4<<10); err == nil || !strings.Contains(err.Error(), "disk gone") {
+		t.Errorf("read error: got %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	p = newParser(in, source.Options{}, func(stream.Interval) error { return nil })
+	if err := p.runParallel(ctx, bytes.NewReader(data), 2, 4<<10); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: got %v", err)
+	}
 }
