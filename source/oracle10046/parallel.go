@@ -33,13 +33,13 @@ import (
 const (
 	// parallelChunk is the size of the chunks scanned in parallel.
 	parallelChunk = 256 << 10
-	// parallelMinSize is the smallest input parsed in parallel: below it
-	// the sequential parse is as fast.
+	// parallelMinSize is the smallest input parsed in parallel: smaller
+	// ones are not worth starting goroutines for.
 	parallelMinSize = 4 * parallelChunk
 )
 
-// parallelWorkers returns how many workers parse in of size bytes, 0 for
-// the sequential parse: a pipe, --follow or a small file stay sequential.
+// parallelWorkers returns how many workers parse in, 0 for the sequential
+// parse: one processor, a pipe, --follow or a small file.
 func parallelWorkers(in source.Input, opts source.Options) int {
 	n := runtime.GOMAXPROCS(0)
 	if n < 2 || opts.Follow || in.Size < parallelMinSize {
