@@ -139,7 +139,7 @@ func benchmarkParallel(b *testing.B, set func(*source.Options)) {
 		set(&opts)
 		in := source.Input{Name: "bench", Reader: bytes.NewReader(data)}
 		p := newParser(in, opts, func(stream.Interval) error { return nil })
-		if err := p.runParallel(context.Background(), in.Reader, runtime.GOMAXPROCS(0), parallelChunk); err != nil {
+		if err := p.runParallel(context.Background(), bytes.NewReader(data), int64(len(data)), runtime.GOMAXPROCS(0), parallelChunk); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -103,7 +103,7 @@ func Open(in source.Input, opts source.Options) (source.Source, error) {
 	return source.NewInputSource(in, func(ctx context.Context, emit func(stream.Interval) error) error {
 		p := newParser(in, opts, emit)
 		if n := parallelWorkers(in, opts); n > 0 {
-			return p.runParallel(ctx, in.Reader, n, parallelChunk)
+			return p.runParallel(ctx, in.At, in.Size, n, parallelChunk)
 		}
 		return p.run(ctx, in.Reader)
 	})

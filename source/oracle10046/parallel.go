@@ -13,10 +13,10 @@ import (
 	"github.com/latscope/latscope/source"
 )
 
-// The parallel parse of a large file: a reader cuts the input into chunks
-// at line boundaries, workers scan the chunks at the same time (finding the
-// lines that matter and reading their WAIT and call fields, which is most
-// of the work), and the parser replays the chunks' lines in file order
+// The parallel parse of a large file: workers read chunks of the file
+// (pread, each its own byte range, cut at line boundaries) and scan them at
+// the same time (finding the lines that matter and reading their WAIT and
+// call fields, which is most of the work), and the parser replays the chunks' lines in file order
 // through the same handle as the sequential parse. Everything that depends
 // on earlier lines (timestamps and their anchoring, trcsess sections, the
 // instance, series, windows and runs, held waits, relative time, calls
@@ -39,10 +39,11 @@ const (
 )
 
 // parallelWorkers returns how many workers parse in, 0 for the sequential
-// parse: one processor, a pipe, --follow or a small file.
+// parse: one processor, a pipe, a compressed file, --follow or a small
+// file.
 func parallelWorkers(in source.Input, opts source.Options) int {
 	n := runtime.GOMAXPROCS(0)
-	if n < 2 || opts.Follow || in.Size < parallelMinSize {
+	if n < 2 || opts.Follow || in.At == nil || in.Size < parallelMinSize {
 		return 0
 	}
 	return n
@@ -53,16 +54,13 @@ type chunk struct {
 	buf   []byte // the chunk's storage, reused
 	data  []byte // the lines
 	first bool   // data starts with the input's first line
-	// long says data is the start of one over-long line, the only line of
-	// the chunk (its rest is skipped, as the sequential parse does).
-	long bool
+	err   error  // reading the chunk failed
 	// lines is how many lines data holds.
-	lines   int
-	recs    []record
-	waits   []waitLine    // the fields of WAIT lines
-	calls   []callLine    // and of call lines (calls as series)
-	claimed atomic.Bool   // a worker (or the replay) is scanning it
-	done    chan struct{} // closed when a worker has scanned it
+	lines int
+	recs  []record
+	waits []waitLine    // the fields of WAIT lines
+	calls []callLine    // and of call lines (calls as series)
+	ready chan struct{} // receives once the chunk is loaded and scanned
 }
 
 // record is one line a worker found worth handling: every line outside SQL
@@ -90,11 +88,6 @@ const (
 // WAIT lines (and call lines when calls are series).
 func (c *chunk) scan(calls bool) {
 	c.recs, c.waits, c.calls = c.recs[:0], c.waits[:0], c.calls[:0]
-	if c.long {
-		c.lines = 1
-		c.add(0, len(c.data), 1, true, calls)
-		return
-	}
 	data := c.data
 	n := 0
 	for at := 0; at < len(data); {
@@ -223,7 +216,7 @@ func (p *parser) sqlLines(c *chunk, pos, base, line int) (int, int, error) {
 		end := lineEnd(data, pos)
 		line++
 		p.line = base + line
-		text, truncated := data[pos:end], c.long
+		text, truncated := data[pos:end], false
 		if len(text) >= maxLineLen {
 			text, truncated = text[:maxLineLen], true
 		}
@@ -244,146 +237,169 @@ func lineEnd(data []byte, at int) int {
 	return len(data)
 }
 
-// chunker cuts an input into chunks of whole lines.
-type chunker struct {
-	r        io.Reader
-	size     int
-	carry    []byte // read past the last chunk's end
-	skipping bool   // discarding the rest of an over-long line
-	eof      bool
-	err      error // a read error (not io.EOF)
-}
+// readTail is how far past its nominal end a chunk is first read, to find
+// the end of its last line (read further when that is not enough).
+const readTail = 4 << 10
 
-// next fills c with the next chunk; false at the end of the input.
-func (k *chunker) next(c *chunk) bool {
-	buf := c.buf[:0]
-	if cap(buf) < k.size {
-		buf = make([]byte, 0, k.size)
+// load reads chunk k of the input r of total bytes: the lines that start in
+// [k*size, (k+1)*size), each to its newline (or EOF), but an over-long line
+// only to maxLineLen, all the sequential parse looks at. A chunk where no
+// line starts is empty.
+func (c *chunk) load(r io.ReaderAt, total, k int64, size int) {
+	lo := k * int64(size)
+	hi := min(lo+int64(size), total)
+	// The byte before lo says whether a line starts at lo. Reading from a
+	// multiple of 64 keeps the kernel's copy aligned with the buffer: a
+	// copy of misaligned bytes is several times slower on some processors.
+	from := max(lo-1, 0) &^ 63
+	c.first, c.data, c.err = k == 0, nil, nil
+	buf, eof := c.readAt(r, c.buf[:0], from, min(hi+readTail, total))
+	if c.err != nil {
+		return
 	}
-	buf = append(buf, k.carry...)
-	k.carry = k.carry[:0]
+	start := 0
+	if k > 0 {
+		before := int(lo - 1 - from)
+		i := bytes.IndexByte(buf[before:min(int(hi-from)-1, len(buf))], '\n')
+		if i < 0 {
+			c.buf, c.data = buf, buf[:0]
+			return
+		}
+		start = before + i + 1
+	}
+	// The last line starts after the last newline before hi-1.
+	last := start
+	if j := bytes.LastIndexByte(buf[start:max(min(int(hi-1-from), len(buf)), start)], '\n'); j >= 0 {
+		last = start + j + 1
+	}
+	end, searched := 0, last
 	for {
-		if k.skipping {
-			if i := bytes.IndexByte(buf, '\n'); i >= 0 {
-				buf = append(buf[:0], buf[i+1:]...)
-				k.skipping = false
-			} else {
-				buf = buf[:0]
-			}
+		if j := bytes.IndexByte(buf[searched:], '\n'); j >= 0 {
+			end = searched + j + 1
+			break
 		}
-		if !k.skipping && len(buf) > 0 {
-			if k.eof {
-				return k.emit(c, buf, len(buf), false)
-			}
-			if len(buf) == cap(buf) {
-				if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
-					return k.emit(c, buf, i+1, false)
-				}
-				if len(buf) >= maxLineLen {
-					k.skipping = true
-					return k.emit(c, buf, maxLineLen, true)
-				}
-				buf = append(buf, make([]byte, cap(buf))...)[:len(buf)]
-			}
+		limit := min(from+int64(last)+maxLineLen, total) - from
+		if eof || int64(len(buf)) >= limit {
+			end = int(min(int64(len(buf)), limit))
+			break
 		}
-		if k.eof {
-			c.buf = buf
-			return false
-		}
-		n, err := k.r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				k.err = err
-			}
-			k.eof = true
+		searched = len(buf)
+		buf, eof = c.readAt(r, buf, from+int64(len(buf)), min(from+int64(len(buf))+64<<10, from+limit))
+		if c.err != nil {
+			return
 		}
 	}
+	c.buf, c.data = buf, buf[start:end]
 }
 
-// emit makes buf[:n] the chunk and keeps the rest for the next.
-func (k *chunker) emit(c *chunk, buf []byte, n int, long bool) bool {
-	k.carry = append(k.carry, buf[n:]...)
-	c.buf, c.data, c.long = buf, buf[:n], long
-	return true
+// readAt appends the input's bytes [at, to) to buf; eof says the input
+// ended before to (it changed since it was measured).
+func (c *chunk) readAt(r io.ReaderAt, buf []byte, at, to int64) ([]byte, bool) {
+	n := len(buf)
+	want := n + int(to-at)
+	if cap(buf) < want {
+		buf = append(buf[:n:n], make([]byte, want-n)...)
+	}
+	buf = buf[:want]
+	m, err := r.ReadAt(buf[n:], at)
+	buf = buf[:n+m]
+	if err != nil && !errors.Is(err, io.EOF) {
+		c.err = err
+	}
+	return buf, m < want-n
 }
 
-// runParallel parses r with workers scanning chunks of size bytes.
-func (p *parser) runParallel(ctx context.Context, r io.Reader, workers, size int) error {
+// runParallel parses the input r of total bytes, chunks of size bytes
+// being loaded and scanned by workers goroutines at the same time: the
+// caller's goroutine replays them in file order and, while the next one is
+// not ready, loads and scans a later one itself, so it is one of the
+// workers.
+func (p *parser) runParallel(ctx context.Context, r io.ReaderAt, total int64, workers, size int) error {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
+	chunks := (total + int64(size) - 1) / int64(size)
+	// A chunk is claimed with a token and gives it back once replayed:
+	// at most slots chunks are in memory, chunk k in ring[k%slots].
 	slots := 2 * workers
-	free := make(chan *chunk, slots)
-	for range slots {
-		free <- &chunk{}
+	ring := make([]*chunk, slots)
+	tokens := make(chan struct{}, slots)
+	for i := range ring {
+		ring[i] = &chunk{ready: make(chan struct{}, 1)}
+		tokens <- struct{}{}
 	}
-	todo := make(chan *chunk, slots)
-	inOrder := make(chan *chunk, slots)
-	k := &chunker{r: r, size: size}
+	var next atomic.Int64
 	calls := p.calls != nil
-	wg.Add(1 + workers)
-	go func() {
-		defer wg.Done()
-		defer close(todo)
-		defer close(inOrder)
-		for first := true; ; first = false {
-			var c *chunk
-			select {
-			case c = <-free:
-			case <-ctx.Done():
-				return
-			}
-			if !k.next(c) {
-				return
-			}
-			c.first, c.done = first, make(chan struct{})
-			c.claimed.Store(false)
-			for _, ch := range [2]chan *chunk{todo, inOrder} {
+	// claim loads and scans the next chunk nobody has claimed; false when
+	// there is none.
+	claim := func() bool {
+		k := next.Add(1) - 1
+		if k >= chunks {
+			return false
+		}
+		c := ring[k%int64(slots)]
+		c.load(r, total, k, size)
+		if c.err == nil {
+			c.scan(calls)
+		}
+		c.ready <- struct{}{}
+		return true
+	}
+	wg.Add(workers - 1)
+	for range workers - 1 {
+		go func() {
+			defer wg.Done()
+			for {
 				select {
-				case ch <- c:
+				case <-tokens:
 				case <-ctx.Done():
 					return
 				}
-			}
-		}
-	}()
-	for range workers {
-		go func() {
-			defer wg.Done()
-			for c := range todo {
-				if c.claimed.CompareAndSwap(false, true) {
-					c.scan(calls)
-					close(c.done)
+				if !claim() {
+					return
 				}
 			}
 		}()
 	}
-	base := 0
-	for c := range inOrder {
-		// A chunk no worker has started is scanned here rather than
-		// waited for: on a busy machine the workers may not be running.
-		if c.claimed.CompareAndSwap(false, true) {
-			c.scan(calls)
-		} else {
-			select {
-			case <-c.done:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
+	base, more := 0, true
+	for k := range chunks {
+		c := ring[k%int64(slots)]
+		if err := p.await(ctx, c, tokens, &more, claim); err != nil {
+			return err
+		}
+		if c.err != nil {
+			return fmt.Errorf("reading after line %d: %w", base, c.err)
 		}
 		if err := p.replay(c, base); err != nil {
 			return err
 		}
 		base += c.lines
-		free <- c
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if k.err != nil {
-		return fmt.Errorf("reading after line %d: %w", base, k.err)
+		tokens <- struct{}{}
 	}
 	return p.finish()
+}
+
+// await returns once c is ready, claiming later chunks meanwhile while
+// there are some (more) and a slot is free.
+func (p *parser) await(ctx context.Context, c *chunk, tokens chan struct{}, more *bool, claim func() bool) error {
+	for {
+		select {
+		case <-c.ready:
+			return nil
+		default:
+		}
+		free := tokens
+		if !*more {
+			free = nil
+		}
+		select {
+		case <-c.ready:
+			return nil
+		case <-free:
+			*more = claim()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }

@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"testing/iotest"
 	"time"
 
 	"github.com/latscope/latscope/input"
@@ -45,7 +44,7 @@ func parseWith(data []byte, opts source.Options, chunk, workers int) parsed {
 	if chunk == 0 {
 		out.err = p.run(context.Background(), in.Reader)
 	} else {
-		out.err = p.runParallel(context.Background(), in.Reader, workers, chunk)
+		out.err = p.runParallel(context.Background(), bytes.NewReader(data), int64(len(data)), workers, chunk)
 	}
 	out.log, out.problems, out.warnings = log.String(), diag.Problems(), diag.Warnings()
 	return out
@@ -139,7 +138,7 @@ func TestParallelParseEdges(t *testing.T) {
 // TestParallelParseUsed checks that Open parses a large regular file in
 // parallel, and a pipe or --follow sequentially.
 func TestParallelParseUsed(t *testing.T) {
-	in := source.Input{Size: parallelMinSize}
+	in := source.Input{At: strings.NewReader(""), Size: parallelMinSize}
 	if got, procs := parallelWorkers(in, source.Options{}), runtime.GOMAXPROCS(0); procs >= 2 && got != procs {
 		t.Errorf("a large file is parsed by %d workers, want %d", got, procs)
 	}
@@ -149,7 +148,10 @@ func TestParallelParseUsed(t *testing.T) {
 	if parallelWorkers(in, source.Options{Follow: true}) != 0 {
 		t.Error("--follow is parsed in parallel")
 	}
-	if parallelWorkers(source.Input{Size: parallelMinSize - 1}, source.Options{}) != 0 {
+	if parallelWorkers(source.Input{Size: parallelMinSize}, source.Options{}) != 0 {
+		t.Error("a file without random access (compressed) is parsed in parallel")
+	}
+	if parallelWorkers(source.Input{At: in.At, Size: parallelMinSize - 1}, source.Options{}) != 0 {
 		t.Error("a small file is parsed in parallel")
 	}
 }
@@ -178,18 +180,32 @@ func TestParallelParseStops(t *testing.T) {
 	stop := errors.New("sink full")
 	in := source.Input{Name: "t.trc", Reader: bytes.NewReader(data)}
 	p := newParser(in, source.Options{Interval: time.Second}, func(stream.Interval) error { return stop })
-	if err := p.runParallel(context.Background(), in.Reader, 2, 4<<10); !errors.Is(err, stop) {
+	size := int64(len(data))
+	if err := p.runParallel(context.Background(), bytes.NewReader(data), size, 2, 4<<10); !errors.Is(err, stop) {
 		t.Errorf("sink error: got %v", err)
 	}
-	broken := io.MultiReader(bytes.NewReader(data[:len(data)/2]), iotest.ErrReader(errors.New("disk gone")))
+	broken := brokenAt{bytes.NewReader(data), size / 2}
 	p = newParser(source.Input{Name: "t.trc"}, source.Options{}, func(stream.Interval) error { return nil })
-	if err := p.runParallel(context.Background(), broken, 2, 4<<10); err == nil || !strings.Contains(err.Error(), "disk gone") {
+	if err := p.runParallel(context.Background(), broken, size, 2, 4<<10); err == nil || !strings.Contains(err.Error(), "disk gone") {
 		t.Errorf("read error: got %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	p = newParser(in, source.Options{}, func(stream.Interval) error { return nil })
-	if err := p.runParallel(ctx, bytes.NewReader(data), 2, 4<<10); !errors.Is(err, context.Canceled) {
+	if err := p.runParallel(ctx, bytes.NewReader(data), size, 2, 4<<10); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: got %v", err)
 	}
+}
+
+// brokenAt fails reads past a point, like a disk that goes away.
+type brokenAt struct {
+	r    io.ReaderAt
+	good int64
+}
+
+func (b brokenAt) ReadAt(p []byte, off int64) (int, error) {
+	if off+int64(len(p)) > b.good {
+		return 0, errors.New("disk gone")
+	}
+	return b.r.ReadAt(p, off)
 }
