@@ -80,8 +80,6 @@ const (
 	scannedNone scanKind = iota
 	scannedWait
 	scannedCall
-	// scannedTimOnly: the line only matters to a pending timestamp.
-	scannedTimOnly
 )
 
 // scan finds the chunk's lines worth handling and reads the fields of its
@@ -123,8 +121,6 @@ func (c *chunk) add(at, end, n int, truncated, calls bool) {
 		r.pre, r.kind = int32(len(c.calls)), scannedCall
 		c.calls = append(c.calls, scanCall(line))
 	case changesState(line):
-	case line[0] >= 'A' && line[0] <= 'Z':
-		r.kind = scannedTimOnly
 	default:
 		return
 	}
@@ -140,6 +136,8 @@ func callPrefixed(line []byte) bool {
 // changesState says whether handle does more with a line (outside SQL text,
 // with no call handler) than resolve a pending timestamp with its tim:
 // timestamps and sections, SQL text starts, file headers and instances.
+// Lines that could only resolve a pending timestamp are not recorded: the
+// replay reads the lines after a timestamp itself (see rawLines).
 func changesState(line []byte) bool {
 	switch line[0] {
 	case '*':
@@ -161,12 +159,12 @@ func changesState(line []byte) bool {
 func (p *parser) replay(c *chunk, base int) error {
 	prevEnd, prevLine := -1, 0 // the last line handled
 	for i := 0; ; {
-		if p.sqlMode != sqlNone {
+		if p.sqlMode != sqlNone || p.pending {
 			pos := 0
 			if prevEnd >= 0 {
 				pos = min(lineEnd(c.data, prevEnd)+1, len(c.data))
 			}
-			end, line, err := p.sqlLines(c, pos, base, prevLine)
+			end, line, err := p.rawLines(c, pos, base, prevLine)
 			if err != nil {
 				return err
 			}
@@ -177,8 +175,8 @@ func (p *parser) replay(c *chunk, base int) error {
 			if prevEnd < 0 {
 				break // an empty chunk
 			}
-			if p.sqlMode != sqlNone {
-				break // the text goes on in the next chunk
+			if p.sqlMode != sqlNone || p.pending {
+				break // the text or the wait for a tim goes on in the next chunk
 			}
 			continue
 		}
@@ -187,9 +185,6 @@ func (p *parser) replay(c *chunk, base int) error {
 		}
 		r := &c.recs[i]
 		i++
-		if r.kind == scannedTimOnly && !p.pending {
-			continue
-		}
 		p.line = base + int(r.line)
 		var pre scanned
 		switch r.kind {
@@ -207,23 +202,27 @@ func (p *parser) replay(c *chunk, base int) error {
 	return nil
 }
 
-// sqlLines reads the chunk's lines from pos on, as the sequential parse
-// does, while they are SQL text. It returns where the first line it did
-// not read starts and the number of the last line it read.
-func (p *parser) sqlLines(c *chunk, pos, base, line int) (int, int, error) {
+// rawLines reads the chunk's lines from pos on, as the sequential parse
+// does, while they are SQL text (which the workers could not tell) or a
+// timestamp waits for the tim of the next line that has one (which the
+// workers did not record). It returns where the first line it did not read
+// starts and the number of the last line it read.
+func (p *parser) rawLines(c *chunk, pos, base, line int) (int, int, error) {
 	data := c.data
-	for pos < len(data) && p.sqlMode != sqlNone {
+	for pos < len(data) && (p.sqlMode != sqlNone || p.pending) {
 		end := lineEnd(data, pos)
 		line++
-		p.line = base + line
 		text, truncated := data[pos:end], false
+		pos = end + 1
 		if len(text) >= maxLineLen {
 			text, truncated = text[:maxLineLen], true
+		} else if p.sqlMode == sqlNone && (len(text) == 0 || text[0] == ' ' || text[0] == '\t') {
+			continue // as run skips them
 		}
+		p.line = base + line
 		if err := p.handle(text, truncated, scanned{}); err != nil {
 			return 0, 0, err
 		}
-		pos = end + 1
 	}
 	return min(pos, len(data)), line, nil
 }
