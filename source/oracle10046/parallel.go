@@ -89,17 +89,33 @@ func (c *chunk) scan(calls bool) {
 	data := c.data
 	n := 0
 	for at := 0; at < len(data); {
-		end := lineEnd(data, at)
+		end := len(data)
+		if i := bytes.IndexByte(data[at:], '\n'); i >= 0 {
+			end = at + i
+		}
 		n++
 		switch {
 		case end-at >= maxLineLen:
 			c.add(at, at+maxLineLen, n, true, calls)
-		case end > at && data[at] != ' ' && data[at] != '\t':
+		case end > at && mayMatter(data[at], calls):
 			c.add(at, end, n, false, calls)
 		}
 		at = end + 1
 	}
 	c.lines = n
+}
+
+// mayMatter says whether a line starting with b may be more to handle
+// (outside SQL text) than a tim for a pending timestamp: most lines (binds,
+// calls, SQL text, STAT) are skipped on their first byte.
+func mayMatter(b byte, calls bool) bool {
+	switch b {
+	case 'W', '*', 'P', 'T', 'O', 'I', utf8BOM[0]:
+		return true
+	case 'E', 'F', 'C':
+		return calls
+	}
+	return false
 }
 
 // add records line n, data[at:end], if handle may do something with it
