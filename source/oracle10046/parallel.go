@@ -202,14 +202,19 @@ func (p *parser) replay(c *chunk, base int) error {
 		r := &c.recs[i]
 		i++
 		p.line = base + int(r.line)
-		var pre scanned
-		switch r.kind {
-		case scannedWait:
-			pre.wait = &c.waits[r.pre]
-		case scannedCall:
-			pre.call = &c.calls[r.pre]
+		var err error
+		switch {
+		case r.kind == scannedWait && p.line != 1:
+			// What handle does with a WAIT line outside SQL text.
+			err = p.wait(trimCR(c.data[r.at:r.end]), c.waits[r.pre])
+		case r.kind == scannedWait:
+			err = p.handle(c.data[r.at:r.end], r.truncated, scanned{wait: &c.waits[r.pre]})
+		case r.kind == scannedCall:
+			err = p.handle(c.data[r.at:r.end], r.truncated, scanned{call: &c.calls[r.pre]})
+		default:
+			err = p.handle(c.data[r.at:r.end], r.truncated, scanned{})
 		}
-		if err := p.handle(c.data[r.at:r.end], r.truncated, pre); err != nil {
+		if err != nil {
 			return err
 		}
 		prevEnd, prevLine = int(r.end), int(r.line)
