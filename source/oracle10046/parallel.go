@@ -14,22 +14,25 @@ import (
 )
 
 // The parallel parse of a large file: workers read chunks of the file
-// (pread, each its own byte range, cut at line boundaries) and scan them at
-// the same time (finding the lines that matter and reading their WAIT and
-// call fields, which is most of the work), and the parser replays the chunks' lines in file order
-// through the same handle as the sequential parse. Everything that depends
-// on earlier lines (timestamps and their anchoring, trcsess sections, the
-// instance, series, windows and runs, held waits, relative time, calls
-// state, block reads in file order) is therefore done by the one replay,
-// exactly as sequentially.
+// (pread, each its own byte range, cut at line boundaries, so no thread
+// copies the input for another) and scan them at the same time (finding the
+// lines that matter and reading their WAIT and call fields), and the parser
+// replays the chunks' lines in file order through the sequential parser's
+// own code; the replaying goroutine scans later chunks itself while the
+// next one is not ready, so it is one of the workers. Everything that
+// depends on earlier lines (timestamps and their anchoring, trcsess
+// sections, the instance, series, windows and runs, held waits, relative
+// time, calls state, block reads in file order) is therefore done by the
+// one replay, exactly as sequentially.
 //
-// The only speculation is SQL text: a worker does not know whether its
-// chunk starts (or a line of it is) inside the text of a PARSING IN CURSOR
-// or PARSE ERROR section, so it scans as if outside, skipping indented
-// lines. Whenever the replay is inside SQL text it reads the chunk's raw
-// lines itself, one by one as the sequential parse does, until the text
-// ends, then resumes with the worker's lines after that point. SQL text is
-// a small part of a trace, so this costs little.
+// Workers assume they are outside SQL text: a worker does not know whether
+// its chunk starts (or a line of it is) inside the text of a PARSING IN
+// CURSOR or PARSE ERROR section. Nor do they record lines that could only
+// give a pending timestamp its tim (any line with a tim= field). Whenever
+// the replay is inside SQL text or a timestamp is pending, it reads the
+// chunk's raw lines itself, as the sequential parse does, until the text
+// ends and the timestamp is tied, then resumes with the worker's lines
+// after that point. Both are a small part of a trace.
 const (
 	// parallelChunk is the size of the chunks scanned in parallel.
 	parallelChunk = 256 << 10
