@@ -74,6 +74,35 @@ type record struct {
 	pre       int32 // its fields in waits or calls (by kind)
 	kind      scanKind
 	truncated bool // the line is longer than maxLineLen
+	// textEnd, for a PARSING IN CURSOR or PARSE ERROR line, is where the
+	// SQL text after it ends in data (0 when the worker could not tell),
+	// textLines how many lines the text has.
+	textEnd, textLines int32
+}
+
+// sqlFollow follows, in a worker, the SQL text after a PARSING IN CURSOR
+// or PARSE ERROR line read as a trace line, as parser.sqlText does.
+type sqlFollow struct {
+	rec         int // the line's record, -1 when no text is followed
+	mode        sqlMode
+	seen, limit int64
+}
+
+// next reads a line of the text; done says the text ended with it, ok
+// false that the worker cannot tell (a long line, a statement past its
+// limit: the replay reads such text itself).
+func (f *sqlFollow) next(line []byte, long bool) (done, ok bool) {
+	if long {
+		return false, false
+	}
+	if bytes.Equal(trimCR(line), endOfStmt) {
+		return true, true
+	}
+	f.seen += int64(len(line)) + 1
+	if f.mode == sqlStatement {
+		return false, f.seen <= f.limit
+	}
+	return f.seen >= f.limit-2, true
 }
 
 // scanKind says which fields of a line a worker read.
@@ -91,12 +120,28 @@ func (c *chunk) scan(calls bool) {
 	c.recs, c.waits, c.calls = c.recs[:0], c.waits[:0], c.calls[:0]
 	data := c.data
 	n := 0
+	text := sqlFollow{rec: -1}
 	for at := 0; at < len(data); {
 		end := len(data)
 		if i := bytes.IndexByte(data[at:], '\n'); i >= 0 {
 			end = at + i
 		}
 		n++
+		if text.rec < 0 && !calls && len(c.recs) > 0 && c.recs[len(c.recs)-1].line == int32(n-1) {
+			// The previous line was recorded: follow its text if it
+			// starts one (calls by SQL need the text: not followed).
+			text.start(c, data)
+		}
+		if text.rec >= 0 {
+			done, ok := text.next(data[at:end], end-at >= maxLineLen)
+			if done {
+				r := &c.recs[text.rec]
+				r.textEnd, r.textLines = int32(end+1), int32(n)-r.line
+			}
+			if done || !ok {
+				text.rec = -1
+			}
+		}
 		switch {
 		case end-at >= maxLineLen:
 			c.add(at, at+maxLineLen, n, true, calls)
@@ -106,6 +151,25 @@ func (c *chunk) scan(calls bool) {
 		at = end + 1
 	}
 	c.lines = n
+}
+
+// start follows the text after the chunk's last record if it is a
+// PARSING IN CURSOR or PARSE ERROR line.
+func (f *sqlFollow) start(c *chunk, data []byte) {
+	r := c.recs[len(c.recs)-1]
+	if r.truncated {
+		return
+	}
+	line := trimCR(data[r.at:r.end])
+	switch {
+	case bytes.HasPrefix(line, parsingPrefix):
+		f.mode = sqlStatement
+	case bytes.HasPrefix(line, parseErrorPrefix):
+		f.mode = sqlParseError
+	default:
+		return
+	}
+	f.rec, f.seen, f.limit = len(c.recs)-1, 0, sqlLimitOf(line, f.mode)
 }
 
 // mayMatter says whether a line starting with b may be more to handle
@@ -221,6 +285,14 @@ func (p *parser) replay(c *chunk, base int) error {
 			return err
 		}
 		prevEnd, prevLine = int(r.end), int(r.line)
+		if r.textEnd > 0 && p.sqlMode != sqlNone {
+			// The worker followed the text to its end as sqlText does.
+			p.sqlMode = sqlNone
+			prevEnd, prevLine = int(r.textEnd)-1, int(r.line+r.textLines)
+			for i < len(c.recs) && c.recs[i].at < r.textEnd {
+				i++
+			}
+		}
 	}
 	p.line = base + c.lines
 	return nil

@@ -124,6 +124,11 @@ func TestParallelParseEdges(t *testing.T) {
 		"sql to the end":  head + "PARSING IN CURSOR #2 len=4000000 dep=0 tim=150\n  a\n" + long + "\n WAIT #2: nam='c' ela= 3 tim=400",
 		"parse error":     head + "PARSE ERROR #3:len=12 dep=0 uid=1 oct=3 lid=1 tim=170 err=900\nWAIT x\n ab\nWAIT #2: nam='c' ela= 3 tim=400\n",
 		"no last newline": head + "WAIT #1: nam='a' ela= 5 tim=500",
+		// The worker follows SQL text after a line the replay reads
+		// from its records (no timestamp pending): a PARSE ERROR's text
+		// ends at len-2 bytes, a statement at END OF STMT.
+		"parse error len": head + "WAIT #1: nam='a' ela= 6 tim=160\nPARSE ERROR #3:len=9 dep=0 uid=1 oct=3 lid=1 tim=170 err=900\nWAIT x\nWAIT #2: nam='d' ela= 1 tim=450\n",
+		"statement":       head + "WAIT #1: nam='a' ela= 6 tim=160\nPARSING IN CURSOR #2 len=6 dep=0 tim=170\nWAIT #2: nam='e' ela= 2 tim=180\nEND OF STMT\r\nWAIT #2: nam='c' ela= x tim=400\nWAIT #2: nam='c' ela= 3 tim=410\n",
 		"long last line":  head + "WAIT #1: nam='a' ela= 5 tim=500\n" + long,
 	}
 	for name, text := range cases {

@@ -201,6 +201,12 @@ func (p *parser) handle(line []byte, truncated bool, pre scanned) error {
 // is used as a guide only: a statement ends at END OF STMT, but a missing
 // END OF STMT (truncated trace) must not swallow the rest of the file.
 func (p *parser) enterSQL(line []byte, mode sqlMode) {
+	p.sqlMode, p.sqlSeen, p.sqlLimit = mode, 0, sqlLimitOf(line, mode)
+}
+
+// sqlLimitOf returns the sqlLimit of the text after a PARSING IN CURSOR
+// (sqlStatement) or PARSE ERROR (sqlParseError) line.
+func sqlLimitOf(line []byte, mode sqlMode) int64 {
 	var n int64
 	// "PARSING IN CURSOR #4 len=71 ..." but "PARSE ERROR #9:len=67 ...".
 	if i := bytes.Index(line, lenKey); i > 0 && (line[i-1] == ' ' || line[i-1] == ':') {
@@ -208,12 +214,10 @@ func (p *parser) enterSQL(line []byte, mode sqlMode) {
 			n = min(v, 1<<40)
 		}
 	}
-	p.sqlMode, p.sqlSeen = mode, 0
 	if mode == sqlStatement {
-		p.sqlLimit = 4*n + 4096 // 4 bytes per character at most, plus slack
-	} else {
-		p.sqlLimit = n
+		return 4*n + 4096 // 4 bytes per character at most, plus slack
 	}
+	return n
 }
 
 // sqlText consumes a line of SQL text; it returns false when the line turns
