@@ -355,7 +355,10 @@ func (c *chunk) load(r io.ReaderAt, total, k int64, size int) {
 	start := 0
 	if k > 0 {
 		before := int(lo - 1 - from)
-		i := bytes.IndexByte(buf[before:min(int(hi-from)-1, len(buf))], '\n')
+		i := -1
+		if before < len(buf) { // else the file shrank since it was measured
+			i = bytes.IndexByte(buf[before:min(int(hi-from)-1, len(buf))], '\n')
+		}
 		if i < 0 {
 			c.buf, c.data = buf, buf[:0]
 			return

@@ -214,3 +214,24 @@ func (b brokenAt) ReadAt(p []byte, off int64) (int, error) {
 	}
 	return b.r.ReadAt(p, off)
 }
+
+// TestParallelParseFileShrank checks that a file shorter than its measured
+// size (truncated while read) parses as what is left, without a panic.
+func TestParallelParseFileShrank(t *testing.T) {
+	data := readShared(t, fileTrcsess)
+	want := parseWith(data, source.Options{}, 0, 0)
+	for _, chunk := range []int{1000, 4 << 10} {
+		in := source.Input{Name: "t.trc", Diag: input.NewDiagnostics(io.Discard, 1000)}
+		var got []stream.Interval
+		p := newParser(in, source.Options{}, func(iv stream.Interval) error {
+			got = append(got, iv)
+			return nil
+		})
+		if err := p.runParallel(context.Background(), bytes.NewReader(data), int64(len(data)+5*chunk), 2, chunk); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want.intervals) {
+			t.Errorf("chunk %d: %d intervals, want %d as parsed sequentially", chunk, len(got), len(want.intervals))
+		}
+	}
+}
