@@ -40,6 +40,9 @@ func (p *progress) forStacks() load.Progress {
 // wrap counts the bytes read from a file.
 func (p *progress) wrap(name string, size int64, r io.Reader) io.Reader {
 	p.total.Add(size)
+	if at, ok := r.(io.ReaderAt); ok {
+		return &countingReaderAt{countingReader{r: r, p: p}, at}
+	}
 	return &countingReader{r: r, p: p}
 }
 
@@ -54,9 +57,22 @@ func (c *countingReader) Read(b []byte) (int, error) {
 	return n, err
 }
 
+// countingReaderAt counts what a parser reads at offsets of its own (the
+// parallel parse of a regular file) as countingReader counts reads.
+type countingReaderAt struct {
+	countingReader
+	at io.ReaderAt
+}
+
+func (c *countingReaderAt) ReadAt(b []byte, off int64) (int, error) {
+	n, err := c.at.ReadAt(b, off)
+	c.p.add(int64(n))
+	return n, err
+}
+
 func (p *progress) add(n int64) {
-	read := p.read.Add(n)
 	total := p.total.Load()
+	read := min(p.read.Add(n), total) // the parallel 10046 parse reads a little past its chunks
 	if !p.enabled || total < progressMin {
 		return
 	}

@@ -57,7 +57,7 @@ func (o *Opener) Open(ctx context.Context, spec string) (Source, error) {
 		if o.Stdin == nil {
 			return nil, errors.New("no standard input")
 		}
-		return o.openReader("-", o.Stdin, time.Time{})
+		return o.openReader("-", o.Stdin, time.Time{}, nil, 0)
 	}
 	for _, st := range o.Stores {
 		if st.Match(spec) || st.Name == o.Options.Format {
@@ -89,10 +89,15 @@ func (o *Opener) Open(ctx context.Context, spec string) (Source, error) {
 		r, closer, follow = fr, fr, fr
 	}
 	var mod time.Time
+	var at io.ReaderAt
+	var size int64
 	if st, err := f.Stat(); err == nil {
 		mod = st.ModTime()
+		if ra, ok := r.(io.ReaderAt); ok && st.Mode().IsRegular() && !o.Options.Follow && !gzipped(f) {
+			at, size = ra, st.Size()
+		}
 	}
-	src, err := o.openReader(spec, r, mod)
+	src, err := o.openReader(spec, r, mod, at, size)
 	if err != nil {
 		closer.Close()
 		return nil, err
@@ -101,12 +106,12 @@ func (o *Opener) Open(ctx context.Context, spec string) (Source, error) {
 }
 
 // openReader detects the format (or takes --input-format) and opens it.
-func (o *Opener) openReader(name string, r io.Reader, modTime time.Time) (Source, error) {
+func (o *Opener) openReader(name string, r io.Reader, modTime time.Time, at io.ReaderAt, size int64) (Source, error) {
 	br, err := input.Decompressed(name, r, detectLimit)
 	if err != nil {
 		return nil, err
 	}
-	input := Input{Name: name, Reader: br, Diag: o.Diag, ModTime: modTime}
+	input := Input{Name: name, Reader: br, Diag: o.Diag, ModTime: modTime, At: at, Size: size}
 	if o.Options.Format != "" {
 		for _, f := range o.Formats {
 			if f.Name == o.Options.Format {
@@ -196,3 +201,10 @@ type emptySource struct{ name string }
 
 func (e emptySource) Name() string                                           { return e.name }
 func (e emptySource) Run(context.Context, func(stream.Interval) error) error { return nil }
+
+// gzipped says whether a file starts with the gzip magic number.
+func gzipped(f *os.File) bool {
+	var magic [2]byte
+	n, _ := f.ReadAt(magic[:], 0)
+	return n == 2 && magic == [2]byte{0x1f, 0x8b}
+}

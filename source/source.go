@@ -243,6 +243,12 @@ type Input struct {
 	Diag *input.Diagnostics
 	// ModTime is the file's modification time (zero for stdin).
 	ModTime time.Time
+	// At reads the same bytes as Reader at any offset, and Size is their
+	// number, for a regular uncompressed file read once from start to end
+	// (nil and 0 for stdin, --follow, compressed files and anything else):
+	// parsers may read such a file in parallel chunks.
+	At   io.ReaderAt
+	Size int64
 }
 
 // Store is an input that is a path to a database rather than a stream of

@@ -295,3 +295,37 @@ func TestLinkWatchReportsRestoreOnlyAfterLoss(t *testing.T) {
 	}
 	source.NewLinkWatch(nil).Lost(errors.New("nobody listens")) // no panic
 }
+
+// TestOpenerGivesRandomAccessToPlainFilesOnly checks Input.At and Size,
+// which let a parser read a file in parallel chunks: set for a regular
+// uncompressed file, not for a gzip file or stdin.
+func TestOpenerGivesRandomAccessToPlainFilesOnly(t *testing.T) {
+	var got source.Input
+	capture := source.Format{Name: "capture", Open: func(in source.Input, _ source.Options) (source.Source, error) {
+		got = in
+		return nil, errors.New("captured")
+	}}
+	o := &source.Opener{Formats: []source.Format{capture}, Options: source.Options{Format: "capture"}, Stdin: strings.NewReader("x\n")}
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "t.trc")
+	os.WriteFile(plain, []byte("WAIT #1: nam='a' ela= 1 tim=2\n"), 0o644)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte("WAIT #1: nam='a' ela= 1 tim=2\n"))
+	zw.Close()
+	packed := filepath.Join(dir, "t.trc.gz")
+	os.WriteFile(packed, gz.Bytes(), 0o644)
+
+	o.Open(context.Background(), plain)
+	if got.At == nil || got.Size != 30 {
+		t.Errorf("plain file: At %v, Size %d; want random access to its 30 bytes", got.At, got.Size)
+	}
+	o.Open(context.Background(), packed)
+	if got.At != nil || got.Size != 0 {
+		t.Errorf("gzip file: At %v, Size %d; want none (the bytes parsed are not the file's)", got.At, got.Size)
+	}
+	o.Open(context.Background(), "-")
+	if got.At != nil || got.Size != 0 {
+		t.Errorf("stdin: At %v, Size %d; want none", got.At, got.Size)
+	}
+}

@@ -3,6 +3,7 @@ package oracle10046
 import (
 	"bytes"
 	"context"
+	"runtime"
 	"testing"
 
 	"github.com/latscope/latscope/source"
@@ -106,6 +107,39 @@ func benchmarkParseWith(b *testing.B, set func(*source.Options)) {
 		set(&opts)
 		src, _ := Open(source.Input{Name: "bench", Reader: bytes.NewReader(data)}, opts)
 		if err := src.Run(context.Background(), func(stream.Interval) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if cpu := cpuTime() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(b.N)*float64(len(data))/1e6/cpu.Seconds(), "MB/cpu-s")
+	}
+}
+
+// BenchmarkParseParallel is BenchmarkParse through the parallel parse
+// (GOMAXPROCS workers, the chunk size Open uses).
+func BenchmarkParseParallel(b *testing.B) {
+	benchmarkParallel(b, func(*source.Options) {})
+}
+
+// BenchmarkParseCallsParallel is BenchmarkParseCalls through the parallel
+// parse.
+func BenchmarkParseCallsParallel(b *testing.B) {
+	benchmarkParallel(b, func(opts *source.Options) { opts.Calls = source.CallsByType })
+}
+
+func benchmarkParallel(b *testing.B, set func(*source.Options)) {
+	one := readShared(b, fileDBM11106)
+	data := repeatToSize(one, 64<<20)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for b.Loop() {
+		var opts source.Options
+		set(&opts)
+		in := source.Input{Name: "bench", Reader: bytes.NewReader(data)}
+		p := newParser(in, opts, func(stream.Interval) error { return nil })
+		if err := p.runParallel(context.Background(), bytes.NewReader(data), int64(len(data)), runtime.GOMAXPROCS(0), parallelChunk); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -165,19 +165,41 @@ const maxCachedDep = 16
 // cursor numbers are addresses): past it the map starts again.
 const maxCursorNames = 1 << 16
 
-// call parses a call line; lines of other kinds starting with the same
-// letters (PARSING, PARSE ERROR, FETCH without fields) are left alone.
-func (p *parser) call(line []byte) error {
+// callLine is what a call line says, read without the parser's state: typ
+// is 0 for a line of another kind starting with the same letters
+// (PARSING, PARSE ERROR, FETCH without fields), ok false for a bad one.
+type callLine struct {
+	typ CallType
+	ok  bool
+	c   Call
+}
+
+func scanCall(line []byte) callLine {
 	typ, n := callType(line)
 	if typ == 0 {
-		return nil
+		return callLine{}
 	}
 	c, ok := parseCall(line[n:])
-	if !ok {
-		p.malformed("bad " + typ.String() + " line")
+	return callLine{typ: typ, ok: ok, c: c}
+}
+
+// call places a call line (pre: already scanned).
+func (p *parser) call(line []byte, pre scanned) error {
+	var cl callLine
+	if pre.call != nil {
+		cl = *pre.call
+	} else {
+		cl = scanCall(line)
+	}
+	if cl.typ == 0 {
 		return nil
 	}
-	c.Type, c.Line, c.Process = typ, p.line, p.pid
+	if !cl.ok {
+		p.malformed("bad " + cl.typ.String() + " line")
+		return nil
+	}
+	c := cl.c
+	c.Type, c.Line, c.Process = cl.typ, p.line, p.pid
 	if p.calls.handler != nil {
 		p.calls.handler.Call(c)
 		return nil

@@ -101,6 +101,10 @@ func isCallLine(line []byte) bool {
 // the remaining ones at the end of the input.
 func Open(in source.Input, opts source.Options) (source.Source, error) {
 	return source.NewInputSource(in, func(ctx context.Context, emit func(stream.Interval) error) error {
-		return newParser(in, opts, emit).run(ctx, in.Reader)
+		p := newParser(in, opts, emit)
+		if n := parallelWorkers(in, opts); n > 0 {
+			return p.runParallel(ctx, in.At, in.Size, n, parallelChunk)
+		}
+		return p.run(ctx, in.Reader)
 	})
 }

@@ -46,7 +46,7 @@ func (p *parser) run(ctx context.Context, r io.Reader) error {
 			if p.sqlMode == sqlNone && (len(line) == 0 || line[0] == ' ' || line[0] == '\t') {
 				continue
 			}
-			if err := p.handle(line, false); err != nil {
+			if err := p.handle(line, false, scanned{}); err != nil {
 				return err
 			}
 		}
@@ -54,7 +54,7 @@ func (p *parser) run(ctx context.Context, r io.Reader) error {
 		if eof {
 			if start < end && !skipping {
 				p.line++
-				if err := p.handle(buf[start:end], false); err != nil {
+				if err := p.handle(buf[start:end], false, scanned{}); err != nil {
 					return err
 				}
 			}
@@ -75,7 +75,7 @@ func (p *parser) run(ctx context.Context, r io.Reader) error {
 			// No newline in a full buffer: hand over the prefix once.
 			if !skipping {
 				p.line++
-				if err := p.handle(buf[:end], true); err != nil {
+				if err := p.handle(buf[:end], true, scanned{}); err != nil {
 					return err
 				}
 				skipping = true

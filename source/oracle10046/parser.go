@@ -115,25 +115,34 @@ func newParser(in source.Input, opts source.Options, emit func(stream.Interval) 
 	return p
 }
 
+// scanned is a WAIT or call line read ahead of its turn by a chunk worker
+// of the parallel parse (parallel.go); nil when not.
+type scanned struct {
+	wait *waitLine
+	call *callLine
+}
+
 // handle dispatches one line (without its newline). truncated says the line
-// was longer than the buffer and only its start is given.
-func (p *parser) handle(line []byte, truncated bool) error {
+// was longer than the buffer and only its start is given; pre, when not
+// nil, is the line already scanned.
+func (p *parser) handle(line []byte, truncated bool, pre scanned) error {
 	if p.line == 1 {
 		line = bytes.TrimPrefix(line, utf8BOM)
 	}
 	if p.sqlMode != sqlNone && p.sqlText(line) {
 		return nil
 	}
-	if n := len(line); n > 0 && line[n-1] == '\r' {
-		line = line[:n-1]
-	}
+	line = trimCR(line)
 	if len(line) == 0 {
 		return nil
 	}
 	switch line[0] {
 	case 'W':
 		if bytes.HasPrefix(line, waitPrefix) {
-			return p.wait(line, truncated)
+			if pre.wait != nil {
+				return p.wait(line, *pre.wait)
+			}
+			return p.wait(line, scanWait(line, truncated))
 		}
 	case '*':
 		if bytes.HasPrefix(line, starsPrefix) {
@@ -149,7 +158,7 @@ func (p *parser) handle(line []byte, truncated bool) error {
 		} else if bytes.HasPrefix(line, parseErrorPrefix) {
 			p.enterSQL(line, sqlParseError)
 		} else if p.calls != nil {
-			if err := p.call(line); err != nil {
+			if err := p.call(line, pre); err != nil {
 				return err
 			}
 		}
@@ -159,7 +168,7 @@ func (p *parser) handle(line []byte, truncated bool) error {
 		}
 	case 'E', 'F', 'C':
 		if p.calls != nil {
-			if err := p.call(line); err != nil {
+			if err := p.call(line, pre); err != nil {
 				return err
 			}
 		}
@@ -192,6 +201,12 @@ func (p *parser) handle(line []byte, truncated bool) error {
 // is used as a guide only: a statement ends at END OF STMT, but a missing
 // END OF STMT (truncated trace) must not swallow the rest of the file.
 func (p *parser) enterSQL(line []byte, mode sqlMode) {
+	p.sqlMode, p.sqlSeen, p.sqlLimit = mode, 0, sqlLimitOf(line, mode)
+}
+
+// sqlLimitOf returns the sqlLimit of the text after a PARSING IN CURSOR
+// (sqlStatement) or PARSE ERROR (sqlParseError) line.
+func sqlLimitOf(line []byte, mode sqlMode) int64 {
 	var n int64
 	// "PARSING IN CURSOR #4 len=71 ..." but "PARSE ERROR #9:len=67 ...".
 	if i := bytes.Index(line, lenKey); i > 0 && (line[i-1] == ' ' || line[i-1] == ':') {
@@ -199,18 +214,16 @@ func (p *parser) enterSQL(line []byte, mode sqlMode) {
 			n = min(v, 1<<40)
 		}
 	}
-	p.sqlMode, p.sqlSeen = mode, 0
 	if mode == sqlStatement {
-		p.sqlLimit = 4*n + 4096 // 4 bytes per character at most, plus slack
-	} else {
-		p.sqlLimit = n
+		return 4*n + 4096 // 4 bytes per character at most, plus slack
 	}
+	return n
 }
 
 // sqlText consumes a line of SQL text; it returns false when the line turns
 // out not to be SQL text and must be read as a trace line.
 func (p *parser) sqlText(line []byte) bool {
-	trimmed := bytes.TrimSuffix(line, []byte{'\r'})
+	trimmed := trimCR(line)
 	if bytes.Equal(trimmed, endOfStmt) {
 		p.sqlMode = sqlNone
 		if p.calls != nil {
@@ -241,72 +254,112 @@ func (p *parser) sqlText(line []byte) bool {
 	return true
 }
 
-// wait parses "WAIT #c: nam='<event>' ela= N <params> tim=T" and places it.
-func (p *parser) wait(line []byte, truncated bool) error {
+// waitLine is what a WAIT line says, read without the parser's state (so
+// that chunks of a file can be read ahead in parallel): bad says why the
+// line is malformed (badNone when it is not), name and params are offsets
+// in the line. It holds no pointer, so that the garbage collector need not
+// look at chunks of them.
+type waitLine struct {
+	cursor, ela, tim int64
+	nameAt, nameEnd  int32
+	paramsAt         int32
+	bad              badWait
+}
+
+// badWait says why a WAIT line is malformed.
+type badWait uint8
+
+const (
+	badNone badWait = iota
+	badLong
+	badNoName
+	badNoEla
+	badEla
+	badNoTim
+	badTim
+	badEmptyName
+)
+
+var badWaitReasons = [...]string{
+	badLong:      "WAIT line longer than 1 MiB",
+	badNoName:    "WAIT line without nam='...'",
+	badNoEla:     "WAIT line without ela=",
+	badEla:       "WAIT line with a bad ela value",
+	badNoTim:     "WAIT line without tim=",
+	badTim:       "WAIT line with a bad tim value",
+	badEmptyName: "WAIT line with an empty event name",
+}
+
+// scanWait reads "WAIT #c: nam='<event>' ela= N <params> tim=T".
+func scanWait(line []byte, truncated bool) waitLine {
 	if truncated {
-		p.malformed("WAIT line longer than 1 MiB")
-		return nil
+		return waitLine{bad: badLong}
 	}
-	rest := line[len(waitPrefix):]
+	at := len(waitPrefix)
+	rest := line[at:]
 	// Usually "WAIT #<cursor>: nam='": check there before searching.
 	cursor, c, _ := parseUint(rest)
 	if bytes.HasPrefix(rest[c:], cursorNamKey) {
-		rest = rest[c+len(cursorNamKey):]
+		at += c + len(cursorNamKey)
 	} else if i := bytes.Index(rest, namKey); i >= 0 {
-		rest = rest[i+len(namKey):]
+		at += i + len(namKey)
 	} else {
-		p.malformed("WAIT line without nam='...'")
-		return nil
+		return waitLine{bad: badNoName}
 	}
+	rest = line[at:]
 	// Event names contain quotes, colons and asterisks: the name ends at
 	// the "' ela=" delimiter, not at the first quote.
 	j := bytes.Index(rest, elaDelim)
 	if j < 0 {
-		p.malformed("WAIT line without ela=")
+		return waitLine{bad: badNoEla}
+	}
+	w := waitLine{cursor: cursor, nameAt: int32(at), nameEnd: int32(at + j)}
+	at += j + len(elaDelim)
+	for at < len(line) && line[at] == ' ' {
+		at++
+	}
+	ela, n, ok := parseUint(line[at:])
+	if !ok || (at+n < len(line) && line[at+n] != ' ') {
+		return waitLine{bad: badEla}
+	}
+	at += n
+	tim, found, ok := waitTim(line[at:])
+	switch {
+	case !found:
+		return waitLine{bad: badNoTim}
+	case !ok:
+		return waitLine{bad: badTim}
+	case w.nameEnd == w.nameAt:
+		return waitLine{bad: badEmptyName}
+	}
+	w.ela, w.tim, w.paramsAt = ela, tim, int32(at)
+	return w
+}
+
+// wait places a WAIT line read by scanWait.
+func (p *parser) wait(line []byte, w waitLine) error {
+	if w.bad != badNone {
+		p.malformed(badWaitReasons[w.bad])
 		return nil
 	}
-	name := rest[:j]
-	rest = rest[j+len(elaDelim):]
-	k := 0
-	for k < len(rest) && rest[k] == ' ' {
-		k++
-	}
-	ela, n, ok := parseUint(rest[k:])
-	if !ok || (k+n < len(rest) && rest[k+n] != ' ') {
-		p.malformed("WAIT line with a bad ela value")
-		return nil
-	}
-	tim, found, ok := waitTim(rest[k+n:])
-	if !found {
-		p.malformed("WAIT line without tim=")
-		return nil
-	}
-	if !ok {
-		p.malformed("WAIT line with a bad tim value")
-		return nil
-	}
-	if len(name) == 0 {
-		p.malformed("WAIT line with an empty event name")
-		return nil
-	}
-	s, ok := p.seriesOf(name)
+	s, ok := p.seriesOf(line[w.nameAt:w.nameEnd])
 	if !ok {
 		return nil
 	}
 	if p.pending {
-		if err := p.resolveStamp(tim); err != nil {
+		if err := p.resolveStamp(w.tim); err != nil {
 			return err
 		}
 	}
 	if p.opts.BlockReads != nil && p.keep[s] {
-		p.blockRead(s, rest[k+n:], ela, tim)
+		p.blockRead(s, line[w.paramsAt:], w.ela, w.tim)
 	}
 	if p.calls != nil && p.calls.handler != nil {
 		// ReadCalls: the handler is the only reader, no interval is wanted.
-		p.calls.handler.Wait(Wait{Cursor: cursor, Event: p.keys[s].Event, Ela: ela, Tim: tim, Line: p.line, Process: p.pid})
+		p.calls.handler.Wait(Wait{Cursor: w.cursor, Event: p.keys[s].Event, Ela: w.ela, Tim: w.tim, Line: p.line, Process: p.pid})
 		return nil
 	}
-	return p.onWait(heldWait{tim: tim, ela: ela, series: s, line: p.line})
+	return p.onWait(heldWait{tim: w.tim, ela: w.ela, series: s, line: p.line})
 }
 
 // waitTim reads the tim field of a WAIT line's parameters: the last field
@@ -497,4 +550,12 @@ func findTim(line []byte) (int64, bool) {
 		}
 		end = i
 	}
+}
+
+// trimCR removes a line's carriage return.
+func trimCR(line []byte) []byte {
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		return line[:n-1]
+	}
+	return line
 }
