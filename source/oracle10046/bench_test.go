@@ -96,6 +96,15 @@ func BenchmarkParseCalls(b *testing.B) {
 }
 
 func benchmarkParseWith(b *testing.B, set func(*source.Options)) {
+	benchmarkParseRun(b, set, func(data []byte, opts source.Options) error {
+		src, _ := Open(source.Input{Name: "bench", Reader: bytes.NewReader(data)}, opts)
+		return src.Run(context.Background(), func(stream.Interval) error { return nil })
+	})
+}
+
+// benchmarkParseRun parses 64 MB of DBM11106 with run, per iteration,
+// and reports MB per CPU second.
+func benchmarkParseRun(b *testing.B, set func(*source.Options), run func([]byte, source.Options) error) {
 	one := readShared(b, fileDBM11106)
 	data := repeatToSize(one, 64<<20)
 	b.SetBytes(int64(len(data)))
@@ -105,8 +114,7 @@ func benchmarkParseWith(b *testing.B, set func(*source.Options)) {
 	for b.Loop() {
 		var opts source.Options
 		set(&opts)
-		src, _ := Open(source.Input{Name: "bench", Reader: bytes.NewReader(data)}, opts)
-		if err := src.Run(context.Background(), func(stream.Interval) error { return nil }); err != nil {
+		if err := run(data, opts); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -128,22 +136,9 @@ func BenchmarkParseCallsParallel(b *testing.B) {
 }
 
 func benchmarkParallel(b *testing.B, set func(*source.Options)) {
-	one := readShared(b, fileDBM11106)
-	data := repeatToSize(one, 64<<20)
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu0 := cpuTime()
-	for b.Loop() {
-		var opts source.Options
-		set(&opts)
+	benchmarkParseRun(b, set, func(data []byte, opts source.Options) error {
 		in := source.Input{Name: "bench", Reader: bytes.NewReader(data)}
 		p := newParser(in, opts, func(stream.Interval) error { return nil })
-		if err := p.runParallel(context.Background(), bytes.NewReader(data), int64(len(data)), runtime.GOMAXPROCS(0), parallelChunk); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if cpu := cpuTime() - cpu0; cpu > 0 {
-		b.ReportMetric(float64(b.N)*float64(len(data))/1e6/cpu.Seconds(), "MB/cpu-s")
-	}
+		return p.runParallel(context.Background(), bytes.NewReader(data), int64(len(data)), runtime.GOMAXPROCS(0), parallelChunk)
+	})
 }
