@@ -64,7 +64,10 @@ func writeSummary(w *bufio.Writer, r Report) {
 	for _, c := range r.Chains {
 		counts[c.Confidence]++
 	}
-	fmt.Fprintf(w, "<p>%d subjects from %d files", len(r.Chains), len(r.Files))
+	fmt.Fprintf(w, "<p>%d subjects", len(r.Chains))
+	if len(r.Files) > 0 { // a serve watch's page has chains, not files
+		fmt.Fprintf(w, " from %d files", len(r.Files))
+	}
 	if len(r.Chains) > 0 {
 		fmt.Fprintf(w, ", %s – %s", r.Chains[0].Subject.Time.UTC().Format(timeLayout), r.Chains[len(r.Chains)-1].Subject.Time.UTC().Format(timeLayout))
 	}
