@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -84,9 +85,13 @@ type watch struct {
 	def  Watch
 	path string
 
-	mu       sync.Mutex
-	chains   []correlate.Chain // subject time order, at most MaxChains
-	index    map[string]int    // subject key → position in chains
+	mu     sync.Mutex
+	chains []correlate.Chain // subject time order, at most MaxChains
+	index  map[string]int    // subject key → position in chains
+	// stored is every subject of the file (beyond the chains kept in
+	// memory too), with its last chain's hash: a restart re-reads the
+	// files from their start, and must store none of them again.
+	stored   map[string]uint64
 	state    string
 	err      string
 	restarts int
@@ -118,11 +123,15 @@ func Open(opts Options, defs []Watch) (*Set, error) {
 	}
 	s := &Set{opts: opts, byName: map[string]*watch{}}
 	for _, d := range defs {
+		if d.Name == "" || d.Name != filepath.Base(d.Name) || d.Name[0] == '.' {
+			s.Close()
+			return nil, fmt.Errorf("audit watch %q: the name must be usable as a file name", d.Name)
+		}
 		if _, dup := s.byName[d.Name]; dup {
 			s.Close()
 			return nil, fmt.Errorf("audit watch %q: defined twice", d.Name)
 		}
-		w := &watch{def: d, path: filepath.Join(dir, d.Name+".jsonl"), index: map[string]int{}, state: "starting"}
+		w := &watch{def: d, path: filepath.Join(dir, d.Name+".jsonl"), index: map[string]int{}, stored: map[string]uint64{}, state: "starting"}
 		if err := w.load(opts.MaxChains); err != nil {
 			s.Close()
 			return nil, err
@@ -218,21 +227,35 @@ func (w *watch) add(c correlate.Chain) error {
 	if err != nil {
 		return fmt.Errorf("audit watch %q: %w", w.def.Name, err)
 	}
+	sum := lineHash(line)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if i, ok := w.index[key]; ok {
-		old, _ := json.Marshal(w.chains[i])
-		if string(old) == string(line) {
-			return nil
-		}
-		w.chains[i] = c
-	} else {
-		w.insert(c)
+	if h, ok := w.stored[key]; ok && h == sum {
+		return nil
 	}
+	// Stored first: a chain the file lacks is not taken as known after a
+	// failed write, so the restart stores it.
 	if _, err := w.file.Write(append(line, '\n')); err != nil {
 		return fmt.Errorf("audit watch %q: storing a chain: %w", w.def.Name, err)
 	}
+	w.stored[key] = sum
+	w.keep(key, c)
 	return nil
+}
+
+// keep puts a chain in memory: in place of its subject's, or inserted.
+func (w *watch) keep(key string, c correlate.Chain) {
+	if i, ok := w.index[key]; ok {
+		w.chains[i] = c
+		return
+	}
+	w.insert(c)
+}
+
+func lineHash(line []byte) uint64 {
+	h := fnv.New64a()
+	h.Write(line)
+	return h.Sum64()
 }
 
 // insert places a new chain in subject time order and drops the oldest
@@ -270,11 +293,12 @@ func (w *watch) load(max int) error {
 		if json.Unmarshal(sc.Bytes(), &c) != nil {
 			continue
 		}
-		if i, ok := w.index[SubjectKey(c.Subject)]; ok {
-			w.chains[i] = c
-			continue
-		}
-		w.insert(c)
+		key := SubjectKey(c.Subject)
+		// The hash of the line as add would write it now, so that an
+		// unchanged chain read again matches.
+		line, _ := json.Marshal(c)
+		w.stored[key] = lineHash(line)
+		w.keep(key, c)
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("audit watch %q: reading %s: %w", w.def.Name, w.path, err)

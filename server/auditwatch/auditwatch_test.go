@@ -195,3 +195,34 @@ func TestBoundAndWindow(t *testing.T) {
 		t.Errorf("read back %d chains, want the 5 stored (the torn line skipped)", len(got))
 	}
 }
+
+// TestOldChainsNotStoredAgain: a restart reads the files from their start,
+// so chains older than those kept in memory come again: they are in the
+// file already and are not stored twice.
+func TestOldChainsNotStoredAgain(t *testing.T) {
+	base := scenarioChains(t)[0]
+	t0 := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	var chains []correlate.Chain
+	for i := range 5 {
+		c := base
+		c.Subject.Time = t0.Add(time.Duration(i) * time.Minute)
+		chains = append(chains, c)
+	}
+	data := t.TempDir()
+	for run := range 2 {
+		s, err := Open(Options{Data: data, MaxChains: 2}, []Watch{{Name: "w"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range chains {
+			if err := s.byName["w"].add(c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st := s.Statuses()[0]
+		s.Close()
+		if n := storedLines(t, st.Stored); n != 5 || st.Chains != 2 {
+			t.Errorf("run %d: %d stored lines, %d chains in memory; want 5 and 2", run, n, st.Chains)
+		}
+	}
+}

@@ -45,7 +45,7 @@ func checkAuditWatches(name string, ws []AuditWatch, lines []int) error {
 }
 
 func (w *AuditWatch) check() error {
-	if err := CheckJobName(w.Name); err != nil {
+	if err := CheckAuditWatchName(w.Name); err != nil {
 		return err
 	}
 	if len(w.Files) == 0 {
@@ -61,6 +61,23 @@ func (w *AuditWatch) check() error {
 	}
 	if w.Year < 0 {
 		return fmt.Errorf("%q: year must not be negative", w.Name)
+	}
+	return nil
+}
+
+// CheckAuditWatchName: a watch's name names its file DATA/auditwatch/NAME.jsonl
+// and its URL, so it is letters, digits, '.', '_' and '-', not starting
+// with '.', at most 64 bytes.
+func CheckAuditWatchName(name string) error {
+	if name == "" {
+		return fmt.Errorf("an audit watch needs a name")
+	}
+	ok := len(name) <= 64 && name[0] != '.'
+	for _, r := range name {
+		ok = ok && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-')
+	}
+	if !ok {
+		return fmt.Errorf("audit watch name %q: want letters, digits, '.', '_' or '-' (not first '.'), at most 64: it names a file", name)
 	}
 	return nil
 }

@@ -114,7 +114,8 @@ func TestErrorsNameFileAndLine(t *testing.T) {
 		{"data: d\naudit_watches:\n  - name: orcl\n", "f.yaml:3: audit watch 1: \"orcl\" has no files"},
 		{"data: d\naudit_watches:\n  - name: orcl\n    files: [adump]\n", "f.yaml:3: audit watch 1: \"orcl\": file \"adump\": want an absolute path"},
 		{"data: d\naudit_watches:\n  - name: a\n    files: [/x]\n  - name: a\n    files: [/y]\n", "f.yaml:5: audit watch \"a\" is already defined at line 3"},
-		{"data: d\naudit_watches:\n  - files: [/x]\n", "f.yaml:3: audit watch 1:"},
+		{"data: d\naudit_watches:\n  - files: [/x]\n", "f.yaml:3: audit watch 1: an audit watch needs a name"},
+		{"data: d\naudit_watches:\n  - name: ../../etc/x\n    files: [/x]\n", "f.yaml:3: audit watch 1: audit watch name \"../../etc/x\": want letters"},
 		{"", "empty configuration"},
 	} {
 		_, err := Parse("f.yaml", []byte(tc.yaml))
