@@ -51,7 +51,8 @@ func TestEveryRouteRefusesStrangers(t *testing.T) {
 		t.Fatalf("only %d routes enumerated", len(routes))
 	}
 	for _, want := range []string{"GET /api/v1/jobs", "GET /api/v1/series", "GET /api/v1/series/{id}/histogram", "GET /api/v1/series/{id}/intervals",
-		"POST /api/v1/jobs", "PUT /api/v1/jobs/{name}", "DELETE /api/v1/jobs/{name}", "POST /api/v1/jobs/{name}/pause", "POST /api/v1/jobs/{name}/resume"} {
+		"POST /api/v1/jobs", "PUT /api/v1/jobs/{name}", "DELETE /api/v1/jobs/{name}", "POST /api/v1/jobs/{name}/pause", "POST /api/v1/jobs/{name}/resume",
+		"GET /api/v1/audit-watches", "GET /api/v1/audit-watches/{name}/chains", "GET /api/v1/audit-watches/{name}/timeline", "GET /audit-watches"} {
 		if !slices.ContainsFunc(routes, func(ri RouteInfo) bool { return ri.Pattern() == want }) {
 			t.Errorf("serve's route %s is not enumerated", want)
 		}

@@ -3,6 +3,7 @@ package httpsec_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -14,9 +15,11 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/archive"
+	"github.com/latscope/latscope/audit/correlate"
 	"github.com/latscope/latscope/hist"
 	"github.com/latscope/latscope/internal/testkit/testenv"
 	"github.com/latscope/latscope/server/api"
+	"github.com/latscope/latscope/server/auditwatch"
 	"github.com/latscope/latscope/server/auth"
 	"github.com/latscope/latscope/server/httpsec"
 	"github.com/latscope/latscope/server/jobs"
@@ -74,6 +77,15 @@ func init() {
 			}
 		}
 		runs.Register(rt, ex)
+		watches, err := auditwatch.Open(auditwatch.Options{Data: t.TempDir()}, []auditwatch.Watch{{Name: "view"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(watches.Close)
+		auditwatch.Register(rt, watches, func(w io.Writer, title string, _ []correlate.Chain) error {
+			_, err := io.WriteString(w, "<!doctype html><title>"+title+"</title>")
+			return err
+		})
 		if err := web.Register(rt); err != nil {
 			t.Fatal(err)
 		}
