@@ -4,10 +4,23 @@
 // a Content-Security-Policy that lets it fetch nothing.
 package htmlpage
 
-import "bufio"
+import (
+	"bufio"
+	"net/http"
+)
 
 // ContentSecurityPolicy forbids a page to fetch anything at all.
 const ContentSecurityPolicy = `default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:`
+
+// SandboxHeaders sets the headers under which latscope serve answers one
+// of these pages: it runs in a sandbox (an opaque origin), so its script
+// draws the page but cannot use the viewer's session, and only the
+// server's own pages may frame it (the browser view shows reports, flame
+// graphs and audit timelines inside its pages).
+func SandboxHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", "sandbox allow-scripts; "+ContentSecurityPolicy+"; frame-ancestors 'self'")
+	h.Set("X-Frame-Options", "SAMEORIGIN")
+}
 
 // WriteHead writes the document up to the opened body: the policy, the
 // viewport, the generator, the title (already escaped) and the stylesheet.

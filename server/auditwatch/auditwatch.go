@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/audit/correlate"
+	"github.com/latscope/latscope/server/jobs"
 )
 
 // Follow reads a watch's files and calls emit with every chain as its
@@ -50,10 +51,10 @@ type Options struct {
 	// MaxChains bounds the chains a watch keeps in memory and answers
 	// (0: DefaultMaxChains); the file keeps them all.
 	MaxChains int
-	// MinBackoff, MaxBackoff bound the wait before a failed watch restarts
-	// (0: 1 s and 1 min).
-	MinBackoff, MaxBackoff time.Duration
-	Logger                 *slog.Logger
+	// Backoff bounds the wait before a failed watch restarts, as a failed
+	// job's (zero: jobs.DefaultBackoff, 1 s doubling to 1 min).
+	Backoff jobs.Backoff
+	Logger  *slog.Logger
 }
 
 // DefaultMaxChains: database starts, stops and SYSDBA connections are
@@ -106,11 +107,8 @@ func Open(opts Options, defs []Watch) (*Set, error) {
 	if opts.MaxChains <= 0 {
 		opts.MaxChains = DefaultMaxChains
 	}
-	if opts.MinBackoff <= 0 {
-		opts.MinBackoff = time.Second
-	}
-	if opts.MaxBackoff < opts.MinBackoff {
-		opts.MaxBackoff = max(time.Minute, opts.MinBackoff)
+	if opts.Backoff == (jobs.Backoff{}) {
+		opts.Backoff = jobs.DefaultBackoff()
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -183,12 +181,11 @@ func (s *Set) run(ctx context.Context, w *watch) {
 		if err == nil {
 			err = errors.New("the files ended (follow returned)")
 		}
-		if time.Since(began) > s.opts.MaxBackoff {
+		if time.Since(began) > s.opts.Backoff.Max {
 			failures = 0 // it ran well for a while: start the backoff over
 		}
 		failures++
-		delay := s.opts.MinBackoff << min(failures-1, 20)
-		delay = min(delay, s.opts.MaxBackoff)
+		delay := s.opts.Backoff.Delay(failures)
 		s.opts.Logger.Warn("audit watch failed, restarting", "watch", w.def.Name, "error", err.Error(), "in", delay.String())
 		w.mu.Lock()
 		w.restarts++

@@ -13,6 +13,7 @@ import (
 	"github.com/latscope/latscope/audit/correlate"
 	"github.com/latscope/latscope/input"
 	"github.com/latscope/latscope/internal/testkit/testenv"
+	"github.com/latscope/latscope/server/jobs"
 )
 
 // scenarioChains are the real correlation's chains of the synthetic
@@ -77,7 +78,7 @@ func TestRestartStoresOnce(t *testing.T) {
 		<-ctx.Done()
 		return nil
 	}
-	s, err := Open(Options{Data: data, MinBackoff: time.Millisecond}, []Watch{{Name: "orcl", Files: []string{"/x"}, Follow: follow}})
+	s, err := Open(Options{Data: data, Backoff: jobs.Backoff{Min: time.Millisecond, Max: time.Second}}, []Watch{{Name: "orcl", Files: []string{"/x"}, Follow: follow}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -120,10 +120,7 @@ func (h handlers) timeline(rt *httpsec.Router) http.HandlerFunc {
 			rt.Fail(w, r, err)
 			return
 		}
-		// The page runs sandboxed (an opaque origin): its script cannot use
-		// the viewer's session; only this server's pages may frame it.
-		w.Header().Set("Content-Security-Policy", "sandbox allow-scripts; "+htmlpage.ContentSecurityPolicy+"; frame-ancestors 'self'")
-		w.Header().Set("X-Frame-Options", "SAMEORIGIN")
+		htmlpage.SandboxHeaders(w.Header())
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Write(b.Bytes())
 	}

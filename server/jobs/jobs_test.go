@@ -61,7 +61,7 @@ func TestBackoffDoublesAndCaps(t *testing.T) {
 	b := Backoff{Min: time.Second, Max: 5 * time.Second}
 	var got []time.Duration
 	for n := 1; n <= 5; n++ {
-		got = append(got, b.delay(n))
+		got = append(got, b.Delay(n))
 	}
 	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 5 * time.Second, 5 * time.Second}
 	for i := range want {

@@ -52,8 +52,8 @@ type Backoff struct {
 // DefaultBackoff waits 1 s, 2 s, 4 s ... up to 1 min.
 func DefaultBackoff() Backoff { return Backoff{Min: time.Second, Max: time.Minute} }
 
-// delay is the wait after the n-th failure in a row (n ≥ 1).
-func (b Backoff) delay(n int) time.Duration {
+// Delay is the wait after the n-th failure in a row (n ≥ 1).
+func (b Backoff) Delay(n int) time.Duration {
 	d := b.Min
 	for i := 1; i < n && d < b.Max; i++ {
 		d *= 2
@@ -319,7 +319,7 @@ func (r *Runner) attempt(ctx context.Context, j *running) (wrote bool, err error
 // time not observed, from the end of the last interval (or the failed
 // attempt's start) to now, as a gap.
 func (r *Runner) restartAfter(ctx context.Context, j *running, err error, failures int, began time.Time) {
-	delay := r.backoff.delay(failures)
+	delay := r.backoff.Delay(failures)
 	state := Restarting
 	if errors.Is(err, errWrite) {
 		state = Stalled

@@ -13,6 +13,7 @@ import (
 	"github.com/latscope/latscope/flame/html"
 	"github.com/latscope/latscope/flame/load"
 	"github.com/latscope/latscope/input"
+	"github.com/latscope/latscope/internal/htmlpage"
 	"github.com/latscope/latscope/server/auth"
 )
 
@@ -43,7 +44,7 @@ func (h handlers) flame(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	sandboxHTML(w.Header())
+	htmlpage.SandboxHeaders(w.Header())
 	w.Write(page)
 }
 

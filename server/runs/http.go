@@ -169,15 +169,6 @@ func failPlain(w http.ResponseWriter, status int, msg string) {
 	json.NewEncoder(w).Encode(map[string]string{"error": msg})
 }
 
-// sandboxHTML sets the headers of a stored HTML page: it runs in a
-// sandbox (an opaque origin), so its scripts draw the page but cannot use
-// the viewer's session, and only pages of this server may frame it (the
-// browser view shows reports and flame graphs inside its run pages).
-func sandboxHTML(h http.Header) {
-	h.Set("Content-Security-Policy", "sandbox allow-scripts; "+htmlpage.ContentSecurityPolicy+"; frame-ancestors 'self'")
-	h.Set("X-Frame-Options", "SAMEORIGIN")
-}
-
 // output serves one of a run's outputs with its type.
 func (h handlers) output(w http.ResponseWriter, r *http.Request) {
 	fail := func(status int, msg string) { failPlain(w, status, msg) }
@@ -210,7 +201,7 @@ func (h handlers) output(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", ct)
 	if strings.HasPrefix(ct, "text/html") {
-		sandboxHTML(w.Header())
+		htmlpage.SandboxHeaders(w.Header())
 	}
 	w.Header().Set("Content-Disposition", fmt.Sprintf(`inline; filename="run-%d-%s"`, id, name))
 	http.ServeContent(w, r, "", fi.ModTime(), f)
