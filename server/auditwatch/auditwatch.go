@@ -130,7 +130,7 @@ func Open(opts Options, defs []Watch) (*Set, error) {
 			return nil, fmt.Errorf("audit watch %q: defined twice", d.Name)
 		}
 		w := &watch{def: d, path: filepath.Join(dir, d.Name+".jsonl"), index: map[string]int{}, stored: map[string]uint64{}, state: "starting"}
-		if err := w.load(opts.MaxChains); err != nil {
+		if err := w.load(opts.MaxChains, opts.Logger); err != nil {
 			s.Close()
 			return nil, err
 		}
@@ -271,9 +271,9 @@ func (w *watch) insert(c correlate.Chain) {
 }
 
 // load reads the stored chains back: the last line of each subject wins,
-// the newest max subjects are kept. A torn last line (a crash while
-// writing) is skipped.
-func (w *watch) load(max int) error {
+// the newest max subjects are kept. An unreadable line (a torn last line
+// after a crash while writing) is skipped and logged with its line.
+func (w *watch) load(max int, log *slog.Logger) error {
 	w.max = max
 	f, err := os.Open(w.path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -285,9 +285,10 @@ func (w *watch) load(max int) error {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
+	for n := 1; sc.Scan(); n++ {
 		var c correlate.Chain
-		if json.Unmarshal(sc.Bytes(), &c) != nil {
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			log.Warn("audit watch: an unreadable stored line skipped", "watch", w.def.Name, "file", w.path, "line", n, "error", err.Error())
 			continue
 		}
 		key := SubjectKey(c.Subject)

@@ -2,10 +2,13 @@ package auditwatch
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -187,13 +190,17 @@ func TestBoundAndWindow(t *testing.T) {
 	f, _ := os.OpenFile(st.Stored, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"subject":{"time":"2026-11-20T10:09`)
 	f.Close()
-	again, err := Open(Options{Data: data, MaxChains: 10}, []Watch{{Name: "w"}})
+	var logged bytes.Buffer
+	again, err := Open(Options{Data: data, MaxChains: 10, Logger: slog.New(slog.NewTextHandler(&logged, nil))}, []Watch{{Name: "w"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer again.Close()
 	if got, _, _ := again.Chains("w", time.Time{}, time.Time{}); len(got) != 5 {
 		t.Errorf("read back %d chains, want the 5 stored (the torn line skipped)", len(got))
+	}
+	if !strings.Contains(logged.String(), "line=6") || !strings.Contains(logged.String(), st.Stored) {
+		t.Errorf("the torn line was not reported with its file and line: %q", logged.String())
 	}
 }
 
