@@ -76,17 +76,17 @@ func (b *blockingConn) Close() error { return b.f.Close() }
 
 // writeAll writes p, giving up when stop reports true or deadline passes.
 func (b *blockingConn) writeAll(p []byte, stop func() bool, deadline time.Time) error {
-	return b.loop(unix.SYS_WRITE, p, stop, deadline)
+	return b.loop(unix.SYS_WRITE, p, stop, waitLimit{deadline: deadline})
 }
 
 // readFull fills p, giving up when stop reports true or deadline passes.
 func (b *blockingConn) readFull(p []byte, stop func() bool, deadline time.Time) error {
-	return b.loop(unix.SYS_READ, p, stop, deadline)
+	return b.loop(unix.SYS_READ, p, stop, waitLimit{deadline: deadline})
 }
 
-func (b *blockingConn) loop(trap uintptr, p []byte, stop func() bool, deadline time.Time) error {
+func (b *blockingConn) loop(trap uintptr, p []byte, stop func() bool, limit waitLimit) error {
 	for done := 0; done < len(p); {
-		n, err := b.once(trap, p[done:], stop, deadline)
+		n, err := b.once(trap, p[done:], stop, limit)
 		if err != nil {
 			return err
 		}
@@ -98,10 +98,21 @@ func (b *blockingConn) loop(trap uintptr, p []byte, stop func() bool, deadline t
 	return nil
 }
 
+// waitLimit bounds one blocking read or write: by an absolute deadline,
+// or by a timeout counted from the start of the wait (zero: unbounded).
+// The timeout's deadline is set when the first tick ends, as if the wait
+// had begun rawTick earlier, so that a call that does not wait reads no
+// clock: on this VM a clock read (time.Now) costs 70–300 ns, and three a
+// message were 7 % of the server's CPU (perf).
+type waitLimit struct {
+	deadline time.Time
+	timeout  time.Duration
+}
+
 // once does one read or write of p (not empty), waiting tick by tick
 // until some bytes move, the peer closes (0), stop reports true
-// (net.ErrClosed) or deadline passes (os.ErrDeadlineExceeded).
-func (b *blockingConn) once(trap uintptr, p []byte, stop func() bool, deadline time.Time) (int, error) {
+// (net.ErrClosed) or the limit passes (os.ErrDeadlineExceeded).
+func (b *blockingConn) once(trap uintptr, p []byte, stop func() bool, limit waitLimit) (int, error) {
 	for {
 		n, _, errno := b.sys(trap, b.fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
 		switch {
@@ -109,7 +120,11 @@ func (b *blockingConn) once(trap uintptr, p []byte, stop func() bool, deadline t
 			if stop() {
 				return 0, net.ErrClosed
 			}
-			if !deadline.IsZero() && time.Now().After(deadline) {
+			if limit.deadline.IsZero() {
+				if limit.timeout > 0 {
+					limit.deadline = time.Now().Add(limit.timeout - rawTick)
+				}
+			} else if time.Now().After(limit.deadline) {
 				return 0, os.ErrDeadlineExceeded
 			}
 		case errno != 0:
@@ -131,13 +146,14 @@ func (b *blockingConn) once(trap uintptr, p []byte, stop func() bool, deadline t
 // because a locked goroutine's yield (see yieldEvery) hands the thread
 // over through the scheduler: 10 µs of CPU and 35 µs of wall-clock time
 // on this VM against 0.09 µs unlocked, long enough to delay the next
-// request. Deadlines are those of net.Conn, and stop reports that the
-// server is stopping; both are seen within rawTick.
+// request. The timeouts bound each wait for the peer, and stop reports
+// that the server is stopping; both are seen within rawTick.
 type serverConn struct {
-	b                           *blockingConn
-	stop                        func() bool
-	readDeadline, writeDeadline time.Time
-	lastYield                   time.Time
+	b                         *blockingConn
+	stop                      func() bool
+	readTimeout, writeTimeout time.Duration
+	reads                     uint32 // counts reads to the next clock check
+	lastYield                 time.Time
 }
 
 // yieldEvery is how often a test's loop passes through the scheduler.
@@ -145,8 +161,12 @@ type serverConn struct {
 // scheduled for 10 ms, even one that only sits in system calls, and its
 // monitor thread then wakes every 20 µs for a while (measured: about
 // 5 000 wake-ups a second on the server's CPU during a test). A yield
-// every 5 ms keeps the monitor at a few hundred.
-const yieldEvery = 5 * time.Millisecond
+// every 5 ms keeps the monitor at a few hundred. The clock is read every
+// yieldCheckReads reads, not at each (see waitLimit for its cost).
+const (
+	yieldEvery      = 5 * time.Millisecond
+	yieldCheckReads = 16
+)
 
 // blockingTestConn returns c's socket as a serverConn (c is closed), and
 // the function that closes the socket; c itself when blocking calls are
@@ -157,7 +177,7 @@ func blockingTestConn(c net.Conn, stop func() bool) (testConn, func()) {
 	// how many clients will come.
 	b := takeOver(c, unix.Syscall)
 	if b == nil {
-		return c, func() {}
+		return &deadlineConn{Conn: c}, func() {}
 	}
 	return &serverConn{b: b, stop: stop}, func() { b.Close() }
 }
@@ -169,11 +189,13 @@ func (s *serverConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	if now := time.Now(); now.Sub(s.lastYield) > yieldEvery {
-		s.lastYield = now
-		runtime.Gosched()
+	if s.reads++; s.reads%yieldCheckReads == 0 {
+		if now := time.Now(); now.Sub(s.lastYield) > yieldEvery {
+			s.lastYield = now
+			runtime.Gosched()
+		}
 	}
-	n, err := s.b.once(unix.SYS_READ, p, s.stop, s.readDeadline)
+	n, err := s.b.once(unix.SYS_READ, p, s.stop, waitLimit{timeout: s.readTimeout})
 	if err == nil && n == 0 {
 		if s.stop() {
 			return 0, net.ErrClosed
@@ -185,7 +207,7 @@ func (s *serverConn) Read(p []byte) (int, error) {
 
 func (s *serverConn) Write(p []byte) (int, error) {
 	for done := 0; done < len(p); {
-		n, err := s.b.once(unix.SYS_WRITE, p[done:], s.stop, s.writeDeadline)
+		n, err := s.b.once(unix.SYS_WRITE, p[done:], s.stop, waitLimit{timeout: s.writeTimeout})
 		if err != nil {
 			return done, err
 		}
@@ -194,12 +216,5 @@ func (s *serverConn) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (s *serverConn) SetReadDeadline(t time.Time) error {
-	s.readDeadline = t
-	return nil
-}
-
-func (s *serverConn) SetWriteDeadline(t time.Time) error {
-	s.writeDeadline = t
-	return nil
-}
+func (s *serverConn) SetReadTimeout(d time.Duration)  { s.readTimeout = d }
+func (s *serverConn) SetWriteTimeout(d time.Duration) { s.writeTimeout = d }

@@ -70,7 +70,7 @@ func TestBlockingTestConnTakesTheSocketOver(t *testing.T) {
 		t.Fatalf("the client read %q, %v; want \"pong\"", buf[:4], err)
 	}
 
-	_ = tc.SetReadDeadline(time.Now().Add(150 * time.Millisecond))
+	tc.SetReadTimeout(150 * time.Millisecond)
 	t0 := time.Now()
 	if _, err := tc.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Errorf("read past the deadline: %v, want os.ErrDeadlineExceeded", err)
@@ -79,7 +79,7 @@ func TestBlockingTestConnTakesTheSocketOver(t *testing.T) {
 		t.Errorf("the read gave up after %s, want 150 ms + at most about %s", d, rawTick)
 	}
 
-	_ = tc.SetReadDeadline(time.Time{})
+	tc.SetReadTimeout(0)
 	go func() {
 		time.Sleep(50 * time.Millisecond)
 		stopping.Store(true)
@@ -144,4 +144,35 @@ func TestServeStopsWithAWriteBlocked(t *testing.T) {
 		t.Errorf("Serve took %s to return", d)
 	}
 	ts.log.waitLine(t, greedy.LocalAddr().String()+": done after ", "server stopped")
+}
+
+// TestDeadlineConnTimesOutEachWait: through the netpoller (the server's
+// path where blocking calls are impossible) a test's timeouts bound each
+// wait as serverConn's do.
+func TestDeadlineConnTimesOutEachWait(t *testing.T) {
+	sv, cl := socketPair(t)
+	tc := &deadlineConn{Conn: sv}
+	tc.SetReadTimeout(100 * time.Millisecond)
+	if _, err := cl.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 16)
+	if n, err := tc.Read(buf); err != nil || string(buf[:n]) != "ping" {
+		t.Fatalf("read %q, %v; want \"ping\"", buf[:n], err)
+	}
+	t0 := time.Now()
+	if _, err := tc.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("read with nothing sent: %v, want os.ErrDeadlineExceeded", err)
+	}
+	if d := time.Since(t0); d < 100*time.Millisecond || d > time.Second {
+		t.Errorf("the read gave up after %s, want about 100 ms", d)
+	}
+	tc.SetReadTimeout(0)
+	go func() {
+		time.Sleep(150 * time.Millisecond)
+		cl.Write([]byte("late"))
+	}()
+	if n, err := tc.Read(buf); err != nil || string(buf[:n]) != "late" {
+		t.Errorf("read without a timeout: %q, %v; want \"late\"", buf[:n], err)
+	}
 }

@@ -20,4 +20,6 @@ func (*blockingConn) readFull([]byte, func() bool, time.Time) error { return nil
 
 // blockingTestConn is Linux-only: elsewhere the server's tests go
 // through Go's netpoller.
-func blockingTestConn(c net.Conn, _ func() bool) (testConn, func()) { return c, func() {} }
+func blockingTestConn(c net.Conn, _ func() bool) (testConn, func()) {
+	return &deadlineConn{Conn: c}, func() {}
+}

@@ -208,12 +208,41 @@ func (s *Server) stopped(err error) error {
 const ioChunk = 64 << 10
 
 // testConn is the connection a test's messages are exchanged on: c
-// itself, or on Linux its socket through blocking system calls
-// (serverConn).
+// through Go's netpoller (deadlineConn), or on Linux its socket through
+// blocking system calls (serverConn). The timeouts bound each wait for
+// the peer from then on (0: no bound).
 type testConn interface {
 	io.ReadWriter
-	SetReadDeadline(time.Time) error
-	SetWriteDeadline(time.Time) error
+	SetReadTimeout(time.Duration)
+	SetWriteTimeout(time.Duration)
+}
+
+// deadlineConn is a net.Conn as a testConn: each Read and Write sets its
+// deadline from its timeout.
+type deadlineConn struct {
+	net.Conn
+	readTimeout, writeTimeout time.Duration
+}
+
+func (d *deadlineConn) SetReadTimeout(t time.Duration)  { d.readTimeout = t }
+func (d *deadlineConn) SetWriteTimeout(t time.Duration) { d.writeTimeout = t }
+
+func (d *deadlineConn) Read(p []byte) (int, error) {
+	_ = d.Conn.SetReadDeadline(deadlineAfter(d.readTimeout))
+	return d.Conn.Read(p)
+}
+
+func (d *deadlineConn) Write(p []byte) (int, error) {
+	_ = d.Conn.SetWriteDeadline(deadlineAfter(d.writeTimeout))
+	return d.Conn.Write(p)
+}
+
+// deadlineAfter is now + t, or no deadline for t = 0.
+func deadlineAfter(t time.Duration) time.Time {
+	if t <= 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(t)
 }
 
 // exchange answers every message of a test with a reply of the negotiated
@@ -222,12 +251,13 @@ type testConn interface {
 func (s *Server) exchange(c testConn, h hello) (int64, error) {
 	r := bufio.NewReaderSize(c, ioChunk)
 	w := bufio.NewWriterSize(c, ioChunk)
+	c.SetReadTimeout(s.cfg.IdleTimeout)
+	c.SetWriteTimeout(s.cfg.WriteTimeout)
 	filler := make([]byte, min(int(h.Reply), ioChunk))
 	fillRandom(filler) // replies cannot be shrunk by compression on the path
 	var hdr [HeaderSize]byte
 	var n int64
 	for {
-		_ = c.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
 		if _, err := io.ReadFull(r, hdr[:]); err != nil {
 			return n, s.flushOnExit(c, w, err)
 		}
@@ -241,7 +271,6 @@ func (s *Server) exchange(c testConn, h hello) (int64, error) {
 			}
 			return n, s.flushOnExit(c, w, err)
 		}
-		_ = c.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
 		if err := writeReply(w, seq, int(h.Reply), filler); err != nil {
 			return n, fmt.Errorf("the client did not read its replies: %w", err)
 		}
@@ -296,7 +325,7 @@ func wholeMessageBuffered(r *bufio.Reader) bool {
 // (briefly: the peer may be gone) and returns why it ends.
 func (s *Server) flushOnExit(c testConn, w *bufio.Writer, why error) error {
 	if w.Buffered() > 0 {
-		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+		c.SetWriteTimeout(time.Second)
 		_ = w.Flush()
 	}
 	return why
