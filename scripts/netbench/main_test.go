@@ -91,6 +91,31 @@ func TestCompare(t *testing.T) {
 	}
 }
 
+// Runs pair by number (back to back); a latscope run without its
+// sockperf partner is left out; the ratios' median, lowest and highest.
+func TestPairedRatios(t *testing.T) {
+	run := func(tool string, n int, p50, cpu float64) runResult {
+		return runResult{Tool: tool, SizeBytes: 64, Run: n, ServerCPUPerRoundTripUS: cpu,
+			measurement: measurement{Latency: loadtest.Latency{P50US: p50, P90US: p50, P99US: p50}}}
+	}
+	c := compare(64, []runResult{
+		run(toolSockperf, 1, 20, 10), run(toolLatscope, 1, 22, 10),
+		run(toolSockperf, 2, 30, 10), run(toolLatscope, 2, 27, 12),
+		run(toolSockperf, 3, 25, 10), run(toolLatscope, 3, 25, 9),
+		run(toolLatscope, 4, 100, 100), // no partner
+	})
+	p50, cpu := c.Paired["p50_us"], c.Paired["server_cpu_per_round_trip_us"]
+	if p50.Pairs != 3 || !near(p50.Median, 1) || !near(p50.Min, 0.9) || !near(p50.Max, 1.1) {
+		t.Errorf("p50 pairs %+v, want 3 with median 1 in 0.9–1.1", p50)
+	}
+	if !near(cpu.Median, 1) || !near(cpu.Min, 0.9) || !near(cpu.Max, 1.2) {
+		t.Errorf("server CPU pairs %+v, want median 1 in 0.9–1.2", cpu)
+	}
+	if _, err := json.Marshal(c); err != nil {
+		t.Error(err)
+	}
+}
+
 func TestWriteTable(t *testing.T) {
 	s := runResult{Tool: toolSockperf, SizeBytes: 64, ServerCPUPerRoundTripUS: 20, LoadAverage: 4.5,
 		measurement: measurement{Latency: loadtest.Latency{P50US: 50, P90US: 60, P99US: 90, MeanUS: 52}, PerSecond: 19000}}
@@ -107,6 +132,7 @@ func TestWriteTable(t *testing.T) {
 		"p99 µs", "1.556  ≤ 1.05     FAIL", "55.0", "1.050  ≤ 1.10     ok", "load average (1 min) at the runs' end       4.50      5.50",
 		"latscope lowest–highest: p50 µs 60.0–60.0, p90 µs 61.0–61.0, p99 µs 140.0–140.0, server CPU/RT µs 21.0–21.0, load 5.5–5.5",
 		"FAIL (1 sockperf, 1 latscope, 1 qperf runs)",
+		"paired runs (1), latscope / sockperf, median (lowest–highest): p50 1.200 (1.20–1.20), p90 1.017 (1.02–1.02), p99 1.556 (1.56–1.56), server CPU/RT 1.050 (1.05–1.05)",
 		"overall: FAIL — p50 at 64 B (1.200, want 0.85–1.05); p99 at 64 B (1.556, want ≤ 1.05)",
 	} {
 		if !strings.Contains(out, want) {

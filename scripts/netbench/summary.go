@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/latscope/latscope/probe/loadtest"
@@ -92,7 +93,46 @@ type comparison struct {
 	// Qperf holds the mean round trip (twice qperf's one-way latency),
 	// the rate and the CPU; qperf has no percentiles.
 	Qperf *medians `json:"qperf,omitempty"`
+	// Paired are the ratios latscope / sockperf of the runs with the same
+	// number (run back to back), for the judged figures: on a shared VM the
+	// machine's state moves by more than the limits between runs, and
+	// pairs cancel the slow part of that drift. Shown, not judged: the
+	// verdict stays on the medians as the issue states it.
+	Paired map[string]pairedRatios `json:"paired_ratios,omitempty"`
 	benchkit.Verdict
+}
+
+// pairedRatios are the median, lowest and highest of one figure's ratios
+// over the pairs of runs.
+type pairedRatios struct {
+	Pairs  int     `json:"pairs"`
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+}
+
+// pairedOf pairs latscope's and sockperf's runs by run number and takes
+// each judged figure's ratios.
+func pairedOf(sockperf, latscope []runResult) map[string]pairedRatios {
+	byRun := make(map[int]runResult, len(sockperf))
+	for _, r := range sockperf {
+		byRun[r.Run] = r
+	}
+	out := make(map[string]pairedRatios)
+	for _, f := range spreadFigures[:4] {
+		var ratios []float64
+		for _, l := range latscope {
+			if s, ok := byRun[l.Run]; ok && f.value(s) > 0 {
+				ratios = append(ratios, f.value(l)/f.value(s))
+			}
+		}
+		if len(ratios) == 0 {
+			continue
+		}
+		slices.Sort(ratios)
+		out[f.name] = pairedRatios{Pairs: len(ratios), Median: benchkit.Median(ratios), Min: ratios[0], Max: ratios[len(ratios)-1]}
+	}
+	return out
 }
 
 // compare builds the verdict at one size from all runs.
@@ -101,7 +141,8 @@ func compare(size int, runs []runResult) comparison {
 		return benchkit.Select(runs, func(r runResult) bool { return r.Tool == tool && r.SizeBytes == size })
 	}
 	s, l := mediansOf(pick(toolSockperf)), mediansOf(pick(toolLatscope))
-	c := comparison{SizeBytes: size, Connections: 1, Sockperf: s, Latscope: l}
+	c := comparison{SizeBytes: size, Connections: 1, Sockperf: s, Latscope: l,
+		Paired: pairedOf(pick(toolSockperf), pick(toolLatscope))}
 	info := map[string]float64{
 		"mean": benchkit.Ratio(l.MeanUS, s.MeanUS), "p90": benchkit.Ratio(l.P90US, s.P90US),
 		"p99": benchkit.Ratio(l.P99US, s.P99US), "p99.9": benchkit.Ratio(l.P999US, s.P999US),
@@ -151,6 +192,7 @@ func writeTable(w io.Writer, cs []comparison) error {
 			c.Sockperf.LoadAverage, c.Latscope.LoadAverage, q.LoadAverage)
 		writeSpreads(w, "sockperf", c.Sockperf)
 		writeSpreads(w, "latscope", c.Latscope)
+		writePaired(w, c.Paired)
 		runs := fmt.Sprintf("%d sockperf, %d latscope", c.Sockperf.Runs, c.Latscope.Runs)
 		if c.Qperf != nil {
 			runs += fmt.Sprintf(", %d qperf", c.Qperf.Runs)
@@ -182,4 +224,19 @@ func writeSpreads(w io.Writer, tool string, m medians) {
 		parts[i] = fmt.Sprintf("%s %.1f–%.1f", f.label, s.Min, s.Max)
 	}
 	fmt.Fprintf(w, "  %s lowest–highest: %s\n", tool, strings.Join(parts, ", "))
+}
+
+// writePaired prints the paired runs' ratios: median (lowest–highest).
+func writePaired(w io.Writer, p map[string]pairedRatios) {
+	var parts []string
+	pairs := 0
+	for _, f := range spreadFigures[:4] {
+		if r, ok := p[f.name]; ok {
+			parts = append(parts, fmt.Sprintf("%s %.3f (%.2f–%.2f)", strings.TrimSuffix(f.label, " µs"), r.Median, r.Min, r.Max))
+			pairs = r.Pairs
+		}
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "  paired runs (%d), latscope / sockperf, median (lowest–highest): %s\n", pairs, strings.Join(parts, ", "))
+	}
 }
