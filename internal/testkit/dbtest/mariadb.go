@@ -113,10 +113,38 @@ func (m *MariaDB) Start(t testing.TB) {
 	if err == nil {
 		err = WaitForPort(m.Addr, 10*time.Second)
 	}
+	if err == nil {
+		err = m.waitForPing(60 * time.Second)
+	}
 	if err != nil {
 		log, _ := os.ReadFile(m.log)
 		m.Stop(t)
 		t.Fatalf("mariadbd: %v\n%s", err, log)
+	}
+}
+
+// waitForPing waits until root's ping succeeds. mariadbd listens before
+// its start-up ends, and a SIGTERM that comes in between (a test that
+// stops the server it has just started) is lost: the server then ran on
+// until Stop's 60 s limit killed it.
+func (m *MariaDB) waitForPing(timeout time.Duration) error {
+	db, err := sql.Open("mysql", m.RootDSN())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	for {
+		err := db.PingContext(ctx)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("root's ping did not succeed within %s: %w", timeout, err)
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 
