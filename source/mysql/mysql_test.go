@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -108,12 +109,18 @@ func fillTable(t *testing.T, db *sql.DB) {
 }
 
 // load runs n sessions reading random rows until ctx ends; it returns
-// the number of queries.
+// the number of queries, which counts a query that ctx cancelled too (the
+// server may or may not have run it). The sessions stay open afterwards:
+// MariaDB 10.11 can drop a disconnecting session's statements from its
+// global statement summary (docs/mysql.md), and the pool's default of 2
+// idle connections would close 6 of them as the load ends, at a window's
+// edge.
 func load(ctx context.Context, t *testing.T, db *sql.DB, n int) func() int64 {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var total int64
 	db.SetMaxOpenConns(n + 2)
+	db.SetMaxIdleConns(n + 2)
 	for i := range n {
 		wg.Add(1)
 		go func() {
@@ -222,9 +229,31 @@ func testSamplerUnderLoad(t *testing.T, m *dbtest.MariaDB, db *sql.DB) {
 	checkCaptureUnlessOverrun(t, s, st, "table I/O")
 	checkAdvice(t, st)
 	checkHeadline(t, s, st)
-	stmt := total["statement: SELECT `pad` FROM `big` WHERE ID = ?"]
-	if stmt == nil || stmt.Count() < float64(nq)*0.8 {
-		t.Errorf("statement series has %v events for %d queries", stmt, nq)
+	checkQueriesSeen(t, st, total["statement: SELECT `pad` FROM `big` WHERE ID = ?"], nq, 8)
+}
+
+// checkQueriesSeen compares the load's statement series with the queries
+// the client ran, a count that owes nothing to the server's summaries:
+// nq less at most one query per session that the load's end cancelled
+// (counted by the client, perhaps never run), unless the statements ring
+// overran.
+func checkQueriesSeen(t *testing.T, st stream.SamplerStats, stmt *hist.Histogram, nq int64, sessions int) {
+	t.Helper()
+	if stmt == nil {
+		t.Errorf("no statement series for %d queries", nq)
+		return
+	}
+	seen := int64(stmt.Count())
+	for _, r := range st.Rings {
+		if r.Table == statementsTable && r.Overruns > 0 {
+			if seen > nq || seen < nq*8/10 {
+				t.Errorf("statement series has %d events for %d queries (the ring overran)", seen, nq)
+			}
+			return
+		}
+	}
+	if seen > nq || seen < nq-int64(sessions) {
+		t.Errorf("statement series has %d events for %d queries, want %d to %d", seen, nq, nq-int64(sessions), nq)
 	}
 }
 
@@ -434,28 +463,57 @@ func checkBatchedCapture(t *testing.T, s *Sampler, st stream.SamplerStats, sessi
 // written after the server's counts were read. That is all a sampler that
 // sees every event once can exceed the count by (but for an event whose
 // thread the OS stops between counting it and writing its history row
-// while the start-up poll runs, a window of microseconds). Its size
-// depends on how long the closing poll took and how busy the server was
-// meanwhile, so a fixed ratio is too tight on a loaded machine (SlapMixed
-// read 1.019 at load 9 and at 16: 107 more data file reads seen than
-// counted, all in the last window, whose closing poll took 88 ms) or too
-// wide elsewhere (with quiet edges the counts match exactly).
-// slack is what else may be seen beyond the edge (batches in flight).
+// while the start-up poll runs, a window of microseconds), but for the
+// server's own lost increments (lostFileIncrements). Its size depends on
+// how long the closing poll took and how busy the server was meanwhile,
+// so a fixed ratio is too tight on a loaded machine (SlapMixed read 1.019
+// at load 9 and at 16: 107 more data file reads seen than counted, all in
+// the last window, whose closing poll took 88 ms) or too wide elsewhere
+// (with quiet edges the counts match exactly, or within the lost
+// increments). slack is what else may be seen beyond the edge (batches in
+// flight).
 func checkSeenWithinEdge(t *testing.T, s *Sampler, what string, seen, counted, slack int64, classes ...string) {
 	t.Helper()
-	var edge int64
+	var edge, lost int64
 	s.mu.Lock()
 	for _, cls := range classes {
 		tl, _ := s.stats.capture.class(cls)
 		edge += tl.edge()
 	}
+	lost = lostFileIncrements(s.stats.capture.instruments, classes)
 	s.mu.Unlock()
-	if seen-counted > edge+slack {
-		t.Errorf("%s: %d seen of %d counted, %d more than the closing polls at the comparison's ends found (%d) and %d in flight",
-			what, seen, counted, seen-counted-edge-slack, edge, slack)
+	if seen-counted > edge+slack+lost {
+		t.Errorf("%s: %d seen of %d counted, %d more than the closing polls at the comparison's ends found (%d), %d in flight and the server's lost increments allow (%d)",
+			what, seen, counted, seen-counted-edge-slack-lost, edge, slack, lost)
 	} else {
-		t.Logf("%s: %d seen of %d counted; the edge allowed up to %d more, and %d in flight", what, seen, counted, edge, slack)
+		t.Logf("%s: %d seen of %d counted; the edge allowed up to %d more, %d in flight and %d lost increments", what, seen, counted, edge, slack, lost)
 	}
+}
+
+// lostFileIncrementsPer is one in how many file I/O events the server's
+// counters may lose. MariaDB adds a file wait to its file instance's
+// counters without atomics (PFS_byte_stat::aggregate), and concurrent
+// sessions reading the same data file race on them: with nothing but the
+// server involved (8 sessions of random reads for 1.5 s, a 200 000-row
+// history truncated before each round, distinct THREAD_ID, EVENT_ID
+// counted), 8 of 30 rounds found 1 to 7 more data file reads in the
+// history than events_waits_summary_by_instance and the global summary
+// counted (7 of 10 492, 0.067 %); the live test under a CI run's load
+// found 18 of 16 747 (0.107 %). One in 400 leaves room for a busier
+// machine, and a sampler that read a ring's rows twice would exceed it by
+// thousands.
+const lostFileIncrementsPer = 400
+
+// lostFileIncrements is how many more file I/O events than counted the
+// server's lost increments may leave in the classes' history rows.
+func lostFileIncrements(instruments map[string]*tally, classes []string) int64 {
+	var counted int64
+	for name, it := range instruments {
+		if strings.HasPrefix(name, "wait/io/file/") && slices.Contains(classes, classOf(name)) {
+			counted += it.counted
+		}
+	}
+	return (counted + lostFileIncrementsPer - 1) / lostFileIncrementsPer
 }
 
 // checkHeadline checks the capture ratio of waits, table I/O and table
