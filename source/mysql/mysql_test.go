@@ -474,13 +474,13 @@ func checkBatchedCapture(t *testing.T, s *Sampler, st stream.SamplerStats, sessi
 // flight).
 func checkSeenWithinEdge(t *testing.T, s *Sampler, what string, seen, counted, slack int64, classes ...string) {
 	t.Helper()
-	var edge, lost int64
+	var edge int64
 	s.mu.Lock()
 	for _, cls := range classes {
 		tl, _ := s.stats.capture.class(cls)
 		edge += tl.edge()
 	}
-	lost = lostFileIncrements(s.stats.capture.instruments, classes)
+	lost := lostFileIncrements(s.stats.capture.instruments, classes)
 	s.mu.Unlock()
 	if seen-counted > edge+slack+lost {
 		t.Errorf("%s: %d seen of %d counted, %d more than the closing polls at the comparison's ends found (%d), %d in flight and the server's lost increments allow (%d)",
@@ -496,7 +496,7 @@ func checkSeenWithinEdge(t *testing.T, s *Sampler, what string, seen, counted, s
 // sessions reading the same data file race on them: with nothing but the
 // server involved (8 sessions of random reads for 1.5 s, a 200 000-row
 // history truncated before each round, distinct THREAD_ID, EVENT_ID
-// counted), 8 of 30 rounds found 1 to 7 more data file reads in the
+// counted), 8 of 60 rounds found 1 to 7 more data file reads in the
 // history than events_waits_summary_by_instance and the global summary
 // counted (7 of 10 492, 0.067 %); the live test under a CI run's load
 // found 18 of 16 747 (0.107 %). One in 400 leaves room for a busier
