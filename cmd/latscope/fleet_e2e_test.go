@@ -43,7 +43,8 @@ remote_write:
 `, dataA, freePort(t), waits, store.WriteURL()))
 	a := startServe(t, "--config", cfgA)
 	apiA := &apiClient{t: t, base: a.base, token: viewerToken(t, a), bodies: &strings.Builder{}}
-	// A followed file's last record closes no window (TestServeEndToEnd).
+	// The file's last line has no newline, so its last record waits
+	// (TestServeEndToEnd).
 	eventually(t, "the file archived", func() bool { return apiA.jobs()["waits"].Intervals >= len(records)-2 })
 	// The store holds what the archive holds once the spool is sent (a
 	// stop under load may leave the last batches spooled for the next

@@ -238,8 +238,10 @@ func TestServeEndToEnd(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	// 10 cumulative records make 9 deltas; a followed file's last one
-	// waits for the record after it (or the end of the run).
+	// 10 cumulative records make 9 deltas, and the last waits: the records
+	// are split after "<end record>", so the file ends in a line without
+	// its newline, which a follower holds as possibly half-written until
+	// the line ends (the next record) or the run does.
 	if w := jobs["waits"]; w.State != "running" || w.Intervals != 8 {
 		t.Fatalf("file job %+v: want running with 8 intervals (10 records)", w)
 	}
