@@ -7,6 +7,7 @@
 package dbtest
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -111,8 +112,9 @@ func WaitForDial(network, addr string, timeout time.Duration) error {
 
 // Process is a started server and the outcome of its Wait.
 type Process struct {
-	cmd    *exec.Cmd
-	exited chan error
+	cmd  *exec.Cmd
+	done chan struct{} // closed once the process has exited
+	err  error         // Wait's outcome, set before done closes
 }
 
 // StartProcess starts cmd and collects its exit.
@@ -120,9 +122,30 @@ func StartProcess(cmd *exec.Cmd) (*Process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &Process{cmd: cmd, exited: make(chan error, 1)}
-	go func() { p.exited <- cmd.Wait() }()
+	p := &Process{cmd: cmd, done: make(chan struct{})}
+	go func() { p.err = cmd.Wait(); close(p.done) }()
 	return p, nil
+}
+
+// WaitReady calls ready every 50 ms until it succeeds, the process exits
+// or timeout passes. A server's port opens before it serves: a query or a
+// ping is what says it has started.
+func (p *Process) WaitReady(timeout time.Duration, ready func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	for {
+		err := ready(ctx)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-p.done:
+			return fmt.Errorf("the server exited (%v): %w", p.err, err)
+		case <-ctx.Done():
+			return fmt.Errorf("not ready after %s: %w", timeout, err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // Pid is the process id (setpriv execs the server, so it is the server's).
@@ -138,10 +161,10 @@ func (p *Process) Stop(t testing.TB, sig os.Signal, limit time.Duration, why str
 	}
 	_ = p.cmd.Process.Signal(sig)
 	select {
-	case <-p.exited:
+	case <-p.done:
 	case <-time.After(limit):
 		_ = p.cmd.Process.Kill()
-		<-p.exited
+		<-p.done
 		t.Errorf("%s", why)
 	}
 }

@@ -114,7 +114,7 @@ func (m *MariaDB) Start(t testing.TB) {
 		err = WaitForPort(m.Addr, 10*time.Second)
 	}
 	if err == nil {
-		err = m.waitForPing(60 * time.Second)
+		err = proc.WaitReady(60*time.Second, m.rootPing)
 	}
 	if err != nil {
 		log, _ := os.ReadFile(m.log)
@@ -123,29 +123,17 @@ func (m *MariaDB) Start(t testing.TB) {
 	}
 }
 
-// waitForPing waits until root's ping succeeds. mariadbd listens before
-// its start-up ends, and a SIGTERM that comes in between (a test that
-// stops the server it has just started) is lost: the server then ran on
-// until Stop's 60 s limit killed it.
-func (m *MariaDB) waitForPing(timeout time.Duration) error {
+// rootPing says whether root's ping succeeds. mariadbd listens before its
+// start-up ends, and a SIGTERM that comes in between (a test that stops
+// the server it has just started) is lost: the server then ran on until
+// Stop's 60 s limit killed it.
+func (m *MariaDB) rootPing(ctx context.Context) error {
 	db, err := sql.Open("mysql", m.RootDSN())
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	for {
-		err := db.PingContext(ctx)
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("root's ping did not succeed within %s: %w", timeout, err)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	return db.PingContext(ctx)
 }
 
 // Restart stops the server and starts it again with new extra options in

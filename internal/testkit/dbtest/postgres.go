@@ -134,7 +134,7 @@ func (pg *Postgres) Start(t testing.TB) {
 		t.Fatalf("starting postgres: %v", err)
 	}
 	pg.proc = proc
-	if err := waitForPostgres(pg.URI, proc.exited, 30*time.Second); err != nil {
+	if err := proc.WaitReady(30*time.Second, postgresReady(pg.URI)); err != nil {
 		log, _ := os.ReadFile(pg.StderrLog)
 		pg.Stop(t)
 		t.Fatalf("postgres did not start: %v\nserver log:\n%s", err, log)
@@ -149,30 +149,19 @@ func (pg *Postgres) Stop(t testing.TB) {
 	pg.proc = nil
 }
 
-// waitForPostgres waits until a query succeeds (the port opens before the
-// server accepts connections) or the server exits.
-func waitForPostgres(uri string, exited <-chan error, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		select {
-		case err := <-exited:
-			return fmt.Errorf("server exited: %v", err)
-		default:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+// postgresReady says whether the server at uri answers a query (its port
+// opens before it accepts connections).
+func postgresReady(uri string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
 		conn, err := pgx.Connect(ctx, uri)
-		if err == nil {
-			_, err = conn.Exec(ctx, "select 1")
-			conn.Close(ctx)
+		if err != nil {
+			return err
 		}
-		cancel()
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("no successful query after %s: %w", timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
+		defer conn.Close(ctx)
+		_, err = conn.Exec(ctx, "select 1")
+		return err
 	}
 }
 
