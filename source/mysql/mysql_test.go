@@ -244,13 +244,11 @@ func checkQueriesSeen(t *testing.T, st stream.SamplerStats, stmt *hist.Histogram
 		return
 	}
 	seen := int64(stmt.Count())
-	for _, r := range st.Rings {
-		if r.Table == statementsTable && r.Overruns > 0 {
-			if seen > nq || seen < nq*8/10 {
-				t.Errorf("statement series has %d events for %d queries (the ring overran)", seen, nq)
-			}
-			return
+	if ringOverruns(st, statementsTable) > 0 {
+		if seen > nq || seen < nq*8/10 {
+			t.Errorf("statement series has %d events for %d queries (the ring overran)", seen, nq)
 		}
+		return
 	}
 	if seen > nq || seen < nq-int64(sessions) {
 		t.Errorf("statement series has %d events for %d queries, want %d to %d", seen, nq, nq-int64(sessions), nq)
@@ -541,13 +539,17 @@ func checkHeadline(t *testing.T, s *Sampler, st stream.SamplerStats) {
 }
 
 // overran says whether a poll found a ring overrun.
-func overran(st stream.SamplerStats) bool {
+func overran(st stream.SamplerStats) bool { return ringOverruns(st, "") > 0 }
+
+// ringOverruns is how often the ring table overran ("": any ring).
+func ringOverruns(st stream.SamplerStats, table string) int64 {
+	var n int64
 	for _, r := range st.Rings {
-		if r.Overruns > 0 {
-			return true
+		if table == "" || r.Table == table {
+			n += r.Overruns
 		}
 	}
-	return false
+	return n
 }
 
 // checkAdvice fails the test when the advice asks for a bigger ring
@@ -573,11 +575,9 @@ func checkCaptureUnlessOverrun(t *testing.T, s *Sampler, st stream.SamplerStats,
 	if what == "statements" {
 		table = statementsTable
 	}
-	for _, r := range st.Rings {
-		if r.Table == table && r.Overruns > 0 {
-			t.Logf("%s overran %d times: %s capture not checked", table, r.Overruns, what)
-			return
-		}
+	if n := ringOverruns(st, table); n > 0 {
+		t.Logf("%s overran %d times: %s capture not checked", table, n, what)
+		return
 	}
 	checkCapture(t, s, st, what)
 }
